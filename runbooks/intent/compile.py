@@ -1,0 +1,447 @@
+"""Compile a site inventory into a FabricIntent: addresses, ASNs, cabling, BGP, RoCE, headroom.
+
+Pure and deterministic: only the inventory files are read, every collection is sorted, and the
+result does not depend on the order of hosts in hosts.yaml.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from runbooks.intent import headroom as hr
+from runbooks.intent.errors import Finding, InventoryError
+from runbooks.intent.models import (
+    Bgp,
+    BgpPeer,
+    BufferPool,
+    Buffers,
+    DeviceIntent,
+    Ecn,
+    FabricIntent,
+    Headroom,
+    Interface,
+    Link,
+    Nic,
+    Roce,
+    Scheduler,
+    Watchdog,
+)
+from runbooks.intent.preflight import check_fabric
+from runbooks.intent.schema import (
+    FabricFile,
+    Hardware,
+    HostData,
+    LeafSpineRule,
+    RailRule,
+    RoceProfileSettings,
+    speed_to_mbps,
+)
+from runbooks.intent.source import FABRIC, HOSTS, SiteSource, load_site
+
+# Buffer pool sizes of the traditional SONiC model (Broadcom TH, T1 BALANCED; sonic.md §1 example).
+INGRESS_LOSSLESS_POOL = 10_875_072
+EGRESS_LOSSLESS_POOL = 15_982_720
+EGRESS_LOSSY_POOL = 9_243_812
+
+
+@dataclass(frozen=True)
+class Host:
+    name: str
+    mgmt: str
+    data: HostData
+    hw: Hardware
+    ordinal: int          # position within its role, ordered by (su, index)
+
+
+@dataclass
+class RawLink:
+    a: str
+    a_port: str
+    b: str
+    b_port: str
+    speed_mbps: int
+    cable_length_m: int
+    origin: str            # rule name or "override", for messages
+
+    def ends(self) -> tuple[tuple[str, str], tuple[str, str]]:
+        return (self.a, self.a_port), (self.b, self.b_port)
+
+
+def _loc(error: dict) -> str:
+    return ".".join(str(p) for p in error["loc"])
+
+
+def _schema_findings(exc: ValidationError, file: str, host: str, prefix: str) -> list[Finding]:
+    out = []
+    for err in exc.errors():
+        field = f"{prefix}{_loc(err)}" if err["loc"] else prefix.rstrip(".")
+        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+        out.append(Finding("error", "schema", file, host, field, msg))
+    return out
+
+
+def _parse(source: SiteSource) -> tuple[FabricFile | None, dict[str, Host], list[Finding]]:
+    findings = list(source.findings)
+    fabric_file, hosts_file = source.file(FABRIC), source.file(HOSTS)
+    fabric: FabricFile | None = None
+    try:
+        fabric = FabricFile.model_validate(source.fabric)
+    except ValidationError as exc:
+        findings += _schema_findings(exc, fabric_file, "", "")
+    hosts: dict[str, Host] = {}
+    parsed: list[tuple[str, str, HostData]] = []
+    for name, src in source.hosts.items():
+        try:
+            data = HostData.model_validate(src.data)
+        except ValidationError as exc:
+            findings += _schema_findings(exc, hosts_file, name, "data.")
+            continue
+        if not src.hostname:
+            findings.append(Finding("error", "schema", hosts_file, name, "hostname", "management address missing"))
+        parsed.append((name, src.hostname, data))
+    if fabric is None:
+        return None, {}, findings
+    by_role: dict[str, list[tuple[str, str, HostData]]] = {}
+    for name, mgmt, data in parsed:
+        if data.hardware not in fabric.hardware:
+            findings.append(Finding("error", "schema", hosts_file, name, "data.hardware",
+                                    f"unknown hardware {data.hardware!r} (not in fabric.yaml hardware)"))
+            continue
+        hw = fabric.hardware[data.hardware]
+        platform = source.hosts[name].platform
+        if platform and platform != hw.platform:
+            findings.append(Finding("error", "schema", hosts_file, name, "platform",
+                                    f"platform {platform!r} differs from hardware {data.hardware!r} ({hw.platform})"))
+        if data.role not in fabric.roles:
+            findings.append(Finding("error", "schema", fabric_file, name, f"roles.{data.role}",
+                                    f"role {data.role!r} has no settings in fabric.yaml roles"))
+            continue
+        if data.role in ("rtsw", "gpu") and data.su is None:
+            findings.append(Finding("error", "schema", hosts_file, name, "data.su",
+                                    f"a {data.role} needs the scalable unit 'su'"))
+            continue
+        by_role.setdefault(data.role, []).append((name, mgmt, data))
+    for _role, members in sorted(by_role.items()):
+        members.sort(key=lambda m: (m[2].su or 0, m[2].index, m[0]))
+        seen: dict[tuple[int, int], str] = {}
+        for ordinal, (name, mgmt, data) in enumerate(members):
+            key = (data.su or 0, data.index)
+            if key in seen:
+                findings.append(Finding("error", "duplicate-index", hosts_file, name, "data.index",
+                                        f"{data.role} su {data.su} index {data.index} is also used by {seen[key]}"))
+            seen[key] = name
+            hosts[name] = Host(name, mgmt, data, fabric.hardware[data.hardware], ordinal)
+    return fabric, hosts, findings
+
+
+def _generate_links(fabric: FabricFile, hosts: dict[str, Host], file: str) -> tuple[list[RawLink], list[Finding]]:
+    findings: list[Finding] = []
+    links: list[RawLink] = []
+
+    def role_members(role: str) -> list[Host]:
+        return sorted((h for h in hosts.values() if h.data.role == role), key=lambda h: h.ordinal)
+
+    def slot_port(host: Host, block: str, k: int, rule: str) -> str | None:
+        ports = getattr(host.hw, block)
+        if ports is None:
+            findings.append(Finding("error", "cabling", file, host.name, f"hardware.{host.data.hardware}.{block}",
+                                    f"rule {rule} needs {block} on hardware {host.data.hardware!r}"))
+            return None
+        if ports.count is not None and k >= ports.count:
+            return None
+        slot = ports.from_ + k
+        if slot >= host.hw.ports:
+            findings.append(Finding("error", "pool-exhausted", file, host.name, f"hardware.{host.data.hardware}.ports",
+                                    f"rule {rule} needs port slot {slot} but the hardware has {host.hw.ports} ports"))
+            return None
+        return host.hw.port(slot)
+
+    for i, rule in enumerate(fabric.cabling.rules):
+        where = f"cabling.rules.{i}"
+        speed = speed_to_mbps(rule.speed)
+        if isinstance(rule, LeafSpineRule):
+            spines, leaves = role_members(rule.spine_role), role_members(rule.leaf_role)
+            for leaf in leaves:
+                for j, spine in enumerate(spines):
+                    a_port = slot_port(leaf, "uplinks", j, where)
+                    if a_port is None:
+                        continue
+                    b_port = slot_port(spine, "downlinks", leaf.ordinal, where)
+                    if b_port is None:
+                        continue
+                    links.append(RawLink(leaf.name, a_port, spine.name, b_port, speed, rule.cable_length_m, where))
+        elif isinstance(rule, RailRule):
+            leaves = role_members(rule.leaf_role)
+            servers = role_members(rule.server_role)
+            for su in sorted({s.data.su for s in servers}):
+                unit_leaves = {lf.data.index: lf for lf in leaves if lf.data.su == su}
+                unit_servers = [s for s in servers if s.data.su == su]
+                for position, server in enumerate(unit_servers):
+                    nic_block = server.hw.downlinks
+                    nics = server.hw.ports - (nic_block.from_ if nic_block else 0)
+                    for rail in range(nics):
+                        leaf = unit_leaves.get(rail + 1)
+                        if leaf is None:
+                            findings.append(Finding("error", "cabling", file, server.name, where,
+                                                    f"no {rule.leaf_role} with index {rail + 1} in su {su} for rail {rail + 1}"))
+                            continue
+                        a_port = slot_port(server, "downlinks", rail, where)
+                        b_port = slot_port(leaf, "downlinks", position, where)
+                        if a_port and b_port:
+                            links.append(RawLink(leaf.name, b_port, server.name, a_port, speed, rule.cable_length_m, where))
+    return links, findings
+
+
+def _apply_overrides(fabric: FabricFile, hosts: dict[str, Host], links: list[RawLink], file: str) -> list[Finding]:
+    findings: list[Finding] = []
+    for i, ov in enumerate(fabric.cabling.overrides):
+        where = f"cabling.overrides.{i}"
+        endpoints = [ov.a] + ([ov.b] if ov.b else [])
+        bad = False
+        for ep in endpoints:
+            dev, port = ep.split(":")
+            if dev not in hosts:
+                findings.append(Finding("error", "cabling", file, dev, where, f"unknown device {dev!r} in {ep!r}"))
+                bad = True
+            elif hosts[dev].hw.slot_of(port) is None:
+                findings.append(Finding("error", "cabling", file, dev, where,
+                                        f"unknown port {port!r} on {dev} (hardware {hosts[dev].data.hardware})"))
+                bad = True
+        if bad:
+            continue
+        a = tuple(ov.a.split(":"))
+        if ov.add:
+            if not ov.b or ov.speed is None or ov.cable_length_m is None:
+                findings.append(Finding("error", "schema", file, a[0], where, "an added link needs b, speed and cable_length_m"))
+                continue
+            b = ov.b.split(":")
+            links.append(RawLink(a[0], a[1], b[0], b[1], speed_to_mbps(ov.speed), ov.cable_length_m, where))
+            continue
+        matches = [lk for lk in links if a in lk.ends() and (ov.b is None or tuple(ov.b.split(":")) in lk.ends())]
+        if not matches:
+            findings.append(Finding("error", "cabling", file, a[0], where, f"no derived link matches {ov.a}" +
+                                    (f" <-> {ov.b}" if ov.b else "")))
+            continue
+        for lk in matches:
+            if ov.remove:
+                links.remove(lk)
+                continue
+            if ov.speed is not None:
+                lk.speed_mbps = speed_to_mbps(ov.speed)
+            if ov.cable_length_m is not None:
+                lk.cable_length_m = ov.cable_length_m
+    used: dict[tuple[str, str], RawLink] = {}
+    for lk in links:
+        for ep in lk.ends():
+            if ep in used:
+                findings.append(Finding("error", "port-cabled-twice", file, ep[0], "cabling",
+                                        f"port {ep[1]} is cabled twice ({lk.origin} and {used[ep].origin})"))
+            used[ep] = lk
+    return findings
+
+
+def _roce(name: str, settings: RoceProfileSettings) -> Roce:
+    full = {d: settings.dscp_to_tc.get(d, settings.default_tc) for d in range(64)}
+    lossless = list(settings.lossless_priorities)
+    tc_to_queue = {tc: tc for tc in range(8)}
+    ecn = settings.ecn
+    return Roce(
+        profile=name,
+        trust=settings.trust,
+        dscp_to_tc=full,
+        dscp_overrides=dict(sorted(settings.dscp_to_tc.items())),
+        tc_to_queue=tc_to_queue,
+        tc_to_pg={tc: (tc if tc in lossless else 0) for tc in range(8)},
+        pfc_priority_to_queue={p: p for p in range(8)},
+        lossless_priorities=lossless,
+        lossless_queues=sorted(tc_to_queue[p] for p in lossless),
+        cnp_dscp=settings.cnp.dscp,
+        cnp_tc=settings.cnp.tc,
+        cnp_queue=tc_to_queue[settings.cnp.tc],
+        ecn=Ecn(enabled=ecn.enabled, queue=ecn.queue, min_bytes=ecn.min_kbytes * 1000, max_bytes=ecn.max_kbytes * 1000,
+                min_kbytes=ecn.min_kbytes, max_kbytes=ecn.max_kbytes, max_mark_probability=ecn.max_mark_probability),
+        schedulers=[Scheduler(queue=s.queue, type=s.type, weight=s.weight)
+                    for s in sorted(settings.schedulers, key=lambda s: s.queue)],
+        watchdog=Watchdog(**settings.pfc_watchdog.model_dump()),
+    )
+
+
+def _nth_p31(pool: ipaddress.IPv4Network, n: int) -> tuple[ipaddress.IPv4Address, ipaddress.IPv4Address]:
+    base = pool.network_address + 2 * n
+    return base, base + 1
+
+
+class _Compiler:
+    def __init__(self, source: SiteSource, fabric: FabricFile, hosts: dict[str, Host]):
+        self.source, self.fabric, self.hosts = source, fabric, hosts
+        self.findings: list[Finding] = []
+        self.fabric_file = source.file(FABRIC)
+
+    def profile_of(self, host: Host) -> str:
+        return host.data.roce_profile or self.fabric.roles[host.data.role].roce_profile
+
+    def mtu_of(self, host: Host) -> int:
+        return host.data.mtu or self.fabric.roles[host.data.role].mtu
+
+    def asn_and_loopback(self, host: Host) -> tuple[int | None, str | None]:
+        if host.data.role == "gpu":
+            return None, None
+        pools = self.fabric.pools.loopback
+        pool = pools.ctsw if host.data.role == "ctsw" else pools.rtsw
+        asn = self.fabric.asn.ctsw if host.data.role == "ctsw" else self.fabric.asn.rtsw_base + host.ordinal
+        if host.ordinal + 1 >= pool.num_addresses:
+            self.findings.append(Finding("error", "pool-exhausted", self.fabric_file, host.name,
+                                         f"pools.loopback.{host.data.role}",
+                                         f"pool {pool} has no address for {host.data.role} #{host.ordinal + 1}"))
+            return asn, None
+        return asn, f"{pool.network_address + host.ordinal + 1}/32"
+
+    def address_links(self, links: list[RawLink]) -> dict[tuple[str, str], tuple[str, str, str]]:
+        """(device, port) -> (address/31, ip, peer ip). Upper tier (CTSW, RTSW toward hosts) gets the even address."""
+        out: dict[tuple[str, str], tuple[str, str, str]] = {}
+        tier = {"ctsw": 0, "rtsw": 1, "gpu": 2}
+        counters = {"fabric": 0, "host": 0}
+
+        def order(lk: RawLink) -> tuple:
+            lower = max((lk.a, lk.a_port), (lk.b, lk.b_port), key=lambda e: tier[self.hosts[e[0]].data.role])
+            upper = (lk.b, lk.b_port) if lower == (lk.a, lk.a_port) else (lk.a, lk.a_port)
+            role = "host" if "gpu" in (self.hosts[lk.a].data.role, self.hosts[lk.b].data.role) else "fabric"
+            lh, uh = self.hosts[lower[0]], self.hosts[upper[0]]
+            return (role, lh.data.role, lh.ordinal, lh.hw.slot_of(lower[1]) or 0, uh.ordinal, upper, lower)
+
+        for role, *_rest, upper, lower in sorted(order(lk) for lk in links):
+            pool = self.fabric.pools.fabric_p2p if role == "fabric" else self.fabric.pools.host_p2p
+            n = counters[role]
+            counters[role] += 1
+            if 2 * n + 1 >= pool.num_addresses:
+                self.findings.append(Finding("error", "pool-exhausted", self.fabric_file, upper[0],
+                                             f"pools.{'fabric_p2p' if role == 'fabric' else 'host_p2p'}",
+                                             f"pool {pool} has no /31 left for link #{n + 1}"))
+                continue
+            even, odd = _nth_p31(pool, n)
+            out[upper] = (f"{even}/31", str(even), str(odd))
+            out[lower] = (f"{odd}/31", str(odd), str(even))
+        return out
+
+    def compile(self, links: list[RawLink]) -> FabricIntent:
+        addressing = self.address_links(links)
+        idents = {h.name: self.asn_and_loopback(h) for h in self.hosts.values()}
+        roces = {n: _roce(n, p) for n, p in sorted(self.fabric.roce_profiles.items())}
+        by_end: dict[str, list[tuple[str, RawLink, str, str]]] = {}
+        for lk in links:
+            by_end.setdefault(lk.a, []).append((lk.a_port, lk, lk.b, lk.b_port))
+            by_end.setdefault(lk.b, []).append((lk.b_port, lk, lk.a, lk.a_port))
+        devices: dict[str, DeviceIntent] = {}
+        for name in sorted(self.hosts):
+            host = self.hosts[name]
+            profile = self.profile_of(host)
+            if profile not in roces:
+                self.findings.append(Finding("error", "schema", self.fabric_file, name, "roce_profile",
+                                             f"unknown RoCE profile {profile!r}"))
+                continue
+            roce = roces[profile]
+            ends = sorted(by_end.get(name, []), key=lambda e: host.hw.slot_of(e[0]) or 0)
+            asn, loopback = idents[name]
+            if host.data.role == "gpu":
+                devices[name] = self._server(host, roce, ends, addressing)
+                continue
+            interfaces, peers = [], []
+            for port, lk, peer, peer_port in ends:
+                if (name, port) not in addressing:
+                    continue
+                address, ip, peer_ip = addressing[(name, port)]
+                peer_host = self.hosts[peer]
+                role = "host" if peer_host.data.role == "gpu" else "fabric"
+                mtu = self.mtu_of(host)
+                slot = host.hw.slot_of(port) or 0
+                lanes = ""
+                if host.hw.lanes_per_port:
+                    first = slot * host.hw.lanes_per_port
+                    lanes = ",".join(str(first + i) for i in range(host.hw.lanes_per_port))
+                xoff = hr.headroom_bytes(lk.speed_mbps, lk.cable_length_m, mtu, host.hw.buffer_cell_bytes)
+                frame = hr.round_to_cells(hr.frame_bytes(mtu), host.hw.buffer_cell_bytes)
+                interfaces.append(Interface(
+                    name=port, role=role, peer_device=peer, peer_port=peer_port, speed_mbps=lk.speed_mbps,
+                    cable_length_m=lk.cable_length_m, mtu=mtu, address=address, ip=ip, peer_ip=peer_ip,
+                    description=f"{'P2P' if role == 'fabric' else 'GPU'}_{peer}_{peer_port}",
+                    fec=host.hw.fec, lanes=lanes, alias=f"etp{slot + 1}", index=slot + 1,
+                    lossless_priorities=roce.lossless_priorities,
+                    headroom=Headroom(xoff_bytes=xoff, xon_bytes=frame, xon_offset_bytes=frame, size_bytes=frame,
+                                      profile_name=f"pg_lossless_{lk.speed_mbps}_{lk.cable_length_m}m_profile"),
+                ))
+                if role == "fabric":
+                    peer_asn = idents[peer][0]
+                    peers.append(BgpPeer(address=peer_ip, remote_asn=peer_asn or 0, description=f"{peer}_{peer_port}",
+                                         peer_device=peer, local_address=ip, local_port=port, bfd=self.fabric.bgp.bfd))
+            bgp_cfg = self.fabric.bgp
+            router_id = loopback.split("/")[0] if loopback else None
+            bgp = Bgp(asn=asn or 0, router_id=router_id or "0.0.0.0", peer_group=bgp_cfg.peer_group,
+                      maximum_paths=bgp_cfg.maximum_paths, ecmp=bgp_cfg.maximum_paths, keepalive=bgp_cfg.keepalive,
+                      holdtime=bgp_cfg.holdtime, peers=sorted(peers, key=lambda p: ipaddress.IPv4Address(p.address)))
+            buffers = None
+            if host.hw.platform == "sonic":
+                shared_xoff = sum(i.headroom.xoff_bytes * len(roce.lossless_priorities) for i in interfaces if i.headroom)
+                buffers = Buffers(cell_bytes=host.hw.buffer_cell_bytes, pools=[
+                    BufferPool(name="ingress_lossless_pool", type="ingress", mode="dynamic",
+                               size=INGRESS_LOSSLESS_POOL, xoff=shared_xoff),
+                    BufferPool(name="egress_lossless_pool", type="egress", mode="static", size=EGRESS_LOSSLESS_POOL),
+                    BufferPool(name="egress_lossy_pool", type="egress", mode="dynamic", size=EGRESS_LOSSY_POOL),
+                ])
+            devices[name] = DeviceIntent(
+                name=name, site=self.fabric.site, role=host.data.role, platform=host.hw.platform, mgmt_address=host.mgmt,
+                model=host.hw.model, sonic_platform=host.hw.sonic_platform, su=host.data.su, index=host.data.index,
+                asn=asn, loopback=loopback, router_id=router_id, interfaces=interfaces, bgp=bgp, roce=roce,
+                buffers=buffers,
+            )
+        return FabricIntent(
+            site=self.fabric.site, lab=self.fabric.lab, devices=devices,
+            links=sorted((_link(lk, self.hosts) for lk in links), key=lambda lk: (lk.a_device, lk.a_port, lk.b_device)),
+        )
+
+    def _server(self, host: Host, roce: Roce, ends, addressing) -> DeviceIntent:
+        nics = []
+        for port, lk, peer, peer_port in ends:
+            if (host.name, port) not in addressing:
+                continue
+            address, ip, peer_ip = addressing[(host.name, port)]
+            nics.append(Nic(name=port, address=address, ip=ip, gateway=peer_ip, mtu=self.mtu_of(host),
+                            rail=self.hosts[peer].data.index, peer_device=peer, peer_port=peer_port,
+                            speed_mbps=lk.speed_mbps, lossless_priorities=roce.lossless_priorities, trust=roce.trust))
+        return DeviceIntent(name=host.name, site=self.fabric.site, role="gpu", platform=host.hw.platform,
+                            mgmt_address=host.mgmt, model=host.hw.model, su=host.data.su, index=host.data.index,
+                            roce=roce, nics=nics)
+
+
+def _link(lk: RawLink, hosts: dict[str, Host]) -> Link:
+    (a, ap), (b, bp) = sorted(lk.ends())
+    role = "host" if "gpu" in (hosts[a].data.role, hosts[b].data.role) else "fabric"
+    return Link(a_device=a, a_port=ap, b_device=b, b_port=bp, role=role, speed_mbps=lk.speed_mbps,
+                cable_length_m=lk.cable_length_m)
+
+
+def compile_with_findings(directory: Path | str) -> tuple[FabricIntent | None, list[Finding]]:
+    """Compile the site and run every preflight rule; returns the intent (None on fatal errors) and findings."""
+    source = load_site(Path(directory))
+    fabric, hosts, findings = _parse(source)
+    if fabric is None or any(f.severity == "error" for f in findings):
+        return None, sorted(set(findings))
+    links, link_findings = _generate_links(fabric, hosts, source.file(FABRIC))
+    findings += link_findings
+    findings += _apply_overrides(fabric, hosts, links, source.file(FABRIC))
+    compiler = _Compiler(source, fabric, hosts)
+    intent = compiler.compile(links)
+    findings += compiler.findings
+    findings += check_fabric(intent, fabric, source)
+    return intent, sorted(set(findings))
+
+
+def compile_site(directory: Path | str) -> FabricIntent:
+    """Compile a site, raising InventoryError if any preflight rule reports an error."""
+    intent, findings = compile_with_findings(directory)
+    if intent is None or any(f.severity == "error" for f in findings):
+        raise InventoryError(findings)
+    return intent

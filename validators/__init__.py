@@ -1,0 +1,1 @@
+"""Post-check validators: collect device state, normalize it, compare with DeviceIntent."""
