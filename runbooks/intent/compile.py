@@ -266,8 +266,15 @@ def _roce(name: str, settings: RoceProfileSettings) -> Roce:
                 min_kbytes=ecn.min_kbytes, max_kbytes=ecn.max_kbytes, max_mark_probability=ecn.max_mark_probability),
         schedulers=[Scheduler(queue=s.queue, type=s.type, weight=s.weight)
                     for s in sorted(settings.schedulers, key=lambda s: s.queue)],
-        watchdog=Watchdog(**settings.pfc_watchdog.model_dump()),
+        watchdog=Watchdog(**settings.pfc_watchdog.model_dump(), detection_s=_seconds(settings.pfc_watchdog.detection_ms),
+                          restoration_s=_seconds(settings.pfc_watchdog.restoration_ms),
+                          poll_s=_seconds(settings.pfc_watchdog.poll_ms)),
     )
+
+
+def _seconds(ms: int) -> str:
+    """200 -> '0.2' (EOS takes watchdog timers in seconds)."""
+    return f"{ms / 1000:g}"
 
 
 def _nth_p31(pool: ipaddress.IPv4Network, n: int) -> tuple[ipaddress.IPv4Address, ipaddress.IPv4Address]:
@@ -286,6 +293,11 @@ class _Compiler:
 
     def mtu_of(self, host: Host) -> int:
         return host.data.mtu or self.fabric.roles[host.data.role].mtu
+
+    def mgmt(self, host: Host) -> dict[str, str]:
+        gateway = self.fabric.management.gateway
+        return {"mgmt_prefix": f"{host.mgmt}/{self.fabric.management.prefix_length}",
+                "mgmt_gateway": str(gateway) if gateway else ""}
 
     def asn_and_loopback(self, host: Host) -> tuple[int | None, str | None]:
         if host.data.role == "gpu":
@@ -393,7 +405,7 @@ class _Compiler:
                 ])
             devices[name] = DeviceIntent(
                 name=name, site=self.fabric.site, role=host.data.role, platform=host.hw.platform, mgmt_address=host.mgmt,
-                model=host.hw.model, sonic_platform=host.hw.sonic_platform, su=host.data.su, index=host.data.index,
+                **self.mgmt(host), model=host.hw.model, sonic_platform=host.hw.sonic_platform, su=host.data.su, index=host.data.index,
                 asn=asn, loopback=loopback, router_id=router_id, interfaces=interfaces, bgp=bgp, roce=roce,
                 buffers=buffers,
             )
@@ -412,7 +424,7 @@ class _Compiler:
                             rail=self.hosts[peer].data.index, peer_device=peer, peer_port=peer_port,
                             speed_mbps=lk.speed_mbps, lossless_priorities=roce.lossless_priorities, trust=roce.trust))
         return DeviceIntent(name=host.name, site=self.fabric.site, role="gpu", platform=host.hw.platform,
-                            mgmt_address=host.mgmt, model=host.hw.model, su=host.data.su, index=host.data.index,
+                            mgmt_address=host.mgmt, **self.mgmt(host), model=host.hw.model, su=host.data.su, index=host.data.index,
                             roce=roce, nics=nics)
 
 

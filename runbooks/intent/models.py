@@ -87,6 +87,9 @@ class Watchdog(Frozen):
     restoration_ms: int
     poll_ms: int
     action: str
+    detection_s: str = ""      # the same times in seconds ("0.2"), as EOS takes them
+    restoration_s: str = ""
+    poll_s: str = ""
 
 
 class Roce(Frozen):
@@ -145,7 +148,9 @@ class DeviceIntent(Frozen):
     site: str
     role: Literal["ctsw", "rtsw", "gpu"]
     platform: Literal["eos", "sonic", "linux"]
-    mgmt_address: str
+    mgmt_address: str                    # "172.20.20.21"
+    mgmt_prefix: str = ""                # "172.20.20.21/24"
+    mgmt_gateway: str = ""
     model: str
     sonic_platform: str = ""
     su: int | None = None

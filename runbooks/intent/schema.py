@@ -148,6 +148,13 @@ class BgpSettings(Strict):
     holdtime: int = Field(default=9, ge=3)
 
 
+class Management(Strict):
+    """Out-of-band management network shared by the site's devices."""
+
+    prefix_length: int = Field(default=24, ge=8, le=31)
+    gateway: ipaddress.IPv4Address | None = None
+
+
 class Policy(Strict):
     max_oversubscription: float = Field(default=1.0, gt=0)
     min_ctsw: int = Field(default=2, ge=1)
@@ -243,6 +250,7 @@ class FabricFile(Strict):
     hardware: dict[str, Hardware]
     roles: dict[str, RoleSettings]
     cabling: Cabling
+    management: Management = Management()
     bgp: BgpSettings = BgpSettings()
     policy: Policy = Policy()
     roce_profiles: dict[str, RoceProfileSettings]
