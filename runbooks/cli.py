@@ -1,0 +1,147 @@
+"""nr-run command line: a thin layer over the runbooks (imports stay lazy so --help is fast).
+
+Exit codes (DESIGN.md): 0 success, 1 failure, 2 differences/pending changes, 3 invalid input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+EXIT_OK, EXIT_FAIL, EXIT_DIFF, EXIT_INVALID = 0, 1, 2, 3
+
+
+class UsageError(Exception):
+    """Bad combination of options: exit 3."""
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--site", required=True, help="site name (a folder under the inventory dir)")
+    p.add_argument("--inventory-dir", default="inventory", help="folder holding <site>/ (default: inventory)")
+    p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    p.add_argument("-v", "--verbose", action="store_true")
+
+
+def _device_io(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--lab", action="store_true", help="talk to the embedded lab twin instead of the real devices")
+    p.add_argument("--workers", type=int, default=20, help="parallel device connections (default 20)")
+    p.add_argument("--insecure", action="store_true",
+                   help="disable TLS verification and SSH host-key checks (never the default)")
+    p.add_argument("--artifacts", default=".nr-run", help="artifacts folder (default .nr-run)")
+
+
+def _selection(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--hosts", help="comma-separated host names")
+    p.add_argument("--role", choices=["rtsw", "ctsw"], help="only this switch role")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="nr-run", description="Runbook for lossless RoCEv2 AI back-end fabrics.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    inv = sub.add_parser("inventory", help="inventory commands")
+    inv_sub = inv.add_subparsers(dest="action", required=True)
+    val = inv_sub.add_parser("validate", help="compile the site and run every preflight rule")
+    _common(val)
+
+    ren = sub.add_parser("render", help="render one config per switch")
+    _common(ren)
+    _selection(ren)
+    ren.add_argument("--out", help="output folder (default: artifacts run folder)")
+    ren.add_argument("--artifacts", default=".nr-run", help="artifacts folder (default .nr-run)")
+
+    dep = sub.add_parser("deploy", help="dry-run diffs (default) or a staged commit with automatic rollback")
+    _common(dep)
+    _selection(dep)
+    _device_io(dep)
+    dep.add_argument("--commit", action="store_true", help="commit (default is a dry run)")
+    dep.add_argument("--yes", action="store_true", help="do not ask before committing (required without a TTY)")
+    dep.add_argument("--replace", action="store_true", help="replace the whole config (default: merge)")
+    dep.add_argument("--canary", type=int, default=1, help="canary devices per role (default 1)")
+    dep.add_argument("--batch", default="25%", help="batch size after the canary: N or P%% (default 25%%)")
+    dep.add_argument("--confirm-timeout", type=int, default=300, help="revert timer in seconds (default 300)")
+    dep.add_argument("--skip-checks", action="store_true", help="do not post-check stages (DANGEROUS)")
+
+    chk = sub.add_parser("check", help="post-checks: PFC/ECN, fabric health, RDMA reachability")
+    _common(chk)
+    _device_io(chk)
+    chk.add_argument("--checks", help="comma-separated check names or tags")
+
+    com = sub.add_parser("compliance", help="scheduled compliance: drift + checks, reports")
+    _common(com)
+    _device_io(com)
+    com.add_argument("--format", default="table", help="table,json,junit,md,html,prom")
+    com.add_argument("--out", help="report folder")
+    com.add_argument("--every", help="repeat every interval (e.g. 15m)")
+
+    lab = sub.add_parser("lab", help="the embedded lab twin")
+    lab.add_argument("action", choices=["up", "down", "status", "reset", "fault", "topology"])
+    _common(lab)
+    lab.add_argument("--latency-ms", type=int, default=0, help="added latency per device call")
+    lab.add_argument("fault_args", nargs="*", help="for 'fault': KIND [key=value ...] | clear")
+    return parser
+
+
+def _handler(args: argparse.Namespace) -> Callable[[argparse.Namespace], int]:
+    # imported lazily: each command pulls in only what it needs
+    if args.command == "inventory":
+        from runbooks.commands import inventory_validate
+
+        return inventory_validate
+    if args.command == "render":
+        from runbooks.commands import render
+
+        return render
+    if args.command == "lab":
+        from runbooks.commands.lab import lab
+
+        return lab
+    if args.command == "check":
+        from runbooks.commands.check import check
+
+        return check
+    if args.command == "compliance":
+        from runbooks.commands.check import compliance
+
+        return compliance
+    from runbooks.commands.deploy import deploy
+
+    return deploy
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors; DESIGN.md says 3
+        return EXIT_INVALID if exc.code else EXIT_OK
+    try:
+        return _handler(args)(args)
+    except UsageError as exc:
+        print(f"nr-run: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    except KeyboardInterrupt:
+        print("nr-run: interrupted", file=sys.stderr)
+        return EXIT_FAIL
+
+
+def emit_json(payload: dict) -> None:
+    json.dump(payload, sys.stdout, indent=2, sort_keys=True)
+    sys.stdout.write("\n")
+
+
+def artifacts_run_dir(artifacts: str, site: str, verb: str) -> Path:
+    """.nr-run/runs/<site>/<UTC time>-<verb>/ (created)."""
+    from datetime import UTC, datetime
+
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    path = Path(artifacts) / "runs" / site / f"{stamp}-{verb}"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+if __name__ == "__main__":
+    sys.exit(main())

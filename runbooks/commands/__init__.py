@@ -1,0 +1,107 @@
+"""CLI command implementations (one function per verb; each returns an exit code)."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+from rich.table import Table
+
+from runbooks.cli import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, artifacts_run_dir, emit_json
+from runbooks.intent.errors import Finding
+
+
+def load_intent(args: argparse.Namespace, console: Console):
+    """Compile the site or print its findings; returns (intent, exit code or None)."""
+    from runbooks.intent.compile import compile_with_findings
+    from runbooks.inventory import site_dir
+
+    directory = site_dir(args.site, args.inventory_dir)
+    if not directory.is_dir():
+        raise UsageError(f"no site {args.site!r}: {directory} is not a folder")
+    intent, findings = compile_with_findings(directory)
+    errors = [f for f in findings if f.severity == "error"]
+    if errors or intent is None:
+        if not getattr(args, "json", False):
+            print_findings(findings, console)
+        return None, findings
+    return intent, findings
+
+
+def print_findings(findings: list[Finding], console: Console) -> None:
+    table = Table(title="Preflight findings", show_lines=False)
+    for col in ("severity", "rule", "file", "host", "field", "message"):
+        table.add_column(col)
+    for f in findings:
+        style = "red" if f.severity == "error" else "yellow"
+        table.add_row(f"[{style}]{f.severity}[/]", f.rule, f.file, f.host or "-", f.field or "-", f.message)
+    console.print(table)
+
+
+def inventory_validate(args: argparse.Namespace) -> int:
+    console = Console(stderr=args.json)
+    intent, findings = load_intent(args, console)
+    errors = [f for f in findings if f.severity == "error"]
+    if args.json:
+        emit_json({"site": args.site, "valid": not errors, "findings": [f.as_dict() for f in findings],
+                   "devices": sorted(intent.devices) if intent else [], "links": len(intent.links) if intent else 0})
+        return EXIT_INVALID if errors else EXIT_OK
+    if errors:
+        console.print(f"[red]{len(errors)} error(s)[/]: nothing may be rendered or pushed")
+        return EXIT_INVALID
+    if findings:
+        print_findings(findings, console)
+    console.print(f"[green]site {args.site} valid[/]: {len(intent.devices)} devices, {len(intent.links)} links, "
+                  f"{len(findings)} warning(s)")
+    return EXIT_OK
+
+
+def select_switches(intent, hosts: str | None, role: str | None) -> list[str]:
+    """Switch names selected by --hosts/--role (GPU servers are never rendered or pushed)."""
+    names = sorted(n for n, d in intent.devices.items() if d.role != "gpu")
+    if hosts:
+        wanted = [h.strip() for h in hosts.split(",") if h.strip()]
+        unknown = [h for h in wanted if h not in intent.devices]
+        if unknown:
+            raise UsageError(f"unknown host(s): {', '.join(unknown)}")
+        servers = [h for h in wanted if intent.devices[h].role == "gpu"]
+        if servers:
+            raise UsageError(f"not a switch: {', '.join(servers)}")
+        names = [n for n in names if n in wanted]
+    if role:
+        names = [n for n in names if intent.devices[n].role == role]
+    return names
+
+
+def render(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from runbooks.render import render_device, write_configs
+
+    console = Console(stderr=args.json)
+    intent, findings = load_intent(args, console)
+    if intent is None:
+        if args.json:
+            emit_json({"site": args.site, "findings": [f.as_dict() for f in findings], "devices": []})
+        return EXIT_INVALID
+    names = select_switches(intent, args.hosts, args.role)
+    out = Path(args.out) if args.out else artifacts_run_dir(args.artifacts, args.site, "render") / "configs"
+    try:
+        configs = {n: render_device(intent.devices[n]) for n in names}
+    except Exception as exc:  # a template bug must name the device
+        console.print(f"[red]render failed[/]: {exc}")
+        return EXIT_FAIL
+    paths = write_configs({n: (intent.devices[n], text) for n, text in configs.items()}, out)
+    rows = [{"device": n, "platform": intent.devices[n].platform, "role": intent.devices[n].role,
+             "lines": configs[n].count("\n"), "path": str(paths[n])} for n in names]
+    if args.json:
+        emit_json({"site": args.site, "out": str(out), "devices": rows,
+                   "warnings": [f.as_dict() for f in findings]})
+        return EXIT_OK
+    table = Table(title=f"Rendered configs for {args.site}")
+    for col in ("device", "platform", "role", "lines", "path"):
+        table.add_column(col, justify="right" if col == "lines" else "left")
+    for row in rows:
+        table.add_row(row["device"], row["platform"], row["role"], str(row["lines"]), row["path"])
+    console.print(table)
+    return EXIT_OK if rows else EXIT_FAIL

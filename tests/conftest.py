@@ -1,0 +1,37 @@
+"""Shared fixtures: the repo paths and a writable copy of a site inventory."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+DC1 = REPO / "inventory" / "dc1"
+
+
+class SiteCopy:
+    """A copy of inventory/dc1 in tmp_path that a test can edit as YAML."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def load(self, name: str) -> dict:
+        return yaml.safe_load((self.path / name).read_text())
+
+    def save(self, name: str, data: dict) -> None:
+        (self.path / name).write_text(yaml.safe_dump(data, sort_keys=False))
+
+    def edit(self, name: str, fn) -> None:
+        data = self.load(name)
+        fn(data)
+        self.save(name, data)
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> SiteCopy:
+    target = tmp_path / "dc1"
+    shutil.copytree(DC1, target)
+    return SiteCopy(target)

@@ -1,0 +1,136 @@
+"""Intent derivation for dc1: addresses, ASNs, peers, RoCE maps, headroom numbers, determinism."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from runbooks.intent import compile_site
+from runbooks.intent.headroom import headroom_bits, headroom_bytes
+from tests.conftest import DC1
+
+
+@pytest.fixture(scope="module")
+def dc1():
+    return compile_site(DC1)
+
+
+def test_devices_and_links(dc1):
+    assert sorted(dc1.devices) == ["ctsw1", "ctsw2", "gpu1", "gpu2", "gpu3", "gpu4", "rtsw1", "rtsw2", "rtsw3", "rtsw4"]
+    fabric = [lk for lk in dc1.links if lk.role == "fabric"]
+    host = [lk for lk in dc1.links if lk.role == "host"]
+    assert len(fabric) == 8 and len(host) == 8
+
+
+def test_asn_plan(dc1):
+    assert dc1.devices["ctsw1"].asn == dc1.devices["ctsw2"].asn == 65100
+    assert [dc1.devices[f"rtsw{i}"].asn for i in range(1, 5)] == [65101, 65102, 65103, 65104]
+
+
+def test_loopbacks_and_router_ids(dc1):
+    assert dc1.devices["ctsw1"].loopback == "10.255.0.1/32"
+    assert dc1.devices["ctsw2"].loopback == "10.255.0.2/32"
+    assert dc1.devices["rtsw3"].loopback == "10.255.1.3/32"
+    assert dc1.devices["rtsw3"].bgp.router_id == "10.255.1.3"
+
+
+def test_uplink_cabling_and_addresses(dc1):
+    rtsw1 = {i.name: i for i in dc1.devices["rtsw1"].interfaces}
+    # uplink i of every RTSW -> CTSW i; CTSW port = RTSW ordinal
+    assert (rtsw1["Ethernet1"].peer_device, rtsw1["Ethernet1"].peer_port) == ("ctsw1", "Ethernet1")
+    assert (rtsw1["Ethernet2"].peer_device, rtsw1["Ethernet2"].peer_port) == ("ctsw2", "Ethernet1")
+    # CTSW takes the even address of the /31
+    assert rtsw1["Ethernet1"].address == "10.254.0.1/31" and rtsw1["Ethernet1"].peer_ip == "10.254.0.0"
+    ctsw2 = {i.name: i for i in dc1.devices["ctsw2"].interfaces}
+    assert ctsw2["Ethernet1"].address == "10.254.0.2/31"
+    assert ctsw2["Ethernet3"].peer_device == "rtsw3" and ctsw2["Ethernet3"].peer_port == "Ethernet8"
+
+
+def test_sonic_port_names_lanes(dc1):
+    rtsw3 = {i.name: i for i in dc1.devices["rtsw3"].interfaces}
+    assert sorted(rtsw3) == ["Ethernet0", "Ethernet16", "Ethernet24", "Ethernet8"]
+    assert rtsw3["Ethernet8"].lanes == "8,9,10,11,12,13,14,15"
+    assert rtsw3["Ethernet16"].role == "host" and rtsw3["Ethernet16"].peer_device == "gpu3"
+
+
+def test_rail_optimized_hosts(dc1):
+    # NIC i of every server in a unit goes to that unit's RTSW i
+    for gpu in ("gpu1", "gpu2", "gpu3", "gpu4"):
+        nics = dc1.devices[gpu].nics
+        su = dc1.devices[gpu].su
+        assert [n.rail for n in nics] == [1, 2]
+        for nic in nics:
+            leaf = dc1.devices[nic.peer_device]
+            assert leaf.su == su and leaf.index == nic.rail
+            port = next(i for i in leaf.interfaces if i.name == nic.peer_port)
+            assert port.ip == nic.gateway and port.peer_ip == nic.ip
+            assert nic.mtu == 9000 and port.mtu == 9214
+
+
+def test_bgp_peers(dc1):
+    rtsw1 = dc1.devices["rtsw1"].bgp
+    assert [(p.address, p.remote_asn, p.peer_device) for p in rtsw1.peers] == [
+        ("10.254.0.0", 65100, "ctsw1"), ("10.254.0.2", 65100, "ctsw2")]
+    ctsw1 = dc1.devices["ctsw1"].bgp
+    assert [(p.peer_device, p.remote_asn) for p in ctsw1.peers] == [
+        ("rtsw1", 65101), ("rtsw2", 65102), ("rtsw3", 65103), ("rtsw4", 65104)]
+    assert all(p.bfd for p in ctsw1.peers)
+    assert ctsw1.maximum_paths == ctsw1.ecmp == 64
+    # each session is described the same way from both ends
+    for name in ("rtsw1", "rtsw2", "rtsw3", "rtsw4"):
+        for peer in dc1.devices[name].bgp.peers:
+            far = dc1.devices[peer.peer_device].bgp.peers
+            back = next(p for p in far if p.address == peer.local_address)
+            assert back.remote_asn == dc1.devices[name].asn and back.local_address == peer.address
+
+
+def test_roce_profile(dc1):
+    roce = dc1.devices["rtsw1"].roce
+    assert len(roce.dscp_to_tc) == 64
+    assert roce.dscp_to_tc[26] == 3 and roce.dscp_to_tc[48] == 6 and roce.dscp_to_tc[0] == 0
+    assert roce.dscp_overrides == {26: 3, 48: 6}
+    assert roce.lossless_priorities == [3] and roce.lossless_queues == [3]
+    assert roce.cnp_queue == 6
+    assert roce.ecn.min_bytes == 150_000 and roce.ecn.max_bytes == 1_500_000 and roce.ecn.max_mark_probability == 20
+    assert roce.tc_to_pg == {0: 0, 1: 0, 2: 0, 3: 3, 4: 0, 5: 0, 6: 0, 7: 0}
+    assert [(s.queue, s.type) for s in roce.schedulers] == [(0, "dwrr"), (3, "dwrr"), (6, "strict")]
+    assert roce.watchdog.detection_s == "0.2" and roce.watchdog.restoration_s == "0.4"
+
+
+def test_headroom_matches_hand_computed_values():
+    # worked example in shared/reference/peers-and-numbers.md §5: 400G, 100 m, MTU 9216
+    # 2 x 9236 B x 8 + 672 + 2 x 100 m x 5 ns x 400 Gb/s + 905 x 512 = 1,011,808 bits
+    assert headroom_bits(400_000, 100, 9216) == 73_888 * 2 + 672 + 400_000 + 463_360 == 1_011_808
+    assert headroom_bytes(400_000, 100, 9216) == 126_476
+    # 400G, 30 m, MTU 9214: 147,744 + 672 + 120,000 + 463,360 = 731,776 bits = 91,472 B; 254 B cells -> 361 cells
+    assert headroom_bytes(400_000, 30, 9214) == 91_472
+    assert headroom_bytes(400_000, 30, 9214, cell_bytes=254) == 361 * 254
+    # 100G, 3 m, MTU 9214: 147,744 + 672 + 3,000 + 201,728 = 353,144 bits = 44,143 B
+    assert headroom_bytes(100_000, 3, 9214) == 44_143
+    with pytest.raises(ValueError, match="10G"):
+        headroom_bits(10_000, 3, 9214)
+
+
+def test_headroom_in_intent_follows_cable_length(dc1):
+    rtsw1 = {i.name: i for i in dc1.devices["rtsw1"].interfaces}
+    # rtsw1:Ethernet1 has a 45 m override, Ethernet2 the rule's 30 m
+    assert rtsw1["Ethernet1"].cable_length_m == 45 and rtsw1["Ethernet2"].cable_length_m == 30
+    assert rtsw1["Ethernet1"].headroom.xoff_bytes == headroom_bytes(400_000, 45, 9214) > rtsw1["Ethernet2"].headroom.xoff_bytes
+    rtsw3 = {i.name: i for i in dc1.devices["rtsw3"].interfaces}
+    assert rtsw3["Ethernet0"].headroom.xoff_bytes % 254 == 0
+    assert rtsw3["Ethernet0"].headroom.profile_name == "pg_lossless_400000_30m_profile"
+    pool = next(p for p in dc1.devices["rtsw3"].buffers.pools if p.name == "ingress_lossless_pool")
+    assert pool.xoff == sum(i.headroom.xoff_bytes for i in rtsw3.values())
+
+
+def test_deterministic_regardless_of_host_order(site):
+    baseline = compile_site(site.path).model_dump_json()
+    for seed in range(3):
+        def shuffle(hosts, seed=seed):
+            items = list(hosts.items())
+            random.Random(seed).shuffle(items)
+            hosts.clear()
+            hosts.update(items)
+        site.edit("hosts.yaml", shuffle)
+        assert compile_site(site.path).model_dump_json() == baseline
