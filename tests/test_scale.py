@@ -1,0 +1,23 @@
+"""A generated 512-RTSW / 16-CTSW site compiles cleanly (rendering is covered in test_render_scale)."""
+
+from __future__ import annotations
+
+import pytest
+
+from runbooks.intent.compile import compile_with_findings
+from tests.sitegen import generate_site
+
+
+@pytest.mark.slow
+def test_512_rtsw_16_ctsw_site_compiles(tmp_path):
+    site = generate_site(tmp_path, rtsw=512, ctsw=16)
+    intent, findings = compile_with_findings(site)
+    assert [f for f in findings if f.severity == "error"] == []
+    switches = intent.switches()
+    assert len(switches) == 528 and len(intent.servers()) == 1024
+    rtsw = intent.devices["rtsw512"]
+    assert rtsw.asn == 65101 + 511 and len(rtsw.bgp.peers) == 16
+    assert len(intent.devices["ctsw16"].bgp.peers) == 512
+    # every /31 is used exactly once
+    addresses = [i.address for d in switches for i in d.interfaces] + [n.address for d in intent.servers() for n in d.nics]
+    assert len(addresses) == len(set(addresses)) == 2 * len(intent.links)
