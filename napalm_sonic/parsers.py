@@ -1,0 +1,89 @@
+"""Parsers for community SONiC show-command text (sonic-utilities tabulate output)."""
+
+from __future__ import annotations
+
+import re
+
+
+def parse_table(text: str) -> list[dict[str, str]]:
+    """Parse a tabulate 'simple' table: header line, dashed rule, rows.
+
+    Column extents come from the dashed rule, so cells containing spaces and right-aligned
+    columns both work. Lines after the first blank line following the rows are ignored.
+    """
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if i > 0 and re.fullmatch(r"\s*-+(\s+-+)*\s*", line) and lines[i - 1].strip():
+            header, rule, start = lines[i - 1], line, i + 1
+            break
+    else:
+        return []
+    spans = [m.span() for m in re.finditer(r"-+", rule)]
+    # Widen each column to the start of the next so a cell overhanging its rule is not cut.
+    bounds = [(s, spans[j + 1][0] if j + 1 < len(spans) else None) for j, (s, _) in enumerate(spans)]
+    bounds = [(0 if j == 0 else s, e) for j, (s, e) in enumerate(bounds)]
+    names = [header[s:e].strip() for s, e in bounds]
+    rows: list[dict[str, str]] = []
+    for line in lines[start:]:
+        if not line.strip() or re.fullmatch(r"-+", line.strip()):
+            break
+        rows.append({n: line[s:e].strip() if e else line[s:].strip() for n, (s, e) in zip(names, bounds, strict=True)})
+    return rows
+
+
+def parse_show_version(text: str) -> dict[str, str]:
+    """'Key: value' lines of `show version` up to 'Docker images:'."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        if line.startswith("Docker images"):
+            break
+        key, sep, value = line.partition(":")
+        if sep and key.strip():
+            out[key.strip()] = value.strip()
+    return out
+
+
+def parse_speed_mbps(speed: str) -> float:
+    """'400G' / '40G' / '100M' / '400000' -> Mbit/s."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([GMK]?)", speed.strip())
+    if not m:
+        return 0.0
+    value, unit = float(m.group(1)), m.group(2)
+    return value * {"G": 1000.0, "M": 1.0, "K": 0.001, "": 1.0}[unit]
+
+
+def parse_interfaces_status(text: str) -> dict[str, dict[str, str]]:
+    """`show interfaces status` -> {Interface: row}."""
+    return {r["Interface"]: r for r in parse_table(text) if r.get("Interface")}
+
+
+def parse_lldp_table(text: str) -> dict[str, list[dict[str, str]]]:
+    """`show lldp table` -> NAPALM get_lldp_neighbors shape."""
+    out: dict[str, list[dict[str, str]]] = {}
+    for row in parse_table(text):
+        port = row.get("LocalPort", "")
+        if port:
+            out.setdefault(port, []).append({"hostname": row.get("RemoteDevice", ""), "port": row.get("RemotePortID", "")})
+    return out
+
+
+def parse_uptime_seconds(text: str) -> float:
+    """First field of /proc/uptime."""
+    try:
+        return float(text.split()[0])
+    except (IndexError, ValueError):
+        return -1.0
+
+
+def parse_frr_uptime(value: str) -> int:
+    """FRR peerUptime ('never', '00:01:02', '1d21h11m', '2w3d04h') -> seconds."""
+    if not value or value == "never":
+        return 0
+    if ":" in value:
+        parts = [int(p) for p in value.split(":")]
+        secs = 0
+        for p in parts:
+            secs = secs * 60 + p
+        return secs
+    units = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
+    return sum(int(n) * units[u] for n, u in re.findall(r"(\d+)([wdhms])", value))

@@ -1,0 +1,394 @@
+"""NAPALM driver for community SONiC (202205 and later).
+
+Transport: SSH through netmiko (``linux`` device type, prompt ``admin@<hostname>:~$``). Commands
+whose exit status matters (GCU, systemd) run on an exec channel of the same SSH transport, so the
+driver sees the real exit code; ``cli()`` goes through the interactive netmiko session.
+
+Candidate = a config_db JSON document. Commit = GCU: ``config checkpoint``, JSON Patch from running to
+candidate (``config apply-patch``), ``config save -y``. ``commit_config(revert_in=N)`` arms a transient
+systemd timer (``systemd-run --on-active``) that runs ``config rollback <checkpoint>`` unless
+``confirm_commit()`` stops it first.
+
+optional_args:
+    port (int, 22); ssh_strict (bool, True): reject unknown host keys (uses ~/.ssh/known_hosts);
+    insecure (bool, False): same as ssh_strict False, for labs; ssh_config_file; any other netmiko
+    ConnectHandler argument (e.g. alt_host_keys, alt_key_file, key_file);
+    sudo (str, "sudo"): prefix for privileged commands ("" when logging in as root);
+    config_cmd (str, "config"): the sonic-utilities `config` entry point (absolute path used by the timer);
+    revert_unit (str, "napalm-sonic-revert"): systemd unit name of the revert timer;
+    checkpoint_prefix (str, "napalm_sonic_"); tmp_dir (str, "/tmp");
+    replace_preserve_tables (list[str]): tables kept from running on load_replace_candidate when the
+        candidate lacks them (default: management/system tables, see PRESERVE_TABLES).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from napalm.base import NetworkDriver
+from napalm.base.exceptions import (
+    CommandErrorException,
+    CommandTimeoutException,
+    CommitError,
+    ConnectionException,
+    MergeConfigException,
+    ReplaceConfigException,
+)
+from napalm.base.netmiko_helpers import netmiko_args
+
+from napalm_sonic import configdb, parsers
+
+# Tables a switch needs but an intent-rendered candidate usually omits; replacing them away would
+# cut management access or disable system features.
+PRESERVE_TABLES = (
+    "AAA", "AUTO_TECHSUPPORT", "AUTO_TECHSUPPORT_FEATURE", "BANNER_MESSAGE", "CONSOLE_SWITCH", "CRM",
+    "DHCP_SERVER", "FEATURE", "KDUMP", "LOGGER", "MGMT_INTERFACE", "MGMT_PORT", "MGMT_VRF_CONFIG", "NTP",
+    "NTP_SERVER", "PASSW_HARDENING", "RESTAPI", "SNMP", "SNMP_COMMUNITY", "SSH_SERVER", "SYSLOG_CONFIG",
+    "SYSLOG_SERVER", "SYSTEM_DEFAULTS", "TACPLUS", "TACPLUS_SERVER", "TELEMETRY", "VERSIONS",
+)
+GCU_OK = "Patch applied successfully"
+
+
+class SonicDriver(NetworkDriver):
+    """NAPALM driver for community SONiC over SSH with GCU-based commits."""
+
+    platform = "sonic"
+
+    def __init__(self, hostname: str, username: str, password: str, timeout: int = 60,
+                 optional_args: dict[str, Any] | None = None) -> None:
+        self.hostname, self.username, self.password, self.timeout = hostname, username, password, timeout
+        args = dict(optional_args or {})
+        self.port = int(args.pop("port", 22) or 22)
+        strict = bool(args.pop("ssh_strict", True)) and not bool(args.pop("insecure", False))
+        self.sudo = str(args.pop("sudo", "sudo"))
+        self.config_cmd = str(args.pop("config_cmd", "config"))
+        self.revert_unit = str(args.pop("revert_unit", "napalm-sonic-revert"))
+        self.cp_prefix = str(args.pop("checkpoint_prefix", "napalm_sonic_"))
+        self.tmp_dir = str(args.pop("tmp_dir", "/tmp")).rstrip("/")
+        self.preserve = tuple(args.pop("replace_preserve_tables", PRESERVE_TABLES))
+        self.netmiko_optional_args = netmiko_args(args)
+        self.netmiko_optional_args["ssh_strict"] = strict
+        # Strict checking needs the known hosts to check against.
+        self.netmiko_optional_args.setdefault("system_host_keys", strict)
+        self.netmiko_optional_args.setdefault("port", self.port)
+        self.device: Any = None
+        self.candidate: configdb.ConfigDb | None = None
+        self._last_checkpoint: str | None = None
+
+    # ---------------------------------------------------------------- connection
+    def open(self) -> None:
+        try:
+            self.device = self._netmiko_open("linux", netmiko_optional_args=self.netmiko_optional_args)
+        except Exception as exc:  # netmiko/paramiko raise many types; NAPALM callers expect one
+            raise ConnectionException(f"{self.hostname}:{self.port}: {exc}") from exc
+
+    def close(self) -> None:
+        self.candidate = None
+        if self.device is not None:
+            self._netmiko_close()
+            self.device = None
+
+    def is_alive(self) -> dict[str, bool]:
+        conn = self.device
+        alive = bool(conn and conn.remote_conn and conn.remote_conn.get_transport()
+                     and conn.remote_conn.get_transport().is_active())
+        return {"is_alive": alive}
+
+    # ---------------------------------------------------------------- primitives
+    def _run(self, command: str, stdin: str | None = None, timeout: float | None = None) -> tuple[int, str]:
+        """Run one command on an exec channel; return (exit status, stdout+stderr)."""
+        if self.device is None:
+            raise ConnectionException("not connected; call open() first")
+        transport = self.device.remote_conn_pre.get_transport()
+        chan = transport.open_session()
+        chan.settimeout(timeout or self.timeout)
+        try:
+            chan.exec_command(command)
+            if stdin is not None:
+                chan.sendall(stdin.encode())
+                chan.shutdown_write()
+            out, err = bytearray(), bytearray()
+            deadline = time.monotonic() + (timeout or self.timeout)
+            while True:
+                if time.monotonic() > deadline:
+                    raise CommandTimeoutException(f"{command!r} timed out")
+                if chan.recv_ready():
+                    out += chan.recv(65536)
+                elif chan.recv_stderr_ready():
+                    err += chan.recv_stderr(65536)
+                elif chan.exit_status_ready() and not chan.recv_ready() and not chan.recv_stderr_ready():
+                    break
+                else:
+                    time.sleep(0.005)
+            rc = chan.recv_exit_status()
+        finally:
+            chan.close()
+        return rc, (out + err).decode(errors="replace")
+
+    def _priv(self, command: str) -> str:
+        return f"{self.sudo} {command}".strip()
+
+    def _put_file(self, path: str, text: str) -> None:
+        rc, out = self._run(f"cat > {path}", stdin=text)
+        if rc != 0:
+            raise CommitError(f"cannot write {path}: {out.strip()}")
+
+    def _running(self) -> configdb.ConfigDb:
+        rc, out = self._run("show runningconfiguration all")
+        if rc != 0:
+            raise CommandErrorException(f"show runningconfiguration all failed: {out.strip()}")
+        try:
+            return configdb.normalize(json.loads(out))
+        except json.JSONDecodeError as exc:
+            raise CommandErrorException(f"unparsable running configuration: {exc}") from exc
+
+    # ---------------------------------------------------------------- candidate
+    @staticmethod
+    def _read_candidate(filename: str | None, config: str | dict | None) -> configdb.ConfigDb:
+        if filename:
+            with open(filename, encoding="utf-8") as fh:
+                config = fh.read()
+        if config is None:
+            raise ValueError("filename or config is required")
+        doc = json.loads(config) if isinstance(config, str) else config
+        if not isinstance(doc, dict) or not all(isinstance(v, dict) for v in doc.values()):
+            raise ValueError("a config_db document is a JSON object of tables")
+        return configdb.normalize(doc)
+
+    def load_merge_candidate(self, filename: str | None = None, config: str | dict | None = None) -> None:
+        try:
+            fragment = self._read_candidate(filename, config)
+            self.candidate = configdb.deep_merge(self._running(), fragment)
+        except (ValueError, OSError, CommandErrorException) as exc:
+            self.candidate = None
+            raise MergeConfigException(str(exc)) from exc
+
+    def load_replace_candidate(self, filename: str | None = None, config: str | dict | None = None) -> None:
+        try:
+            doc = self._read_candidate(filename, config)
+            running = self._running()
+            for table in self.preserve:
+                if table in running and table not in doc:
+                    doc[table] = running[table]
+            self.candidate = doc
+        except (ValueError, OSError, CommandErrorException) as exc:
+            self.candidate = None
+            raise ReplaceConfigException(str(exc)) from exc
+
+    def compare_config(self) -> str:
+        if self.candidate is None:
+            return ""
+        return configdb.diff_text(self._running(), self.candidate)
+
+    def discard_config(self) -> None:
+        self.candidate = None
+
+    # ---------------------------------------------------------------- commit
+    def _checkpoint(self) -> str:
+        name = self.cp_prefix + datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+        rc, out = self._run(self._priv(f"config checkpoint {name}"))
+        if rc != 0:
+            raise CommitError(f"config checkpoint failed: {out.strip()}")
+        return name
+
+    def _apply(self, ops: list[dict[str, Any]], tag: str) -> None:
+        path = f"{self.tmp_dir}/napalm_sonic_{tag}.json-patch"
+        self._put_file(path, json.dumps(ops, indent=2))
+        rc, out = self._run(self._priv(f"config apply-patch {path}"), timeout=max(self.timeout, 300))
+        self._run(f"rm -f {path}")
+        if rc != 0 or GCU_OK not in out:
+            raise CommitError(_gcu_reason(out) or f"apply-patch exited {rc}")
+
+    def _save(self) -> None:
+        rc, out = self._run(self._priv("config save -y"))
+        if rc != 0:
+            raise CommitError(f"config save failed: {out.strip()}")
+
+    def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
+        if message:
+            raise NotImplementedError("Commit message not implemented for this platform")
+        if self.candidate is None:
+            raise CommitError("no candidate configuration loaded")
+        if revert_in is not None and self.has_pending_commit():
+            raise CommitError("a commit is already pending confirmation")
+        phases = configdb.make_patch_phases(self._running(), self.candidate)
+        checkpoint = self._checkpoint()
+        try:
+            for n, ops in enumerate(phases, 1):
+                self._apply(ops, f"{checkpoint}_{n}")
+        except CommitError:
+            if len(phases) > 1:  # phase 1 may have applied: restore the checkpoint
+                self._run(self._priv(f"config rollback {checkpoint}"), timeout=max(self.timeout, 300))
+            self._run(self._priv(f"config delete-checkpoint {checkpoint}"))
+            raise
+        self._last_checkpoint = checkpoint
+        self.candidate = None
+        if revert_in is not None:
+            self._arm_revert(checkpoint, int(revert_in))
+        else:
+            self._save()
+
+    def _arm_revert(self, checkpoint: str, seconds: int) -> None:
+        cmd = (f"systemd-run --on-active={seconds}s --unit={self.revert_unit} "
+               f"--description='napalm_sonic revert to {checkpoint}' "
+               f"{_abs_config(self.config_cmd)} rollback {checkpoint}")
+        rc, out = self._run(self._priv(cmd))
+        if rc != 0:
+            self._run(self._priv(f"config rollback {checkpoint}"), timeout=max(self.timeout, 300))
+            raise CommitError(f"cannot arm the revert timer, rolled back: {out.strip()}")
+
+    def has_pending_commit(self) -> bool:
+        rc, _ = self._run(f"systemctl is-active --quiet {self.revert_unit}.timer")
+        return rc == 0
+
+    def _stop_timer(self) -> None:
+        self._run(self._priv(f"systemctl stop {self.revert_unit}.timer"))
+
+    def confirm_commit(self) -> None:
+        if not self.has_pending_commit():
+            raise CommitError("no pending commit to confirm")
+        self._stop_timer()
+        self._save()
+
+    def _latest_checkpoint(self) -> str | None:
+        if self._last_checkpoint:
+            return self._last_checkpoint
+        rc, out = self._run(self._priv("config list-checkpoints"))
+        try:
+            names = json.loads(out) if rc == 0 else []
+        except json.JSONDecodeError:
+            names = []
+        ours = sorted(n for n in names if isinstance(n, str) and n.startswith(self.cp_prefix))
+        return ours[-1] if ours else None
+
+    def rollback(self) -> None:
+        checkpoint = self._latest_checkpoint()
+        if checkpoint is None:
+            raise CommitError("no napalm_sonic checkpoint to roll back to")
+        if self.has_pending_commit():
+            self._stop_timer()
+        rc, out = self._run(self._priv(f"config rollback {checkpoint}"), timeout=max(self.timeout, 300))
+        if rc != 0:
+            raise CommitError(_gcu_reason(out) or f"config rollback exited {rc}")
+        self._save()
+
+    # ---------------------------------------------------------------- getters
+    def get_config(self, retrieve: str = "all", full: bool = False, sanitized: bool = False,
+                   format: str = "text") -> dict[str, str]:
+        out = {"running": "", "startup": "", "candidate": ""}
+        if retrieve in ("all", "running"):
+            out["running"] = configdb.dumps(self._running())
+        if retrieve in ("all", "startup"):
+            rc, text = self._run("cat /etc/sonic/config_db.json")
+            if rc == 0:
+                try:
+                    out["startup"] = configdb.dumps(configdb.normalize(json.loads(text)))
+                except json.JSONDecodeError:
+                    out["startup"] = text
+        if retrieve in ("all", "candidate") and self.candidate is not None:
+            out["candidate"] = configdb.dumps(self.candidate)
+        return out
+
+    def get_facts(self) -> dict[str, Any]:
+        _, ver = self._run("show version")
+        v = parsers.parse_show_version(ver)
+        running = self._running()
+        meta = running.get("DEVICE_METADATA", {}).get("localhost", {})
+        _, up = self._run("cat /proc/uptime")
+        ports = sorted(running.get("PORT", {}), key=_port_sort)
+        return {
+            "hostname": meta.get("hostname", ""),
+            "fqdn": meta.get("hostname", ""),
+            "vendor": "SONiC",
+            "model": v.get("HwSKU", meta.get("hwsku", "")),
+            "os_version": v.get("SONiC Software Version", ""),
+            "serial_number": v.get("Serial Number", ""),
+            "uptime": parsers.parse_uptime_seconds(up),
+            "interface_list": ports,
+        }
+
+    def get_interfaces(self) -> dict[str, dict[str, Any]]:
+        rc, text = self._run("show interfaces status")
+        if rc != 0:
+            raise CommandErrorException(text.strip())
+        ports = self._running().get("PORT", {})
+        out: dict[str, dict[str, Any]] = {}
+        for name, row in sorted(parsers.parse_interfaces_status(text).items(), key=lambda kv: _port_sort(kv[0])):
+            mtu = row.get("MTU", "")
+            out[name] = {
+                "is_up": row.get("Oper") == "up",
+                "is_enabled": row.get("Admin") == "up",
+                "description": ports.get(name, {}).get("description", ""),
+                "last_flapped": -1.0,
+                "speed": parsers.parse_speed_mbps(row.get("Speed", "")),
+                "mtu": int(mtu) if mtu.isdigit() else 0,
+                "mac_address": "",
+            }
+        return out
+
+    def get_lldp_neighbors(self) -> dict[str, list[dict[str, str]]]:
+        rc, text = self._run("show lldp table")
+        if rc != 0:
+            raise CommandErrorException(text.strip())
+        return parsers.parse_lldp_table(text)
+
+    def get_bgp_neighbors(self) -> dict[str, Any]:
+        rc, text = self._run(self._priv("vtysh -c 'show bgp summary json'"))
+        if rc != 0:
+            raise CommandErrorException(text.strip())
+        summary = json.loads(text or "{}")
+        bgp_cfg = self._running().get("BGP_NEIGHBOR", {})
+        router_id, peers = "", {}
+        for afi_key, afi in (("ipv4Unicast", "ipv4"), ("ipv6Unicast", "ipv6")):
+            af = summary.get(afi_key) or {}
+            router_id = router_id or af.get("routerId", "")
+            for ip, p in sorted(af.get("peers", {}).items()):
+                cfg = bgp_cfg.get(ip, {})
+                state = str(p.get("state", ""))
+                peer = peers.setdefault(ip, {
+                    "local_as": int(p.get("localAs", af.get("as", 0))),
+                    "remote_as": int(p.get("remoteAs", 0)),
+                    "remote_id": p.get("remoteRouterId", p.get("hostname", "")) or "",
+                    "is_up": state == "Established",
+                    "is_enabled": cfg.get("admin_status", "up") != "down" and "Admin" not in state,
+                    "description": cfg.get("name", p.get("desc", "")) or "",
+                    "uptime": parsers.parse_frr_uptime(str(p.get("peerUptime", ""))),
+                    "address_family": {},
+                })
+                received = int(p.get("pfxRcd", 0) or 0)
+                peer["address_family"][afi] = {
+                    "received_prefixes": received,
+                    "accepted_prefixes": received,
+                    "sent_prefixes": int(p.get("pfxSnt", 0) or 0),
+                }
+        return {"global": {"router_id": router_id, "peers": peers}}
+
+    def cli(self, commands: list[str], encoding: str = "text") -> dict[str, str]:
+        if encoding != "text":
+            raise NotImplementedError(f"{encoding} is not a supported encoding")
+        if self.device is None:
+            raise ConnectionException("not connected; call open() first")
+        return {c: self.device.send_command(c, read_timeout=self.timeout) for c in commands}
+
+
+def _gcu_reason(output: str) -> str:
+    """The device's failure text: GCU's 'Failed to ...' block, else click's 'Error:' line, else all."""
+    lines = [ln for ln in output.strip().splitlines() if ln.strip()]
+    for i, line in enumerate(lines):
+        if line.startswith("Failed to "):
+            return "\n".join(lines[i:])
+    errors = [ln for ln in lines if ln.startswith("Error:")]
+    return errors[-1] if errors else output.strip()
+
+
+def _abs_config(cmd: str) -> str:
+    """systemd-run wants an absolute path; sonic-utilities installs `config` in /usr/local/bin."""
+    return cmd if cmd.startswith("/") else f"/usr/local/bin/{cmd}"
+
+
+def _port_sort(name: str) -> tuple[str, int]:
+    digits = "".join(ch for ch in name if ch.isdigit())
+    return (name.rstrip("0123456789"), int(digits) if digits else -1)
