@@ -1,0 +1,1 @@
+"""Embedded lab twin: devices served over their real management protocols, state computed from configs."""

@@ -1,0 +1,531 @@
+"""The fabric model: operational state computed from device states, cabling and faults.
+
+Nothing here is canned: links, LLDP, BGP sessions, routes, ping and PFC/ECN counters all follow
+from what the devices' configs say (DeviceState), the cables (Topology) and injected Faults.
+Results are cached per (states version, faults version).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import time
+import zlib
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from lab.twin.faults import DROPS_PER_S, ECN_MARKS_PER_S, PFC_STORM_FRAMES_PER_S, Faults
+from lab.twin.state import DeviceState, IfState
+from lab.twin.topology import Topology
+
+Port = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class LldpNeighbor:
+    port: str               # local port
+    device: str             # neighbor node name
+    hostname: str           # neighbor's configured hostname (systemName)
+    neighbor_port: str
+
+
+@dataclass(frozen=True)
+class BgpSessionView:
+    peer_ip: str
+    local_ip: str | None
+    local_as: int
+    remote_as: int | None   # as configured locally
+    peer_as: int | None     # the peer's real ASN (None if nothing answers)
+    state: str              # Established | Active | Idle
+    idle_reason: str
+    description: str
+    router_id: str | None
+    peer_router_id: str
+    prefixes_received: int
+    prefixes_sent: int
+    peer_device: str | None
+    since: float            # when the current state started (lab clock)
+
+
+@dataclass(frozen=True)
+class NextHop:
+    ip: str | None          # None: directly connected
+    interface: str
+
+
+@dataclass
+class Route:
+    prefix: str
+    protocol: str           # connected | static | bgp
+    next_hops: list[NextHop]
+    as_path: tuple[int, ...] = ()
+    distance: int = 0
+
+
+@dataclass
+class PingResult:
+    transmitted: int
+    received: int
+    error: str = ""
+    source: str | None = None
+    path: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Session:
+    """A directed, Established adjacency: `dev` learns from `peer` via `peer_ip` on `port`."""
+
+    dev: str
+    peer: str
+    peer_ip: str
+    port: str
+    ebgp: bool
+
+
+class Fabric:
+    def __init__(self, topology: Topology, faults: Faults | None = None) -> None:
+        self.topology = topology
+        self.faults = faults or Faults()
+        self.states: dict[str, DeviceState] = {}
+        self._version = 0
+        self._cache_key: tuple[int, int] = (-1, -1)
+        self._cache: dict = {}
+        self._changed_at = time.time()
+
+    # ---- inputs -------------------------------------------------------------------------------
+    def set_state(self, device: str, state: DeviceState) -> None:
+        """Install what a device's configuration now says (called by the platform interpreters)."""
+        self.states[device] = state
+        self._version += 1
+
+    def state(self, device: str) -> DeviceState | None:
+        return self.states.get(device)
+
+    def _cached(self, key: str, build):
+        now_key = (self._version, self.faults.version)
+        if now_key != self._cache_key:
+            self._cache = {}
+            self._cache_key = now_key
+            self._changed_at = time.time()
+        if key not in self._cache:
+            self._cache[key] = build()
+        return self._cache[key]
+
+    # ---- physical layer -----------------------------------------------------------------------
+    def cabling(self) -> dict[Port, Port]:
+        """(dev, port) -> far end, after cable-swap faults."""
+        def build() -> dict[Port, Port]:
+            far: dict[Port, Port] = {}
+            for c in self.topology.links:
+                far[(c.a_dev, c.a_port)] = (c.b_dev, c.b_port)
+                far[(c.b_dev, c.b_port)] = (c.a_dev, c.a_port)
+            for f in self.faults.of("cable_swap"):
+                a = (f.params["device_a"], f.params["port_a"])
+                c = (f.params["device_b"], f.params["port_b"])
+                if a in far and c in far:
+                    b, d = far[a], far[c]
+                    far[a], far[d] = d, a
+                    far[c], far[b] = b, c
+            return far
+        return self._cached("cabling", build)
+
+    def peer(self, dev: str, port: str) -> Port | None:
+        return self.cabling().get((dev, port))
+
+    def reachable(self, dev: str) -> bool:
+        return not self.faults.is_unreachable(dev)
+
+    def _port_admin_up(self, dev: str, port: str) -> bool:
+        st = self.states.get(dev)
+        ifs = st.interfaces.get(port) if st else None
+        return bool(ifs and ifs.admin_up)
+
+    def link_up(self, dev: str, port: str) -> bool:
+        """Both ends admin up, cabled, no link-down fault on either end, both devices reachable."""
+        far = self.peer(dev, port)
+        if far is None:
+            return False
+        pdev, pport = far
+        return (self._port_admin_up(dev, port) and self._port_admin_up(pdev, pport)
+                and not self.faults.is_link_down(dev, port) and not self.faults.is_link_down(pdev, pport)
+                and self.reachable(dev) and self.reachable(pdev))
+
+    def lldp_neighbors(self, dev: str) -> list[LldpNeighbor]:
+        out = []
+        node = self.topology.nodes.get(dev)
+        for port in node.ports if node else ():
+            far = self.peer(dev, port)
+            if far and self.link_up(dev, port):
+                st = self.states.get(far[0])
+                out.append(LldpNeighbor(port, far[0], st.hostname if st else far[0], far[1]))
+        return out
+
+    # ---- addressing ---------------------------------------------------------------------------
+    def owners(self) -> dict[str, Port]:
+        """IPv4 address -> (device, interface) for every configured interface and loopback."""
+        def build() -> dict[str, Port]:
+            own: dict[str, Port] = {}
+            for dev, st in sorted(self.states.items()):
+                for name, pfx in st.loopbacks.items():
+                    own.setdefault(pfx.split("/")[0], (dev, name))
+                for name, ifs in st.interfaces.items():
+                    if ifs.ipv4:
+                        own.setdefault(ifs.ipv4.split("/")[0], (dev, name))
+            return own
+        return self._cached("owners", build)
+
+    def connected(self, dev: str) -> dict[str, str]:
+        """Connected prefixes of an up interface or loopback: prefix -> interface."""
+        st = self.states.get(dev)
+        out: dict[str, str] = {}
+        if not st or not self.reachable(dev):
+            return out
+        for name, pfx in st.loopbacks.items():
+            out.setdefault(str(ipaddress.ip_interface(pfx).network), name)
+        for name, ifs in sorted(st.interfaces.items()):
+            if ifs.ipv4 and self.link_up(dev, name):
+                out.setdefault(str(ipaddress.ip_interface(ifs.ipv4).network), name)
+        return out
+
+    def _local_if_for(self, dev: str, ip: str) -> str | None:
+        """The up interface of `dev` whose connected subnet contains `ip`."""
+        st = self.states.get(dev)
+        if not st:
+            return None
+        addr = ipaddress.ip_address(ip)
+        for name, ifs in sorted(st.interfaces.items()):
+            if ifs.ipv4 and addr in ipaddress.ip_interface(ifs.ipv4).network and self.link_up(dev, name):
+                return name
+        return None
+
+    # ---- BGP ----------------------------------------------------------------------------------
+    def _session_check(self, dev: str, peer_ip: str) -> tuple[str, str, str | None, str | None, str | None]:
+        """(state, idle_reason, peer_device, local_ip, port) of dev's configured neighbor peer_ip."""
+        st = self.states[dev]
+        assert st.bgp is not None
+        nb = st.bgp.neighbors[peer_ip]
+        if nb.shutdown:
+            return "Idle", "Administratively shut down", None, None, None
+        port = self._local_if_for(dev, peer_ip)
+        if port is None or not self.reachable(dev):
+            return "Active", "", None, None, None
+        local_ip = st.interfaces[port].ipv4.split("/")[0]  # type: ignore[union-attr]
+        far = self.peer(dev, port)
+        owner = self.owners().get(peer_ip)
+        if far is None or owner != far:
+            return "Active", "", None, local_ip, port
+        pst = self.states.get(far[0])
+        if not pst or not pst.bgp or local_ip not in pst.bgp.neighbors:
+            return "Active", "", far[0], local_ip, port
+        pnb = pst.bgp.neighbors[local_ip]
+        if pnb.shutdown:
+            return "Active", "", far[0], local_ip, port
+        if nb.remote_as != pst.bgp.asn or pnb.remote_as != st.bgp.asn:
+            return "Active", "", far[0], local_ip, port
+        return "Established", "", far[0], local_ip, port
+
+    def _sessions(self) -> list[_Session]:
+        def build() -> list[_Session]:
+            out = []
+            for dev, st in sorted(self.states.items()):
+                if not st.bgp:
+                    continue
+                for ip, nb in sorted(st.bgp.neighbors.items()):
+                    state, _, pdev, _, port = self._session_check(dev, ip)
+                    if state == "Established" and nb.activated and pdev and port:
+                        pst = self.states[pdev]
+                        ebgp = pst.bgp.asn != st.bgp.asn  # type: ignore[union-attr]
+                        out.append(_Session(dev, pdev, ip, port, ebgp))
+            # a session exchanges routes only if both ends activated it
+            pairs = {(s.dev, s.peer, s.port) for s in out}
+            return [s for s in out if any(p[0] == s.peer and p[1] == s.dev for p in pairs)]
+        return self._cached("sessions", build)
+
+    def originated(self, dev: str) -> list[str]:
+        """Prefixes `dev` injects into BGP: connected (if redistributed) and `network` statements."""
+        st = self.states.get(dev)
+        if not st or not st.bgp:
+            return []
+        conn = self.connected(dev)
+        out = set(conn) if st.bgp.redistribute_connected else set()
+        out |= {str(ipaddress.ip_network(n, strict=False)) for n in st.bgp.networks
+                if str(ipaddress.ip_network(n, strict=False)) in conn}
+        return sorted(out)
+
+    def _propagation(self, origin: str) -> dict[str, tuple[tuple[int, ...], list[NextHop], bool]]:
+        """Best paths toward `origin`'s prefixes: dev -> (as_path, next hops, learned over iBGP)."""
+        def build():
+            receivers: dict[str, list[_Session]] = defaultdict(list)
+            for s in self._sessions():
+                receivers[s.peer].append(s)
+            asn = {d: st.bgp.asn for d, st in self.states.items() if st.bgp}
+            best: dict[str, tuple[tuple[int, ...], list[NextHop], bool]] = {origin: ((), [], False)}
+            frontier = [origin]
+            while frontier:
+                cand: dict[str, list[tuple[tuple[int, ...], NextHop, bool]]] = defaultdict(list)
+                for v in frontier:
+                    path_v, _, ibgp_learned = best[v]
+                    for s in receivers[v]:
+                        u = s.dev
+                        if u in best or (not s.ebgp and ibgp_learned):
+                            continue
+                        path = (asn[v],) + path_v if s.ebgp else path_v
+                        if asn[u] in path:
+                            continue
+                        cand[u].append((path, NextHop(s.peer_ip, s.port), not s.ebgp))
+                frontier = []
+                for u, lst in sorted(cand.items()):
+                    shortest = min(len(p) for p, _, _ in lst)
+                    lst = sorted((c for c in lst if len(c[0]) == shortest), key=lambda c: (c[0], c[1].ip or "", c[1].interface))
+                    bgp = self.states[u].bgp
+                    limit = max(1, bgp.maximum_paths if bgp else 1)
+                    hops = sorted({nh for _, nh, _ in lst}, key=lambda n: (n.ip or "", n.interface))[:limit]
+                    best[u] = (lst[0][0], hops, lst[0][2])
+                    frontier.append(u)
+            return best
+        return self._cached(f"prop:{origin}", build)
+
+    def bgp_table(self, dev: str) -> dict[str, Route]:
+        """Best BGP routes of `dev` (prefixes it learned; own connected prefixes excluded)."""
+        def build() -> dict[str, Route]:
+            out: dict[str, Route] = {}
+            if dev not in self.states or not self.states[dev].bgp:
+                return out
+            conn = self.connected(dev)
+            for origin in sorted(self.states):
+                if origin == dev:
+                    continue
+                prefixes = self.originated(origin)
+                if not prefixes:
+                    continue
+                best = self._propagation(origin).get(dev)
+                if best is None:
+                    continue
+                path, hops, _ = best
+                for pfx in prefixes:
+                    if pfx in conn:
+                        continue
+                    cur = out.get(pfx)
+                    if cur is None or len(path) < len(cur.as_path):
+                        out[pfx] = Route(pfx, "bgp", list(hops), path, 200)
+                    elif len(path) == len(cur.as_path):
+                        limit = max(1, self.states[dev].bgp.maximum_paths)  # type: ignore[union-attr]
+                        merged = sorted(set(cur.next_hops) | set(hops), key=lambda n: (n.ip or "", n.interface))
+                        cur.next_hops = merged[:limit]
+            return out
+        return self._cached(f"bgp:{dev}", build)
+
+    def _advertised(self, dev: str) -> set[str]:
+        return set(self.originated(dev)) | set(self.bgp_table(dev))
+
+    def bgp_sessions(self, dev: str) -> list[BgpSessionView]:
+        st = self.states.get(dev)
+        if not st or not st.bgp:
+            return []
+        out = []
+        established = {(s.dev, s.peer_ip): s for s in self._sessions()}
+        for ip, nb in sorted(st.bgp.neighbors.items(), key=lambda kv: ipaddress.ip_address(kv[0])):
+            state, reason, pdev, local_ip, _ = self._session_check(dev, ip)
+            pst = self.states.get(pdev) if pdev else None
+            received = sent = 0
+            if state == "Established" and (dev, ip) in established and pdev:
+                mine = self.bgp_table(dev)
+                received = sum(1 for r in mine.values() if any(nh.ip == ip for nh in r.next_hops))
+                peer_asn = pst.bgp.asn if pst and pst.bgp else None
+                peer_rx = self.bgp_table(pdev)
+                sent = sum(1 for r in peer_rx.values() if any(nh.ip == local_ip for nh in r.next_hops))
+                if peer_asn is None:
+                    sent = 0
+            out.append(BgpSessionView(
+                peer_ip=ip, local_ip=local_ip, local_as=st.bgp.asn, remote_as=nb.remote_as,
+                peer_as=pst.bgp.asn if pst and pst.bgp else None, state=state, idle_reason=reason,
+                description=nb.description, router_id=st.bgp.router_id,
+                peer_router_id=(pst.bgp.router_id or "0.0.0.0") if state == "Established" and pst and pst.bgp
+                else "0.0.0.0",
+                prefixes_received=received, prefixes_sent=sent, peer_device=pdev, since=self._changed_at))
+        return out
+
+    # ---- routing and forwarding ---------------------------------------------------------------
+    def routes(self, dev: str) -> dict[str, Route]:
+        """The RIB: connected, static (resolvable), BGP (ECMP), best distance per prefix."""
+        def build() -> dict[str, Route]:
+            st = self.states.get(dev)
+            if not st or not self.reachable(dev):
+                return {}
+            rib: dict[str, Route] = {}
+            for pfx, name in self.connected(dev).items():
+                rib[pfx] = Route(pfx, "connected", [NextHop(None, name)])
+            for sr in st.static_routes:
+                port = self._local_if_for(dev, sr.next_hop)
+                pfx = str(ipaddress.ip_network(sr.prefix, strict=False))
+                if port and pfx not in rib:
+                    rib.setdefault(pfx, Route(pfx, "static", [], (), 1)).next_hops.append(NextHop(sr.next_hop, port))
+            for pfx, r in self.bgp_table(dev).items():
+                rib.setdefault(pfx, r)
+            return dict(sorted(rib.items(), key=lambda kv: ipaddress.ip_network(kv[0])))
+        return self._cached(f"rib:{dev}", build)
+
+    def lookup(self, dev: str, ip: str) -> Route | None:
+        addr = ipaddress.ip_address(ip)
+        best: Route | None = None
+        best_len = -1
+        for pfx, r in self.routes(dev).items():
+            net = ipaddress.ip_network(pfx)
+            if addr in net and net.prefixlen > best_len:
+                best, best_len = r, net.prefixlen
+        return best
+
+    def _trace(self, dev: str, src: str, dst: str, size: int, df: bool) -> tuple[str, list[str]]:
+        """Walk the forwarding path; returns ("", hops) on delivery or (reason, hops)."""
+        owners = self.owners()
+        packet = size + 28
+        cur, hops = dev, [dev]
+        for _ in range(64):
+            owner = owners.get(dst)
+            if owner and owner[0] == cur:
+                return "", hops
+            st = self.states.get(cur)
+            if st is None or not self.reachable(cur):
+                return f"{cur} unreachable", hops
+            if cur != dev and not st.ip_routing:
+                return f"{cur} does not forward", hops
+            route = self.lookup(cur, dst)
+            if route is None or not route.next_hops:
+                return f"no route to {dst} on {cur}", hops
+            pick = zlib.crc32(f"{src}>{dst}".encode()) % len(route.next_hops)
+            nh = route.next_hops[pick]
+            if not self.link_up(cur, nh.interface):
+                return f"link {cur}:{nh.interface} down", hops
+            mtu = st.interfaces[nh.interface].mtu
+            if packet > mtu:
+                if df:
+                    return f"{cur}:{nh.interface} MTU {mtu} < {packet} with DF", hops
+                packet = mtu                    # fragmented to the egress MTU
+            far = self.peer(cur, nh.interface)
+            target = nh.ip or dst
+            tgt_owner = owners.get(target)
+            if far is None:
+                return f"{cur}:{nh.interface} not cabled", hops
+            if nh.ip is not None and tgt_owner != far:
+                return f"next hop {target} does not answer on {cur}:{nh.interface}", hops
+            if nh.ip is None and tgt_owner is not None and tgt_owner != far:
+                return f"{target} does not answer on {cur}:{nh.interface}", hops
+            pst = self.states.get(far[0])
+            pif = pst.interfaces.get(far[1]) if pst else None
+            if pif is None:
+                return f"{far[0]}:{far[1]} not configured", hops
+            if packet > pif.mtu:
+                return f"{far[0]}:{far[1]} MTU {pif.mtu} drops {packet}-byte packets", hops
+            if nh.ip is None and tgt_owner is None:
+                return f"{target} does not answer on {cur}:{nh.interface}", hops
+            cur = far[0]
+            hops.append(cur)
+        return "TTL exceeded", hops
+
+    def source_for(self, dev: str, dst: str) -> str | None:
+        """The address a device sources a packet to dst from: its egress interface address."""
+        owners = self.owners()
+        if dst in owners and owners[dst][0] == dev:
+            return dst
+        route = self.lookup(dev, dst)
+        if route is None or not route.next_hops:
+            return None
+        st = self.states[dev]
+        ifs = st.interfaces.get(route.next_hops[0].interface)
+        if ifs and ifs.ipv4:
+            return ifs.ipv4.split("/")[0]
+        lo = st.loopbacks.get(route.next_hops[0].interface)
+        return lo.split("/")[0] if lo else None
+
+    def ping(self, dev: str, dst: str, size: int = 72, df: bool = False, count: int = 5,
+             src_ip: str | None = None, tos: int = 0) -> PingResult:
+        """ICMP echo from dev to dst and back; every packet takes the same (hashed) path."""
+        try:
+            ipaddress.ip_address(dst)
+        except ValueError:
+            return PingResult(count, 0, f"unknown host {dst}")
+        owners = self.owners()
+        if src_ip is not None and owners.get(src_ip, ("",))[0] != dev:
+            return PingResult(count, 0, f"source {src_ip} is not an address of {dev}")
+        src = src_ip or self.source_for(dev, dst)
+        if src is None:
+            return PingResult(count, 0, "Network is unreachable")
+        err, path = self._trace(dev, src, dst, size, df)
+        if not err:
+            back_err, back = self._trace(owners[dst][0], dst, src, size, df)
+            if back_err:
+                return PingResult(count, 0, "reply lost: " + back_err, src, path + back[1:])
+            return PingResult(count, count, "", src, path)
+        return PingResult(count, 0, err, src, path)
+
+    # ---- PFC / ECN / queues -------------------------------------------------------------------
+    def _ifstate(self, dev: str, port: str) -> IfState | None:
+        st = self.states.get(dev)
+        return st.interfaces.get(port) if st else None
+
+    @staticmethod
+    def _grown(since: float, rate: int) -> int:
+        return int(max(0.0, time.time() - since) * rate) + 1
+
+    def pfc_counters(self, dev: str, port: str) -> dict[int, dict[str, int]]:
+        """Per priority: rxFrames (pauses received) / txFrames (pauses sent), from storm faults.
+
+        A storm on (dev, port, prio) means the far end keeps sending pause frames: dev's rx and the
+        far end's tx grow. Frames are only counted where PFC is enabled for that priority.
+        """
+        out = {p: {"rx": 0, "tx": 0} for p in range(8)}
+        ifs = self._ifstate(dev, port)
+        if not ifs or not ifs.pfc_enabled:
+            return out
+        for f in self.faults.of("pfc_storm", device=dev, port=port):
+            out[int(f.params["priority"])]["rx"] += self._grown(f.since, PFC_STORM_FRAMES_PER_S)
+        far = self.peer(dev, port)
+        if far:
+            for f in self.faults.of("pfc_storm", device=far[0], port=far[1]):
+                out[int(f.params["priority"])]["tx"] += self._grown(f.since, PFC_STORM_FRAMES_PER_S)
+        return out
+
+    def watchdog_status(self, dev: str, port: str) -> dict[int, dict[str, int | bool]]:
+        """Per lossless priority: storm detected (watchdog enabled and a storm on it), count, drops."""
+        ifs = self._ifstate(dev, port)
+        out: dict[int, dict[str, int | bool]] = {}
+        if not ifs or not ifs.pfc_enabled:
+            return out
+        wd = ifs.watchdog
+        for prio in sorted(ifs.pfc_priorities):
+            storms = self.faults.of("pfc_storm", device=dev, port=port, priority=prio)
+            detected = bool(storms and wd and wd.enabled)
+            drops = sum(self._grown(f.since, DROPS_PER_S) for f in storms) if detected and wd and \
+                wd.action == "drop" else 0
+            out[prio] = {"enabled": bool(wd and wd.enabled), "stormDetected": detected,
+                         "stormCount": len(storms) if detected else 0, "droppedPackets": drops}
+        return out
+
+    def queue_drops(self, dev: str, port: str) -> dict[int, int]:
+        """Egress drops per queue: lossless-drop faults, congestion without ECN, watchdog drops."""
+        out = dict.fromkeys(range(8), 0)
+        ifs = self._ifstate(dev, port)
+        if not ifs:
+            return out
+        for f in self.faults.of("lossless_drops", device=dev, port=port):
+            out[int(f.params["queue"]) % 8] += self._grown(f.since, DROPS_PER_S)
+        for f in self.faults.of("congestion", device=dev, port=port):
+            q = int(f.params["queue"]) % 8
+            if q not in ifs.ecn:
+                out[q] += self._grown(f.since, DROPS_PER_S)
+        for prio, wd in self.watchdog_status(dev, port).items():
+            out[prio] += int(wd["droppedPackets"])
+        return out
+
+    def ecn_marks(self, dev: str, port: str) -> dict[int, int | None]:
+        """ECN-marked packets per queue; None where ECN is not configured on the queue."""
+        ifs = self._ifstate(dev, port)
+        out: dict[int, int | None] = dict.fromkeys(range(8))
+        if not ifs:
+            return out
+        for q in ifs.ecn:
+            out[q] = 0
+        for f in self.faults.of("congestion", device=dev, port=port):
+            q = int(f.params["queue"]) % 8
+            if q in ifs.ecn:
+                out[q] = (out[q] or 0) + self._grown(f.since, ECN_MARKS_PER_S)
+        return out

@@ -1,0 +1,106 @@
+"""Platform registry: how each platform's devices are served by the lab.
+
+A platform service serves all nodes of one platform inside the lab's single asyncio loop. To add one
+(e.g. `sonic`, `linux`), write a class with the PlatformService shape and register it by dotted path in
+PLATFORMS (or call register_platform); modules that fail to import are skipped, so their nodes exist in
+the Topology and the Fabric but are not served.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import ssl
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from lab.twin.fabric import Fabric
+from lab.twin.topology import Node, Topology
+
+LOOPBACK = "127.0.0.1"
+DEFAULT_BASE_PORT = 16000    # device i (sorted node names) listens on base + i (+ CHANNEL_STRIDE per extra channel)
+CHANNEL_STRIDE = 4096        # e.g. EOS: https on base + i, plain http on base + 4096 + i
+
+
+@dataclass
+class LabContext:
+    """What a platform service gets from the lab."""
+
+    topology: Topology
+    fabric: Fabric
+    state_dir: Path
+    base_port: int = DEFAULT_BASE_PORT          # 0: ephemeral ports (tests)
+    ssl_context: ssl.SSLContext | None = None   # the lab's self-signed server context
+    credentials: dict[str, tuple[str, str]] = field(default_factory=dict)  # platform -> (user, password)
+    boot_time: float = field(default_factory=time.time)
+    on_change: Callable[[], None] | None = None  # a device's config changed (the lab persists)
+
+    def port(self, node: str, channel: int = 0) -> int:
+        if self.base_port == 0:
+            return 0
+        index = sorted(self.topology.nodes).index(node)
+        return self.base_port + channel * CHANNEL_STRIDE + index
+
+    def device_dir(self, node: str) -> Path:
+        path = self.state_dir / "devices" / node
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def latency_s(self, node: str) -> float:
+        return self.fabric.faults.latency_ms(node) / 1000.0
+
+    def log(self, node: str, fmt: str, command: str) -> None:
+        """Append one received command to logs/<node>.log (tab-separated: epoch, format, command)."""
+        logs = self.state_dir / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        with open(logs / f"{node}.log", "a") as fh:
+            fh.write(f"{time.time():.3f}\t{fmt}\t{json.dumps(command)}\n")
+
+
+class PlatformService(Protocol):
+    """Serves every node of one platform."""
+
+    def __init__(self, ctx: LabContext, nodes: list[Node]) -> None: ...
+
+    def load(self) -> None:
+        """Read persisted configs (or build day-0 ones) and install DeviceStates into ctx.fabric."""
+
+    async def start(self) -> dict[str, dict]:
+        """Listen; return address-map entries {node: {"host", "port", "protocol", "platform", ...}}."""
+
+    async def stop(self) -> None: ...
+
+    def save(self) -> None:
+        """Persist every device's running/startup config under ctx.device_dir(node)."""
+
+    def apply_drift(self, node: str, lines: list[str]) -> None:
+        """Apply config lines to the node's running config outside any session (drift fault)."""
+
+    def tick(self) -> None:
+        """Housekeeping before a request (e.g. expire commit timers)."""
+
+
+PLATFORMS: dict[str, str | type] = {
+    "eos": "lab.twin.eos.service:EosService",
+    "sonic": "lab.twin.sonic.service:SonicService",
+    "linux": "lab.twin.linux.service:LinuxService",
+}
+
+
+def register_platform(name: str, service: str | type) -> None:
+    PLATFORMS[name] = service
+
+
+def service_class(platform: str) -> type | None:
+    """The service class for a platform, or None if it is not (yet) available."""
+    entry = PLATFORMS.get(platform)
+    if entry is None or not isinstance(entry, str):
+        return entry
+    module, _, attr = entry.partition(":")
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError):
+        return None
