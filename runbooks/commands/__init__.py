@@ -91,7 +91,7 @@ def render(args: argparse.Namespace) -> int:
     except Exception as exc:  # a template bug must name the device
         console.print(f"[red]render failed[/]: {exc}")
         return EXIT_FAIL
-    paths = write_configs({n: (intent.devices[n], text) for n, text in configs.items()}, out)
+    paths = write_configs(configs, out, intent)
     rows = [{"device": n, "platform": intent.devices[n].platform, "role": intent.devices[n].role,
              "lines": configs[n].count("\n"), "path": str(paths[n])} for n in names]
     if args.json:
