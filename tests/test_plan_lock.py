@@ -1,0 +1,69 @@
+"""Rollout plan ordering and the per-site lock."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from runbooks.intent import compile_site
+from runbooks.lock import SiteLock, SiteLocked
+from runbooks.plan import batch_size, plan_rollout
+from tests.conftest import DC1
+from tests.sitegen import generate_site
+
+
+def test_batch_size():
+    assert batch_size("3", 10) == 3
+    assert batch_size("25%", 10) == 3
+    assert batch_size("1%", 4) == 1
+    with pytest.raises(ValueError):
+        batch_size("0", 4)
+    with pytest.raises(ValueError):
+        batch_size("150%", 4)
+
+
+def test_dc1_plan_canary_then_batches_one_ctsw_at_a_time():
+    intent = compile_site(DC1)
+    switches = sorted(n for n, d in intent.devices.items() if d.role != "gpu")
+    stages = plan_rollout(intent, switches, canary=1, batch="25%")
+    assert stages[0].name == "canary" and stages[0].devices == ("rtsw1", "ctsw1")
+    # rail-major: rail 1 of unit 2 (rtsw3) before rail 2 of unit 1 (rtsw2)
+    assert [s.devices for s in stages[1:]] == [("rtsw3",), ("rtsw2",), ("rtsw4",), ("ctsw2",)]
+    assert sorted(d for s in stages for d in s.devices) == switches
+
+
+def test_large_plan_keeps_capacity(tmp_path):
+    intent = compile_site(generate_site(tmp_path, rtsw=64, ctsw=4))
+    switches = [n for n, d in intent.devices.items() if d.role != "gpu"]
+    stages = plan_rollout(intent, switches, canary=2, batch="10%")
+    for stage in stages:
+        ctsws = [d for d in stage.devices if intent.devices[d].role == "ctsw"]
+        rtsws = [d for d in stage.devices if intent.devices[d].role == "rtsw"]
+        assert len(ctsws) <= 1
+        assert len(rtsws) <= 7  # 10% of 64, rounded up
+        # never every RTSW of one scalable unit in the same stage
+        units = {}
+        for d in rtsws:
+            units.setdefault(intent.devices[d].su, []).append(d)
+        assert all(len(v) < 8 for v in units.values())
+    assert len({d for s in stages for d in s.devices}) == len(switches)
+
+
+def test_site_lock_refuses_second_holder_and_names_it(tmp_path):
+    first = SiteLock(tmp_path, "dc1")
+    first.acquire()
+    with pytest.raises(SiteLocked, match=r"locked by .*pid %d" % os.getpid()):
+        SiteLock(tmp_path, "dc1").acquire()
+    first.release()
+    SiteLock(tmp_path, "dc1").acquire()
+
+
+def test_stale_lock_of_dead_process_is_taken_over(tmp_path):
+    lock = SiteLock(tmp_path, "dc1")
+    lock.path.parent.mkdir(parents=True)
+    import socket
+    lock.path.write_text(json.dumps({"pid": 999999, "host": socket.gethostname(), "user": "x", "since": "-"}))
+    lock.acquire()
+    assert lock.holder()["pid"] == os.getpid()
