@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +41,19 @@ _LOSSY_DYNAMIC_TH = 3
 
 
 def make_env(templates_dir: Path | None = None, platform: str = "eos") -> Environment:
-    """The one Jinja2 environment used by every render path (StrictUndefined: a missing value raises)."""
+    """The one Jinja2 environment used by every render path (StrictUndefined: a missing value raises).
+
+    Cached per (folder, platform) so a site of hundreds of switches compiles each template once;
+    the loader still reloads a template whose file changed.
+    """
     root = Path(templates_dir) if templates_dir is not None else TEMPLATES_DIR
+    return _env(str(root.resolve() / platform))
+
+
+@lru_cache(maxsize=32)
+def _env(folder: str) -> Environment:
     return Environment(
-        loader=FileSystemLoader(str(root / platform)),
+        loader=FileSystemLoader(folder),
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

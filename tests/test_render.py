@@ -1,0 +1,291 @@
+"""Rendering: golden files, determinism, StrictUndefined, vendor content, the Nornir task path."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import random
+import shutil
+from pathlib import Path
+
+import jinja2
+import pytest
+import yaml
+from nornir.core import Nornir
+from nornir.core.inventory import Defaults, Groups, Host, Hosts, Inventory
+from nornir.core.task import Result, Task
+from nornir.plugins.runners import SerialRunner
+
+from runbooks.intent import compile_site
+from runbooks.render import (
+    TEMPLATES_DIR,
+    ranges,
+    render_config,
+    render_device,
+    render_site,
+    write_configs,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+SITE = REPO / "inventory" / "dc1"
+GOLDEN = REPO / "tests" / "golden" / "dc1"
+SWITCHES = ["ctsw1", "ctsw2", "rtsw1", "rtsw2", "rtsw3", "rtsw4"]
+UPDATE = os.environ.get("NR_RUN_UPDATE_GOLDEN") == "1"
+
+
+@pytest.fixture(scope="module")
+def fabric():
+    return compile_site(SITE)
+
+
+@pytest.fixture(scope="module")
+def configs(fabric):
+    return render_site(fabric)
+
+
+def _suffix(fabric, name: str) -> str:
+    return ".json" if fabric.devices[name].platform == "sonic" else ".cfg"
+
+
+# --- golden files -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", SWITCHES)
+def test_golden(fabric, configs, name):
+    path = GOLDEN / f"{name}{_suffix(fabric, name)}"
+    if UPDATE:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(configs[name], encoding="utf-8")
+    assert path.exists(), f"missing golden {path}; run with NR_RUN_UPDATE_GOLDEN=1 and review it"
+    expected = path.read_text(encoding="utf-8")
+    if configs[name] != expected:
+        diff = "".join(difflib.unified_diff(expected.splitlines(True), configs[name].splitlines(True),
+                                            f"golden/{path.name}", f"rendered/{path.name}"))
+        pytest.fail(f"{name} differs from its golden file (NR_RUN_UPDATE_GOLDEN=1 rewrites):\n{diff}")
+
+
+def test_site_renders_exactly_the_six_switches(configs):
+    assert list(configs) == SWITCHES
+
+
+# --- determinism ------------------------------------------------------------------------------
+
+def test_render_twice_is_identical(fabric):
+    assert render_site(fabric) == render_site(fabric)
+
+
+def test_shuffled_hosts_give_identical_bytes(tmp_path, configs):
+    site = tmp_path / "dc1"
+    shutil.copytree(SITE, site)
+    hosts = yaml.safe_load((site / "hosts.yaml").read_text())
+    names = list(hosts)
+    random.Random(7).shuffle(names)
+    if names == list(hosts):            # make sure the order really changed
+        names.reverse()
+    (site / "hosts.yaml").write_text(yaml.safe_dump({n: hosts[n] for n in names}, sort_keys=False))
+    assert list(yaml.safe_load((site / "hosts.yaml").read_text())) == names
+    assert render_site(compile_site(site)) == configs
+
+
+# --- StrictUndefined --------------------------------------------------------------------------
+
+def test_missing_intent_value_raises(fabric):
+    broken = fabric.devices["rtsw3"].model_copy(update={"buffers": None})
+    with pytest.raises(jinja2.UndefinedError):
+        render_device(broken)
+
+
+def test_misspelled_field_in_template_raises(fabric, tmp_path):
+    shutil.copytree(TEMPLATES_DIR, tmp_path / "templates")
+    main = tmp_path / "templates" / "eos" / "main.j2"
+    main.write_text(main.read_text().replace("hostname {{ intent.name }}", "hostname {{ intent.nmae }}"))
+    with pytest.raises(jinja2.UndefinedError):
+        render_device(fabric.devices["ctsw1"], tmp_path / "templates")
+
+
+def test_servers_are_not_rendered(fabric):
+    with pytest.raises(ValueError, match="not rendered"):
+        render_device(fabric.devices["gpu1"])
+
+
+# --- selection and files ----------------------------------------------------------------------
+
+def test_render_site_filters(fabric):
+    assert list(render_site(fabric, role="ctsw")) == ["ctsw1", "ctsw2"]
+    assert list(render_site(fabric, hosts=["rtsw4", "rtsw1", "gpu1"])) == ["rtsw1", "rtsw4"]
+    assert render_site(fabric, hosts=["rtsw1"], role="ctsw") == {}
+    with pytest.raises(ValueError, match="nosuch"):
+        render_site(fabric, hosts=["nosuch"])
+
+
+@pytest.mark.parametrize("with_fabric", [True, False])
+def test_write_configs_suffixes(fabric, configs, tmp_path, with_fabric):
+    paths = write_configs(configs, tmp_path, fabric if with_fabric else None)
+    assert {n: p.name for n, p in paths.items()} == {n: n + _suffix(fabric, n) for n in SWITCHES}
+    assert all(paths[n].read_text() == configs[n] for n in SWITCHES)
+
+
+def test_ranges():
+    assert ranges([7, 0, 1, 2, 4, 5, 6]) == ["0-2", "4-7"]
+    assert ranges([3]) == ["3"]
+    assert ranges([3, 4, 6]) == ["3-4", "6"]
+    assert ranges([]) == []
+
+
+# --- EOS content ------------------------------------------------------------------------------
+
+def _block(text: str, header: str) -> list[str]:
+    """Lines of one top-level block (header line to the next top-level line)."""
+    lines = text.splitlines()
+    start = lines.index(header)
+    out = []
+    for line in lines[start + 1:]:
+        if line and not line.startswith(" "):
+            break
+        out.append(line)
+    return out
+
+
+@pytest.mark.parametrize("name", ["ctsw1", "rtsw1", "rtsw2"])
+def test_eos_qos_profile(fabric, configs, name):
+    intent = fabric.devices[name]
+    profile = _block(configs[name], f"qos profile {intent.roce.profile}")
+    assert "   qos trust dscp" in profile
+    assert "   priority-flow-control on" in profile
+    assert "   priority-flow-control priority 3 no-drop" in profile
+    assert "   priority-flow-control pause watchdog port action drop" in profile
+    assert ("   priority-flow-control pause watchdog port timer timeout 0.2 polling-interval 0.1 "
+            "recovery-time 0.4") in profile
+    q3 = profile[profile.index("   tx-queue 3"):profile.index("   tx-queue 6")]
+    assert ("      random-detect ecn minimum-threshold 150 kbytes maximum-threshold 1500 kbytes "
+            "max-mark-probability 20") in q3
+    assert "      random-detect ecn count" in q3
+    assert "      bandwidth percent 50" in q3
+    q6 = profile[profile.index("   tx-queue 6"):]
+    assert "      priority strict" in q6
+    assert not any("random-detect" in line for line in q6)
+
+
+@pytest.mark.parametrize("name", ["ctsw2", "rtsw1"])
+def test_eos_interfaces_and_maps(fabric, configs, name):
+    intent = fabric.devices[name]
+    text = configs[name]
+    for itf in intent.interfaces:
+        block = _block(text, f"interface {itf.name}")
+        assert block[:6] == [f"   description {itf.description}", "   no shutdown", "   mtu 9214",
+                             "   no switchport", f"   ip address {itf.address}",
+                             f"   service-profile {intent.roce.profile}"]
+    assert _block(text, "interface Loopback0") == [f"   ip address {intent.loopback}", "!"][:1]
+    assert "qos map dscp 26 to traffic-class 3" in text.splitlines()
+    assert "qos map dscp 48 to traffic-class 6" in text.splitlines()
+    assert "priority-flow-control pause watchdog action drop" in text.splitlines()
+    assert text.endswith("end\n")
+
+
+@pytest.mark.parametrize("name", ["ctsw1", "rtsw2"])
+def test_eos_bgp(fabric, configs, name):
+    bgp = fabric.devices[name].bgp
+    block = _block(configs[name], f"router bgp {bgp.asn}")
+    assert f"   router-id {bgp.router_id}" in block
+    assert "   maximum-paths 64 ecmp 64" in block
+    assert f"   neighbor {bgp.peer_group} bfd" in block
+    assert f"   neighbor {bgp.peer_group} timers 3 9" in block
+    assert f"      neighbor {bgp.peer_group} activate" in block
+    assert "   redistribute connected" in block
+    remote_as = [line.split() for line in block if line.endswith(tuple(f" {p.remote_asn}" for p in bgp.peers))
+                 and " remote-as " in line]
+    assert sorted((w[1], int(w[3])) for w in remote_as) == sorted((p.address, p.remote_asn) for p in bgp.peers)
+    assert len(bgp.peers) == (4 if name == "ctsw1" else 2)
+
+
+def test_eos_watchdog_alert_maps_to_notify_only(fabric):
+    intent = fabric.devices["rtsw1"]
+    wd = intent.roce.watchdog.model_copy(update={"action": "alert"})
+    text = render_device(intent.model_copy(update={"roce": intent.roce.model_copy(update={"watchdog": wd})}))
+    assert "priority-flow-control pause watchdog action notify-only" in text
+    assert "   priority-flow-control pause watchdog port action notify-only" in text
+    assert not [line for line in text.splitlines() if line.endswith("action drop")]
+
+
+# --- SONiC content ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["rtsw3", "rtsw4"])
+def test_sonic_roce_tables(fabric, configs, name):
+    intent = fabric.devices[name]
+    db = json.loads(configs[name])
+    ports = [i.name for i in intent.interfaces]
+    assert sorted(db["PORT"]) == sorted(ports)
+    for port in ports:
+        qmap = db["PORT_QOS_MAP"][port]
+        assert qmap["pfc_enable"] == qmap["pfcwd_sw_enable"] == "3"
+        assert db["PORT"][port]["admin_status"] == "up"
+        assert db["PFC_WD"][port] == {"action": "drop", "detection_time": "200", "restoration_time": "400"}
+        assert db["QUEUE"][f"{port}|3"] == {"scheduler": "scheduler.q3", "wred_profile": "ROCE_LOSSLESS"}
+        assert db["BUFFER_QUEUE"][f"{port}|3"] == {"profile": "egress_lossless_profile"}
+        assert {k for k in db["BUFFER_QUEUE"] if k.startswith(port + "|")} == {f"{port}|{r}" for r in ("0-2", "3", "4-7")}
+    for key, entry in db["BUFFER_PG"].items():
+        assert entry["profile"] in db["BUFFER_PROFILE"], key
+    lossless = {k: v for k, v in db["BUFFER_PG"].items() if k.endswith("|3")}
+    assert len(lossless) == len(ports)
+    for itf in intent.interfaces:
+        prof = db["BUFFER_PROFILE"][lossless[f"{itf.name}|3"]["profile"]]
+        assert prof["xoff"] == str(itf.headroom.xoff_bytes)
+        assert prof["dynamic_th"] == "0"
+    dscp = db["DSCP_TO_TC_MAP"]["ROCE"]
+    assert len(dscp) == 64 and dscp["26"] == "3" and dscp["48"] == "6" and dscp["0"] == "0"
+    assert db["PFC_WD"]["GLOBAL"] == {"POLL_INTERVAL": "100"}
+    assert db["SCHEDULER"]["scheduler.q6"] == {"type": "STRICT"}
+    assert db["SCHEDULER"]["scheduler.q3"] == {"type": "DWRR", "weight": "50"}
+    wred = db["WRED_PROFILE"]["ROCE_LOSSLESS"]
+    assert wred["ecn"] == "ecn_all" and wred["green_min_threshold"] == "150000"
+    assert wred["green_max_threshold"] == "1500000" and wred["green_drop_probability"] == "20"
+    meta = db["DEVICE_METADATA"]["localhost"]
+    assert meta["bgp_asn"] == str(intent.asn) and meta["type"] == "LeafRouter"
+    assert {a: (n["asn"], n["local_addr"]) for a, n in db["BGP_NEIGHBOR"].items()} == {
+        p.address: (str(p.remote_asn), p.local_address) for p in intent.bgp.peers}
+
+
+def test_sonic_all_values_are_strings(configs):
+    def walk(node):
+        if isinstance(node, dict):
+            for value in node.values():
+                yield from walk(value)
+        else:
+            yield node
+    for name in ("rtsw3", "rtsw4"):
+        assert all(isinstance(v, str) for v in walk(json.loads(configs[name])))
+
+
+# --- Nornir task path -------------------------------------------------------------------------
+
+def _render_by_name(task: Task, fabric) -> Result:
+    """How a user script would call the task: look up the host's intent, render it."""
+    return render_config(task, intent=fabric.devices[task.host.name])
+
+
+def test_nornir_task_equals_render_device(fabric, configs):
+    hosts = Hosts({n: Host(name=n, hostname=fabric.devices[n].mgmt_address) for n in SWITCHES})
+    nr = Nornir(inventory=Inventory(hosts=hosts, groups=Groups(), defaults=Defaults()), runner=SerialRunner())
+    results = nr.run(task=_render_by_name, fabric=fabric)
+    assert not results.failed
+    for name in SWITCHES:
+        assert results[name][0].result == configs[name]       # render_config's Result
+        assert results[name][1].name == "template_file"       # it went through nornir-jinja2
+
+
+# --- scale ------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_512_rtsw_16_ctsw_site_renders(tmp_path):
+    from tests.sitegen import generate_site
+
+    fabric = compile_site(generate_site(tmp_path, rtsw=512, ctsw=16))
+    configs = render_site(fabric)
+    assert len(configs) == 528
+    ctsw = configs["ctsw16"]
+    assert ctsw.count(" remote-as ") == 512
+    sonic = [n for n in configs if fabric.devices[n].platform == "sonic"]
+    assert len(sonic) == 256
+    db = json.loads(configs[sonic[0]])
+    assert len(db["BGP_NEIGHBOR"]) == 16 and len(db["PORT"]) == 32
+    assert all(q["pfc_enable"] == "3" for k, q in db["PORT_QOS_MAP"].items() if k != "global")
