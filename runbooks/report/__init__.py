@@ -1,0 +1,1 @@
+"""Compliance report writers: json, junit, md, html, prom (Prometheus textfile)."""
