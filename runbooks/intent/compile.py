@@ -393,7 +393,7 @@ class _Compiler:
             router_id = loopback.split("/")[0] if loopback else None
             bgp = Bgp(asn=asn or 0, router_id=router_id or "0.0.0.0", peer_group=bgp_cfg.peer_group,
                       maximum_paths=bgp_cfg.maximum_paths, ecmp=bgp_cfg.maximum_paths, keepalive=bgp_cfg.keepalive,
-                      holdtime=bgp_cfg.holdtime, peers=sorted(peers, key=lambda p: ipaddress.IPv4Address(p.address)))
+                      holdtime=bgp_cfg.holdtime, maximum_routes=bgp_cfg.maximum_routes, peers=sorted(peers, key=lambda p: ipaddress.IPv4Address(p.address)))
             buffers = None
             if host.hw.platform == "sonic":
                 shared_xoff = sum(i.headroom.xoff_bytes * len(roce.lossless_priorities) for i in interfaces if i.headroom)

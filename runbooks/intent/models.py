@@ -62,6 +62,7 @@ class Bgp(Frozen):
     ecmp: int
     keepalive: int
     holdtime: int
+    maximum_routes: int
     peers: list[BgpPeer]
 
 

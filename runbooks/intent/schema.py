@@ -146,6 +146,9 @@ class BgpSettings(Strict):
     maximum_paths: int = Field(default=64, ge=1, le=512)
     keepalive: int = Field(default=3, ge=1)
     holdtime: int = Field(default=9, ge=3)
+    # routes accepted per peer; 0 = no limit (EOS's default of 12000 is below what a CTSW of a
+    # 512-RTSW site learns: every host /31 is redistributed)
+    maximum_routes: int = Field(default=0, ge=0)
 
 
 class Management(Strict):
