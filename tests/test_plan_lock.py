@@ -54,7 +54,7 @@ def test_large_plan_keeps_capacity(tmp_path):
 def test_site_lock_refuses_second_holder_and_names_it(tmp_path):
     first = SiteLock(tmp_path, "dc1")
     first.acquire()
-    with pytest.raises(SiteLocked, match=r"locked by .*pid %d" % os.getpid()):
+    with pytest.raises(SiteLocked, match=rf"locked by .*pid {os.getpid()}"):
         SiteLock(tmp_path, "dc1").acquire()
     first.release()
     SiteLock(tmp_path, "dc1").acquire()
