@@ -1,0 +1,334 @@
+"""EOS collector: eAPI commands per state section and parsers from their output to the state model.
+
+Commands go through the NAPALM eos driver's pyeapi Node (`device.device.run_commands`), JSON unless
+the command has no verified JSON shape. QoS/PFC/ECN *configuration* is read from `show running-config`
+text: its syntax is documented (AVD templates, shared/reference/eos.md §1), whereas the JSON of
+`show priority-flow-control`, `show qos interfaces` and `show qos profile` is unverified (§3).
+
+JSON shapes (shared/reference/eos.md §3, ANTA unit-test data):
+  show interfaces                         interfaces.{if}.{interfaceStatus, lineProtocolStatus, mtu, bandwidth}
+  show lldp neighbors                     lldpNeighbors[{port, neighborDevice, neighborPort}]
+  show ip bgp summary vrf all             vrfs.{vrf}.peers.{ip}.{peerState, prefixReceived, asn}
+  show ip route vrf default               vrfs.default.routes.{prefix}.{routeType, vias[{nexthopAddr, interface}]}
+  show priority-flow-control counters     interfaceCounters.{if}.{rxFrames, txFrames}
+  show interfaces counters queue detail   egressQueueCounters.interfaces.{if}.ucastQueues.trafficClasses.TCn
+                                            .dropPrecedences.DPn.droppedPackets
+  show qos interfaces ecn counters queue  intfQueueCounters.{if}.queueCounters.{q}: "n" | "-"
+UNVERIFIED (no public sample; shape chosen here, the twin must serve the same):
+  show priority-flow-control counters watchdog
+                                          interfaces.{if}.txQueues.{q}.{stuckCount, recoveryCount, currentState}
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from runbooks.intent.models import DeviceIntent
+from validators.state import (
+    BgpPeerState,
+    CounterSample,
+    DeviceState,
+    EcnQueueState,
+    InterfaceState,
+    LldpNeighbor,
+    NextHop,
+    PortCounters,
+    QosPortState,
+    RouteState,
+    StormState,
+    WatchdogState,
+)
+
+RUNNING = "show running-config"
+
+# section -> [(command, encoding)]
+COMMANDS: dict[str, list[tuple[str, str]]] = {
+    "interfaces": [("show interfaces", "json")],
+    "lldp": [("show lldp neighbors", "json")],
+    "bgp": [("show ip bgp summary vrf all", "json")],
+    "routes": [("show ip route vrf default", "json")],
+    "pfc": [(RUNNING, "text"), ("show priority-flow-control counters watchdog", "json")],
+    "qos": [(RUNNING, "text")],
+    "counters": [("show priority-flow-control counters", "json"),
+                 ("show interfaces counters queue detail", "json"),
+                 ("show qos interfaces ecn counters queue", "json")],
+}
+
+Runner = Callable[[list[tuple[str, str]]], dict[str, Any]]
+
+
+def runner(task: Any) -> Runner:
+    """Run commands over the host's NAPALM eos connection; returns {command: json dict | text}."""
+    device = task.host.get_connection("napalm", task.nornir.config)
+
+    def run(cmds: list[tuple[str, str]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for encoding in ("json", "text"):
+            group = [c for c, e in cmds if e == encoding]
+            if not group:
+                continue
+            results = device.device.run_commands(group, encoding=encoding)
+            for cmd, res in zip(group, results, strict=True):
+                out[cmd] = res if encoding == "json" else res.get("output", "")
+        return out
+
+    return run
+
+
+def section_commands(section: str, intent: DeviceIntent) -> list[tuple[str, str]]:
+    return COMMANDS.get(section, [])
+
+
+# ---------------------------------------------------------------- parsers (pure)
+
+def parse_interfaces(data: dict[str, Any]) -> dict[str, InterfaceState]:
+    result = {}
+    for name, i in data.get("interfaces", {}).items():
+        bw = i.get("bandwidth")
+        result[name] = InterfaceState(
+            name=name,
+            admin_up=i.get("interfaceStatus") != "disabled",
+            oper_up=i.get("lineProtocolStatus") == "up",
+            speed_mbps=int(bw) // 1_000_000 if bw else None,
+            mtu=i.get("mtu"),
+        )
+    return result
+
+
+def parse_lldp(data: dict[str, Any]) -> list[LldpNeighbor]:
+    return [LldpNeighbor(n["port"], n["neighborDevice"], n["neighborPort"]) for n in data.get("lldpNeighbors", [])]
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def parse_bgp(data: dict[str, Any], vrf: str = "default") -> dict[str, BgpPeerState]:
+    peers = data.get("vrfs", {}).get(vrf, {}).get("peers", {})
+    return {
+        ip: BgpPeerState(ip, _int(p.get("asn", p.get("peerAsn"))), p.get("peerState", ""),
+                         _int(p.get("prefixReceived", p.get("prefixAccepted"))) or 0)
+        for ip, p in peers.items()
+    }
+
+
+def parse_routes(data: dict[str, Any], vrf: str = "default") -> dict[str, RouteState]:
+    routes = data.get("vrfs", {}).get(vrf, {}).get("routes", {})
+    return {
+        prefix: RouteState(prefix, r.get("routeType", ""),
+                           [NextHop(v.get("nexthopAddr", ""), v.get("interface", "")) for v in r.get("vias", [])])
+        for prefix, r in routes.items()
+    }
+
+
+def _blocks(text: str) -> list[tuple[str, list[str]]]:
+    """Top-level config lines with their indented children (children keep relative indentation)."""
+    blocks: list[tuple[str, list[str]]] = []
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        if not line.strip() or line.strip() == "!":
+            continue
+        if not line.startswith(" "):
+            blocks.append((line.strip(), []))
+        elif blocks:
+            blocks[-1][1].append(line)
+    return blocks
+
+
+_UNITS = {"bytes": 1, "kbytes": 1000, "mbytes": 1_000_000}
+
+
+class _PortQos:
+    """QoS statements of an interface or a qos profile; None means "not stated here"."""
+
+    def __init__(self) -> None:
+        self.trust: str | None = None
+        self.trust_set = False
+        self.pfc_on: bool | None = None
+        self.no_drop: dict[int, bool] = {}
+        self.wd: bool | None = None
+        self.wd_action: str | None = None
+        self.wd_timeout: float | None = None
+        self.wd_recovery: float | None = None
+        self.queues: dict[int, dict[str, Any]] = {}
+        self.profile: str | None = None
+        self.routed = False
+        self.mtu: int | None = None
+
+    def feed(self, children: list[str]) -> None:
+        queue: int | None = None
+        for raw in children:
+            depth = len(raw) - len(raw.lstrip())
+            s = raw.strip()
+            if s.startswith("tx-queue "):
+                queue = int(s.split()[1])
+                self.queues.setdefault(queue, {})
+                continue
+            if queue is not None and depth > 3:
+                q = self.queues[queue]
+                if s == "priority strict":
+                    q["sched"] = "strict"
+                elif s == "no priority":
+                    q["sched"] = "dwrr"
+                elif m := re.match(r"random-detect ecn minimum-threshold (\d+) (\w+) maximum-threshold (\d+) (\w+)"
+                                   r"(?: max-mark-probability (\d+))?", s):
+                    q["ecn"] = (int(m[1]) * _UNITS.get(m[2], 0) or None, int(m[3]) * _UNITS.get(m[4], 0) or None,
+                                _int(m[5]))
+                continue
+            queue = None
+            if s.startswith("qos trust "):
+                self.trust, self.trust_set = s.split()[2], True
+            elif s == "no qos trust":
+                self.trust, self.trust_set = None, True
+            elif s == "priority-flow-control on":
+                self.pfc_on = True
+            elif s == "no priority-flow-control":
+                self.pfc_on = False
+            elif m := re.match(r"priority-flow-control priority (\d) (no-drop|drop)$", s):
+                self.no_drop[int(m[1])] = m[2] == "no-drop"
+            elif s == "priority-flow-control pause watchdog":
+                self.wd = True
+            elif s == "no priority-flow-control pause watchdog":
+                self.wd = False
+            elif m := re.match(r"priority-flow-control pause watchdog port action (\S+)", s):
+                self.wd_action = m[1]
+            elif m := re.match(r"priority-flow-control pause watchdog port timer timeout (\S+)"
+                               r"(?: polling-interval \S+)?(?: recovery-time (\S+))?", s):
+                self.wd_timeout, self.wd_recovery = float(m[1]), float(m[2]) if m[2] else None
+            elif s.startswith("service-profile "):
+                self.profile = s.split()[1]
+            elif s == "no switchport":
+                self.routed = True
+            elif s.startswith("mtu "):
+                self.mtu = int(s.split()[1])
+
+
+def _merge(profile: _PortQos | None, intf: _PortQos) -> _PortQos:
+    """Interface statements override the service-profile's."""
+    if profile is None:
+        return intf
+    m = _PortQos()
+    m.routed = intf.routed
+    m.trust, m.trust_set = (intf.trust, True) if intf.trust_set else (profile.trust, profile.trust_set)
+    for attr in ("pfc_on", "wd", "wd_action", "wd_timeout", "wd_recovery"):
+        setattr(m, attr, getattr(intf, attr) if getattr(intf, attr) is not None else getattr(profile, attr))
+    m.no_drop = {**profile.no_drop, **intf.no_drop}
+    m.queues = {q: {**profile.queues.get(q, {}), **intf.queues.get(q, {})} for q in {*profile.queues, *intf.queues}}
+    return m
+
+
+def _ms(seconds: float | None) -> int | None:
+    return None if seconds is None else round(seconds * 1000)
+
+
+def parse_running_qos(text: str) -> dict[str, Any]:
+    """PFC priorities, watchdog, ECN, trust, DSCP map and schedulers per Ethernet interface.
+
+    Returns {"pfc": {port: [prio]}, "watchdog": {port: WatchdogState}, "ecn": {(port, q): EcnQueueState},
+    "qos": {port: QosPortState}}. EOS defaults assumed where nothing is configured: a routed port trusts
+    DSCP, a tx-queue without `no priority` is strict priority.
+    """
+    profiles: dict[str, _PortQos] = {}
+    intfs: dict[str, _PortQos] = {}
+    dscp_map: dict[int, int] = {}
+    wd_default: dict[str, Any] = {}
+    for head, children in _blocks(text):
+        if head.startswith("qos profile "):
+            profiles[head.split()[2]] = p = _PortQos()
+            p.feed(children)
+        elif head.startswith("interface Ethernet"):
+            intfs[head.split()[1]] = p = _PortQos()
+            p.feed(children)
+        elif m := re.match(r"qos map dscp ([\d ]+) to traffic-class (\d)$", head):
+            for d in m[1].split():
+                dscp_map[int(d)] = int(m[2])
+        elif m := re.match(r"priority-flow-control pause watchdog default (timeout|recovery-time) (\S+)", head):
+            wd_default[m[1]] = float(m[2])
+        elif m := re.match(r"priority-flow-control pause watchdog action (\S+)", head):
+            wd_default["action"] = m[1]
+    out: dict[str, Any] = {"pfc": {}, "watchdog": {}, "ecn": {}, "qos": {}}
+    for port, intf in intfs.items():
+        p = _merge(profiles.get(intf.profile) if intf.profile else None, intf)
+        prios = sorted(k for k, v in p.no_drop.items() if v) if p.pfc_on else []
+        out["pfc"][port] = prios
+        wd_on = bool(p.pfc_on and p.wd)
+        out["watchdog"][port] = WatchdogState(
+            enabled=wd_on,
+            action=(p.wd_action or wd_default.get("action", "")) if wd_on else "",
+            detection_ms=_ms(p.wd_timeout if p.wd_timeout is not None else wd_default.get("timeout")) if wd_on else None,
+            restoration_ms=_ms(p.wd_recovery if p.wd_recovery is not None else wd_default.get("recovery-time"))
+            if wd_on else None,
+        )
+        for q, qd in sorted(p.queues.items()):
+            if "ecn" in qd:
+                lo, hi, prob = qd["ecn"]
+                out["ecn"][(port, q)] = EcnQueueState(port, q, True, lo, hi, prob)
+        trust = p.trust if p.trust_set else ("dscp" if p.routed else "cos")
+        out["qos"][port] = QosPortState(
+            port=port, trust=trust, dscp_to_tc=dict(sorted(dscp_map.items())),
+            schedulers={q: p.queues.get(q, {}).get("sched", "strict") for q in range(8)},
+        )
+    return out
+
+
+def parse_watchdog_status(data: dict[str, Any]) -> list[StormState]:
+    storms = []
+    for port, i in sorted(data.get("interfaces", {}).items()):
+        for q, s in sorted(i.get("txQueues", {}).items(), key=lambda kv: int(kv[0])):
+            storms.append(StormState(port, int(q), str(s.get("currentState", "")).lower() in ("stuck", "stormed"),
+                                     int(s.get("stuckCount", 0))))
+    return storms
+
+
+def parse_counters(pfc: dict[str, Any], queues: dict[str, Any], ecn: dict[str, Any], taken_at: float) -> CounterSample:
+    ports: dict[str, PortCounters] = {}
+    for port, c in pfc.get("interfaceCounters", {}).items():
+        pc = ports.setdefault(port, PortCounters())
+        pc.pfc_rx_total, pc.pfc_tx_total = int(c.get("rxFrames", 0)), int(c.get("txFrames", 0))
+    for port, i in queues.get("egressQueueCounters", {}).get("interfaces", {}).items():
+        pc = ports.setdefault(port, PortCounters())
+        for tc, t in i.get("ucastQueues", {}).get("trafficClasses", {}).items():
+            drops = sum(int(dp.get("droppedPackets", 0)) for dp in t.get("dropPrecedences", {}).values())
+            pc.queue_drops[int(tc.removeprefix("TC"))] = drops
+    for port, i in ecn.get("intfQueueCounters", {}).items():
+        pc = ports.setdefault(port, PortCounters())
+        for q, v in i.get("queueCounters", {}).items():
+            if str(v).isdigit():
+                pc.ecn_marks[int(q)] = int(v)
+    return CounterSample(taken_at, dict(sorted(ports.items())))
+
+
+def apply_section(section: str, out: dict[str, Any], state: DeviceState, intent: DeviceIntent | None = None,
+                  taken_at: float = 0.0) -> None:
+    """Fill one state section from the raw outputs of its commands."""
+    if section == "interfaces":
+        state.interfaces = parse_interfaces(out["show interfaces"])
+    elif section == "lldp":
+        state.lldp = parse_lldp(out["show lldp neighbors"])
+    elif section == "bgp":
+        state.bgp = parse_bgp(out["show ip bgp summary vrf all"])
+    elif section == "routes":
+        state.routes = parse_routes(out["show ip route vrf default"])
+    elif section == "pfc":
+        q = parse_running_qos(out[RUNNING])
+        state.pfc_priorities, state.watchdog = q["pfc"], q["watchdog"]
+        state.storms = parse_watchdog_status(out["show priority-flow-control counters watchdog"])
+    elif section == "qos":
+        q = parse_running_qos(out[RUNNING])
+        state.ecn, state.qos = q["ecn"], q["qos"]
+    elif section == "counters":
+        sample = parse_counters(out["show priority-flow-control counters"],
+                                out["show interfaces counters queue detail"],
+                                out["show qos interfaces ecn counters queue"], taken_at)
+        if state.counters_first is None:
+            state.counters_first = sample
+        else:
+            state.counters_second = sample
+    else:
+        raise KeyError(f"EOS collector has no section {section!r}")
+    state.sections.add(section)

@@ -1,0 +1,150 @@
+"""Linux GPU server collector: RoCE NIC state and the RDMA probe commands/parsers.
+
+Commands run over the host's netmiko connection (device_type linux). Output formats:
+  ip -j addr show                  iproute2 JSON: [{ifname, mtu, operstate, addr_info[{family, local, prefixlen}]}]
+  dcb -j pfc show dev X            iproute2 dcb JSON: {"pfc_cap", "macsec_bypass", "delay", "prio_pfc": [bool x8]}
+                                   (dcb_pfc.c prints prio_pfc with dcb_print_named_array -> JSON array of on/off)
+  dcb -j apptrust show dev X       {"order": ["dscp", ...]} -- UNVERIFIED shape (iproute2 >= 6.2 dcb_apptrust.c)
+  ping -M do -s N -Q TOS ...       iputils text ("N packets transmitted, M received, ..% packet loss")
+  ib_write_bw --report_gbits ...   perftest text; the result row under "#bytes #iterations BW peak[Gb/sec] ..."
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from runbooks.intent.models import DeviceIntent
+from validators.state import DeviceState, NicState
+
+Runner = Callable[[list[str]], dict[str, Any]]
+
+
+def runner(task: Any) -> Runner:
+    conn = task.host.get_connection("netmiko", task.nornir.config)
+
+    def run(cmds: list[str]) -> dict[str, Any]:
+        return {cmd: conn.send_command(cmd, read_timeout=60) for cmd in cmds}
+
+    return run
+
+
+def section_commands(section: str, intent: DeviceIntent) -> list[str]:
+    if section == "nics":
+        cmds = ["ip -j addr show"]
+        for nic in intent.nics:
+            cmds += [f"dcb -j pfc show dev {nic.name}", f"dcb -j apptrust show dev {nic.name}"]
+        return cmds
+    return []
+
+
+def _json(text: str) -> Any:
+    """JSON output, or a clear error carrying the first line of what came back."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        first = text.strip().splitlines()[0] if text.strip() else "<empty>"
+        raise ValueError(f"not JSON: {first}") from exc
+
+
+def parse_ip_addr(data: list[dict[str, Any]]) -> dict[str, NicState]:
+    nics = {}
+    for link in data:
+        addrs = [f"{a['local']}/{a['prefixlen']}" for a in link.get("addr_info", []) if a.get("family") == "inet"]
+        nics[link["ifname"]] = NicState(link["ifname"], link.get("operstate") == "UP", link.get("mtu"), addrs)
+    return nics
+
+
+def parse_dcb_pfc(data: dict[str, Any]) -> list[int]:
+    prio = data.get("prio_pfc", [])
+    if isinstance(prio, dict):     # tolerate {"0": false, ...}
+        return sorted(int(k) for k, v in prio.items() if v)
+    return [i for i, on in enumerate(prio) if on]
+
+
+def parse_dcb_apptrust(data: dict[str, Any]) -> str | None:
+    order = data.get("order", [])
+    return order[0] if order else None
+
+
+def apply_section(section: str, out: dict[str, Any], state: DeviceState, intent: DeviceIntent | None = None,
+                  taken_at: float = 0.0) -> None:
+    if section != "nics" or intent is None:
+        raise KeyError(f"Linux collector has no section {section!r}")
+    nics = parse_ip_addr(_json(out["ip -j addr show"]))
+    for nic in intent.nics:
+        st = nics.get(nic.name)
+        if st is None:
+            continue
+        try:
+            st.pfc_priorities = parse_dcb_pfc(_json(out[f"dcb -j pfc show dev {nic.name}"]))
+        except ValueError:
+            st.pfc_priorities = None
+        try:
+            st.trust = parse_dcb_apptrust(_json(out[f"dcb -j apptrust show dev {nic.name}"]))
+        except ValueError:
+            st.trust = None
+    state.nics = {n: s for n, s in sorted(nics.items())}
+    state.sections.add("nics")
+
+
+# ---------------------------------------------------------------- RDMA probe commands and parsers
+
+def dscp_to_tos(dscp: int) -> int:
+    return dscp << 2
+
+
+def ping_command(src_ip: str, dst_ip: str, mtu: int, dscp: int, count: int = 3) -> str:
+    """Jumbo ping that must not fragment: payload = MTU - 20 (IP) - 8 (ICMP)."""
+    return f"ping -c {count} -i 0.2 -W 1 -M do -s {mtu - 28} -Q {dscp_to_tos(dscp)} -I {src_ip} {dst_ip}"
+
+
+def parse_ping(text: str) -> tuple[bool, float | None, str]:
+    """(all replies received, loss %, one-line detail)."""
+    m = re.search(r"(\d+) packets transmitted, (\d+) received(?:, \+(\d+) errors)?, ([\d.]+)% packet loss", text)
+    if not m:
+        err = next((ln.strip() for ln in text.splitlines() if ln.strip()), "<no output>")
+        return False, None, err
+    sent, recv, loss = int(m[1]), int(m[2]), float(m[4])
+    detail = m[0]
+    local_err = re.search(r"local error: (.+)", text)
+    if local_err:
+        detail += f" ({local_err[1].strip()})"
+    return sent > 0 and recv == sent, loss, detail
+
+
+def ib_server_command(dev: str, port: int, dscp: int, seconds: int) -> str:
+    """Background perftest server; its output is kept for debugging only."""
+    return (f"nohup ib_write_bw -d {dev} -x 3 --report_gbits -F -D {seconds} -p {port} "
+            f"--tclass={dscp_to_tos(dscp)} > /tmp/nr-run-ib-{port}.log 2>&1 &")
+
+
+def ib_client_command(dev: str, port: int, dscp: int, seconds: int, dst_ip: str) -> str:
+    return (f"ib_write_bw -d {dev} -x 3 --report_gbits -F -D {seconds} -p {port} "
+            f"--tclass={dscp_to_tos(dscp)} {dst_ip}")
+
+
+def parse_ib_write_bw(text: str) -> tuple[float | None, str]:
+    """(BW average in Gb/s, detail). The result row follows the '#bytes ... BW average[Gb/sec]' header."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if "#bytes" in line and "BW average" in line:
+            # Fixed perftest layout: #bytes, #iterations, BW peak, BW average, MsgRate.
+            for row in lines[i + 1:]:
+                parts = row.split()
+                if len(parts) >= 4 and parts[0].isdigit():
+                    return float(parts[3]), f"{parts[3]} Gb/s avg ({parts[0]} B messages)"
+            break
+    first = next((ln.strip() for ln in lines if ln.strip() and not set(ln.strip()) <= {"-"}), "")
+    return None, f"no bandwidth result: {first}" if first else "no output from ib_write_bw"
+
+
+def rdma_device_map(text: str) -> dict[str, str]:
+    """netdev -> RDMA device from `rdma -j link show` ([{ifname: "mlx5_0/1", netdev: "eth1", ...}])."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return {}
+    return {d["netdev"]: d["ifname"].split("/")[0] for d in data if d.get("netdev") and d.get("ifname")}

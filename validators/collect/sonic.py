@@ -1,0 +1,295 @@
+"""SONiC collector: CLI commands per state section and parsers of their text/JSON output.
+
+Commands go through the project's `napalm_sonic` driver `cli([...])` (text). Table formats are the
+sonic-utilities ones quoted verbatim in shared/reference/sonic.md §4. QoS, ECN and buffer
+configuration are read from `show runningconfiguration all` (CONFIG_DB as JSON, plus "bgpraw"),
+the single source the show commands themselves read. `show ip route json` is FRR's JSON (vtysh), a
+shape not quoted in the shared reference. `show queue wredcounters` (ECN marks) is optional: newer
+sonic-utilities only, so a failure there leaves ECN marks empty instead of failing the section.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from runbooks.intent.models import DeviceIntent
+from validators.state import (
+    BgpPeerState,
+    BufferPgState,
+    CounterSample,
+    DeviceState,
+    EcnQueueState,
+    InterfaceState,
+    LldpNeighbor,
+    NextHop,
+    PortCounters,
+    QosPortState,
+    RouteState,
+    StormState,
+    WatchdogState,
+)
+
+RUNNING = "show runningconfiguration all"
+OPTIONAL = {"show queue wredcounters"}
+
+COMMANDS: dict[str, list[str]] = {
+    "interfaces": ["show interfaces status"],
+    "lldp": ["show lldp table"],
+    "bgp": ["show ip bgp summary"],
+    "routes": ["show ip route json"],
+    "pfc": ["show pfc priority", "pfcwd show config", "pfcwd show stats"],
+    "qos": [RUNNING],
+    "buffers": [RUNNING],
+    "counters": ["show pfc counters", "show queue counters", "show queue wredcounters"],
+}
+
+Runner = Callable[[list[str]], dict[str, Any]]
+
+
+def runner(task: Any) -> Runner:
+    """Run commands over the host's NAPALM sonic connection; optional commands may fail."""
+    device = task.host.get_connection("napalm", task.nornir.config)
+
+    def run(cmds: list[str]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for cmd in cmds:
+            try:
+                out.update(device.cli([cmd]))
+            except Exception:
+                if cmd not in OPTIONAL:
+                    raise
+        return out
+
+    return run
+
+
+def section_commands(section: str, intent: DeviceIntent) -> list[str]:
+    return COMMANDS.get(section, [])
+
+
+# ---------------------------------------------------------------- table reader
+
+def parse_table(text: str, first_header: str | None = None) -> list[dict[str, str]]:
+    """Rows of the first tabulate table (header line, then a dashes line) whose header starts with
+    `first_header`. Cells are sliced on the dash runs, so empty cells survive."""
+    lines = text.splitlines()
+    for i in range(len(lines) - 1):
+        dash = lines[i + 1]
+        if not dash.strip() or set(dash.strip()) - {"-", " "}:
+            continue
+        head = lines[i]
+        if not head.strip() or (first_header and not head.strip().startswith(first_header)):
+            continue
+        spans = [m.start() for m in re.finditer(r"-+", dash)]
+        names = [_cell(head, spans, k) for k in range(len(spans))]
+        rows = []
+        for line in lines[i + 2:]:
+            if not line.strip() or set(line.strip()) <= {"-"}:
+                break
+            rows.append({names[k]: _cell(line, spans, k) for k in range(len(spans))})
+        return rows
+    return []
+
+
+def _cell(line: str, spans: list[int], k: int) -> str:
+    start = spans[k]
+    end = spans[k + 1] if k + 1 < len(spans) else len(line)
+    return line[start:end].strip()
+
+
+def _num(value: str) -> int:
+    value = value.replace(",", "").strip()
+    return int(value) if value.isdigit() else 0
+
+
+def _speed_mbps(value: str) -> int | None:
+    m = re.fullmatch(r"(\d+)G", value.strip())
+    if m:
+        return int(m[1]) * 1000
+    m = re.fullmatch(r"(\d+)M", value.strip())
+    return int(m[1]) if m else None
+
+
+# ---------------------------------------------------------------- parsers (pure)
+
+def parse_interfaces(text: str) -> dict[str, InterfaceState]:
+    return {
+        r["Interface"]: InterfaceState(r["Interface"], r["Admin"] == "up", r["Oper"] == "up",
+                                       _speed_mbps(r["Speed"]), int(r["MTU"]) if r["MTU"].isdigit() else None)
+        for r in parse_table(text, "Interface")
+    }
+
+
+def parse_lldp(text: str) -> list[LldpNeighbor]:
+    return [LldpNeighbor(r["LocalPort"], r["RemoteDevice"], r["RemotePortID"]) for r in parse_table(text, "LocalPort")]
+
+
+def parse_bgp(text: str) -> dict[str, BgpPeerState]:
+    peers = {}
+    for r in parse_table(text, "Neighbhor") or parse_table(text, "Neighbor"):
+        ip = r.get("Neighbhor") or r.get("Neighbor", "")
+        pfx = r.get("State/PfxRcd", "")
+        established = pfx.replace(",", "").isdigit()
+        peers[ip] = BgpPeerState(ip, int(r["AS"]) if r["AS"].isdigit() else None,
+                                 "Established" if established else pfx, _num(pfx) if established else 0)
+    return peers
+
+
+def parse_routes(data: dict[str, Any]) -> dict[str, RouteState]:
+    """FRR `show ip route json`: {prefix: [{protocol, selected, nexthops[{ip, interfaceName, active}]}]}."""
+    routes = {}
+    for prefix, entries in data.items():
+        for e in entries:
+            if not e.get("selected"):
+                continue
+            hops = [NextHop(h.get("ip", ""), h.get("interfaceName", "")) for h in e.get("nexthops", [])
+                    if h.get("active", True)]
+            routes[prefix] = RouteState(prefix, e.get("protocol", ""), hops)
+    return routes
+
+
+def parse_pfc_priority(text: str) -> dict[str, list[int]]:
+    return {r["Interface"]: sorted(int(p) for p in re.findall(r"\d", r["Lossless priorities"]))
+            for r in parse_table(text, "Interface")}
+
+
+def parse_pfcwd_config(text: str) -> dict[str, WatchdogState]:
+    wd = {}
+    for r in parse_table(text, "PORT"):
+        wd[r["PORT"]] = WatchdogState(True, r["ACTION"], _num(r["DETECTION TIME"]), _num(r["RESTORATION TIME"]))
+    for port in re.findall(r"SKIPPED: PFC is not enabled on port: (\S+)", text):
+        wd[port] = WatchdogState(False)
+    return wd
+
+
+def parse_pfcwd_stats(text: str) -> list[StormState]:
+    storms = []
+    for r in parse_table(text, "QUEUE"):
+        port, _, q = r["QUEUE"].partition(":")
+        detected = r.get("STORM DETECTED/RESTORED", "0/0").split("/")[0]
+        storms.append(StormState(port, int(q), r["STATUS"] == "stormed", _num(detected)))
+    return storms
+
+
+def _ref(value: str) -> str:
+    """Plain name from either reference format ("AZURE" or "[DSCP_TO_TC_MAP|AZURE]")."""
+    return value.strip("[]").split("|")[-1]
+
+
+def _expand(qkey: str) -> list[int]:
+    lo, _, hi = qkey.partition("-")
+    return list(range(int(lo), int(hi or lo) + 1))
+
+
+def _queue_entries(db: dict[str, Any]) -> dict[tuple[str, int], dict[str, str]]:
+    out = {}
+    for key, fields in db.get("QUEUE", {}).items():
+        port, _, qs = key.partition("|")
+        for q in _expand(qs):
+            out[(port, q)] = fields
+    return out
+
+
+def parse_qos(db: dict[str, Any]) -> dict[str, Any]:
+    """ECN per queue, and trust/DSCP map/schedulers per port, from CONFIG_DB.
+
+    SONiC has no trust knob: a port trusts DSCP when a DSCP_TO_TC_MAP is bound to it (or globally).
+    """
+    maps = db.get("PORT_QOS_MAP", {})
+    glob = maps.get("global", {})
+    wred, sched = db.get("WRED_PROFILE", {}), db.get("SCHEDULER", {})
+    queues = _queue_entries(db)
+    ecn: dict[tuple[str, int], EcnQueueState] = {}
+    for (port, q), fields in sorted(queues.items()):
+        prof = wred.get(_ref(fields.get("wred_profile", "")))
+        if prof is None:
+            continue
+        on = prof.get("ecn", "ecn_none") != "ecn_none"
+        ecn[(port, q)] = EcnQueueState(port, q, on, _int(prof.get("green_min_threshold")),
+                                       _int(prof.get("green_max_threshold")), _int(prof.get("green_drop_probability")))
+    qos: dict[str, QosPortState] = {}
+    for port in sorted(db.get("PORT", {})):
+        name = maps.get(port, {}).get("dscp_to_tc_map") or glob.get("dscp_to_tc_map")
+        table = db.get("DSCP_TO_TC_MAP", {}).get(_ref(name), {}) if name else {}
+        scheds = {}
+        for (p, q), fields in queues.items():
+            if p == port and fields.get("scheduler"):
+                t = sched.get(_ref(fields["scheduler"]), {}).get("type", "WRR").lower()
+                scheds[q] = "strict" if t == "strict" else "dwrr"
+        qos[port] = QosPortState(port, "dscp" if name else None,
+                                 {int(k): int(v) for k, v in sorted(table.items(), key=lambda kv: int(kv[0]))},
+                                 dict(sorted(scheds.items())))
+    return {"ecn": ecn, "qos": qos}
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def parse_buffers(db: dict[str, Any]) -> dict[str, list[BufferPgState]]:
+    """Lossless PGs (profiles with an xoff) per port."""
+    profiles = db.get("BUFFER_PROFILE", {})
+    out: dict[str, list[BufferPgState]] = {}
+    for key, fields in sorted(db.get("BUFFER_PG", {}).items()):
+        port, _, pgs = key.partition("|")
+        name = _ref(fields.get("profile", ""))
+        prof = profiles.get(name, {})
+        if "xoff" not in prof:
+            continue
+        out.setdefault(port, []).append(BufferPgState(port, _expand(pgs), name, _int(prof.get("xoff")),
+                                                      _int(prof.get("xon")), _int(prof.get("size"))))
+    return out
+
+
+def parse_counters(pfc: str, queues: str, wred: str | None, taken_at: float) -> CounterSample:
+    ports: dict[str, PortCounters] = {}
+    for header, attr in (("Port Rx", "pfc_rx"), ("Port Tx", "pfc_tx")):
+        for r in parse_table(pfc, header):
+            pc = ports.setdefault(r[header], PortCounters())
+            per = {int(k[3:]): _num(v) for k, v in r.items() if k.startswith("PFC")}
+            setattr(pc, attr, per)
+            setattr(pc, attr + "_total", sum(per.values()))
+    for r in parse_table(queues, "Port"):
+        if r["TxQ"].startswith("UC"):
+            ports.setdefault(r["Port"], PortCounters()).queue_drops[int(r["TxQ"][2:])] = _num(r["Drop/pkts"])
+    for r in parse_table(wred or "", "Port"):
+        if r["TxQ"].startswith("UC") and "EcnMarked/pkts" in r:
+            ports.setdefault(r["Port"], PortCounters()).ecn_marks[int(r["TxQ"][2:])] = _num(r["EcnMarked/pkts"])
+    return CounterSample(taken_at, dict(sorted(ports.items())))
+
+
+def apply_section(section: str, out: dict[str, Any], state: DeviceState, intent: DeviceIntent | None = None,
+                  taken_at: float = 0.0) -> None:
+    if section == "interfaces":
+        state.interfaces = parse_interfaces(out["show interfaces status"])
+    elif section == "lldp":
+        state.lldp = parse_lldp(out["show lldp table"])
+    elif section == "bgp":
+        state.bgp = parse_bgp(out["show ip bgp summary"])
+    elif section == "routes":
+        state.routes = parse_routes(json.loads(out["show ip route json"]))
+    elif section == "pfc":
+        state.pfc_priorities = parse_pfc_priority(out["show pfc priority"])
+        state.watchdog = parse_pfcwd_config(out["pfcwd show config"])
+        state.storms = parse_pfcwd_stats(out["pfcwd show stats"])
+    elif section == "qos":
+        q = parse_qos(json.loads(out[RUNNING]))
+        state.ecn, state.qos = q["ecn"], q["qos"]
+    elif section == "buffers":
+        state.buffer_pgs = parse_buffers(json.loads(out[RUNNING]))
+    elif section == "counters":
+        sample = parse_counters(out["show pfc counters"], out["show queue counters"],
+                                out.get("show queue wredcounters"), taken_at)
+        if state.counters_first is None:
+            state.counters_first = sample
+        else:
+            state.counters_second = sample
+    else:
+        raise KeyError(f"SONiC collector has no section {section!r}")
+    state.sections.add(section)

@@ -1,0 +1,173 @@
+"""Normalized device state: what every per-platform parser produces and every check reads.
+
+Sections are collected independently; `DeviceState.sections` records which ones were filled and
+`DeviceState.errors` why a section could not be collected (a check needing it then fails loudly
+instead of evaluating an empty section).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Every section a check may require. "counters" are sampled twice (counters_first/counters_second).
+SECTIONS = ("interfaces", "lldp", "bgp", "routes", "pfc", "qos", "buffers", "counters", "nics", "rdma")
+
+
+@dataclass
+class InterfaceState:
+    name: str
+    admin_up: bool
+    oper_up: bool
+    speed_mbps: int | None = None
+    mtu: int | None = None
+
+
+@dataclass
+class LldpNeighbor:
+    local_port: str
+    remote_device: str
+    remote_port: str
+
+
+@dataclass
+class BgpPeerState:
+    address: str
+    remote_asn: int | None
+    state: str                       # "Established", "Active", "Idle", ...
+    prefixes_received: int = 0
+
+
+@dataclass
+class NextHop:
+    ip: str
+    interface: str = ""
+
+
+@dataclass
+class RouteState:
+    prefix: str
+    protocol: str
+    next_hops: list[NextHop] = field(default_factory=list)
+
+
+@dataclass
+class WatchdogState:
+    """PFC watchdog as configured on one port (enabled=False when absent)."""
+
+    enabled: bool
+    action: str = ""
+    detection_ms: int | None = None
+    restoration_ms: int | None = None
+
+
+@dataclass
+class StormState:
+    """Watchdog status of one (port, priority/queue)."""
+
+    port: str
+    priority: int
+    stormed: bool
+    storms_detected: int = 0
+
+
+@dataclass
+class EcnQueueState:
+    port: str
+    queue: int
+    enabled: bool
+    min_bytes: int | None = None
+    max_bytes: int | None = None
+    max_mark_probability: int | None = None
+
+
+@dataclass
+class QosPortState:
+    """Classification and scheduling of one port."""
+
+    port: str
+    trust: str | None                 # "dscp", "cos" or None (untrusted)
+    dscp_to_tc: dict[int, int] = field(default_factory=dict)
+    schedulers: dict[int, str] = field(default_factory=dict)   # queue -> "strict" | "dwrr"
+
+
+@dataclass
+class BufferPgState:
+    """A lossless ingress priority group and its profile (SONiC)."""
+
+    port: str
+    pgs: list[int]
+    profile: str
+    xoff_bytes: int | None = None
+    xon_bytes: int | None = None
+    size_bytes: int | None = None
+
+
+@dataclass
+class PortCounters:
+    """Cumulative counters of one port. Per-priority PFC maps may be empty when the platform only
+    reports per-port totals (EOS `show priority-flow-control counters`)."""
+
+    pfc_rx: dict[int, int] = field(default_factory=dict)
+    pfc_tx: dict[int, int] = field(default_factory=dict)
+    pfc_rx_total: int = 0
+    pfc_tx_total: int = 0
+    queue_drops: dict[int, int] = field(default_factory=dict)
+    ecn_marks: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass
+class CounterSample:
+    taken_at: float                    # time.monotonic() of the sample
+    ports: dict[str, PortCounters] = field(default_factory=dict)
+
+
+@dataclass
+class NicState:
+    name: str
+    oper_up: bool
+    mtu: int | None
+    addresses: list[str] = field(default_factory=list)          # "10.10.0.1/31"
+    pfc_priorities: list[int] | None = None                     # None: could not be read
+    trust: str | None = None
+
+
+@dataclass
+class RdmaProbe:
+    """One source NIC -> destination NIC test: jumbo ping with DF, then an RDMA write pair."""
+
+    src_device: str
+    src_nic: str
+    dst_device: str
+    dst_nic: str
+    dst_ip: str
+    ping_ok: bool | None = None
+    ping_loss_pct: float | None = None
+    ping_detail: str = ""
+    bw_gbps: float | None = None
+    bw_detail: str = ""
+
+
+@dataclass
+class DeviceState:
+    device: str
+    platform: str
+    sections: set[str] = field(default_factory=set)
+    errors: dict[str, str] = field(default_factory=dict)
+    interfaces: dict[str, InterfaceState] = field(default_factory=dict)
+    lldp: list[LldpNeighbor] = field(default_factory=list)
+    bgp: dict[str, BgpPeerState] = field(default_factory=dict)
+    routes: dict[str, RouteState] = field(default_factory=dict)
+    pfc_priorities: dict[str, list[int]] = field(default_factory=dict)     # port -> enabled priorities
+    watchdog: dict[str, WatchdogState] = field(default_factory=dict)
+    storms: list[StormState] = field(default_factory=list)
+    ecn: dict[tuple[str, int], EcnQueueState] = field(default_factory=dict)
+    qos: dict[str, QosPortState] = field(default_factory=dict)
+    buffer_pgs: dict[str, list[BufferPgState]] = field(default_factory=dict)
+    counters_first: CounterSample | None = None
+    counters_second: CounterSample | None = None
+    nics: dict[str, NicState] = field(default_factory=dict)
+    rdma: list[RdmaProbe] = field(default_factory=list)
+
+    def missing(self, sections: tuple[str, ...] | list[str]) -> dict[str, str]:
+        """Required sections that are absent, with the reason."""
+        return {s: self.errors.get(s, "not collected") for s in sections if s not in self.sections}
