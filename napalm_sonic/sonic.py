@@ -75,6 +75,7 @@ class SonicDriver(NetworkDriver):
         self.netmiko_optional_args.setdefault("system_host_keys", strict)
         self.netmiko_optional_args.setdefault("port", self.port)
         self.device: Any = None
+        self.force_no_enable = True   # no root shell: privileged commands use sudo one by one
         self.candidate: configdb.ConfigDb | None = None
         self._last_checkpoint: str | None = None
 

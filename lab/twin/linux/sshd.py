@@ -1,0 +1,98 @@
+"""asyncssh server giving a twin device an interactive shell, exec requests and file upload via stdin."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Protocol
+
+import asyncssh
+
+from lab.twin.linux import shell
+
+
+class ShellDevice(shell.Device, Protocol):
+    def prompt(self) -> str: ...
+
+    def accepts(self, username: str, password: str) -> bool: ...
+
+    def reachable(self) -> bool: ...
+
+
+_HOST_KEY: asyncssh.SSHKey | None = None
+
+
+def host_key() -> asyncssh.SSHKey:
+    """One ed25519 host key per twin process (generating it is cheap, but do it once)."""
+    global _HOST_KEY
+    if _HOST_KEY is None:
+        _HOST_KEY = asyncssh.generate_private_key("ssh-ed25519")
+    return _HOST_KEY
+
+
+class _Auth(asyncssh.SSHServer):
+    def __init__(self, device: ShellDevice) -> None:
+        self.device = device
+
+    def connection_made(self, conn: asyncssh.SSHServerConnection) -> None:
+        if not self.device.reachable():   # an "unreachable" fault: drop the TCP session
+            conn.abort()
+
+    def begin_auth(self, username: str) -> bool:
+        return True
+
+    def password_auth_supported(self) -> bool:
+        return True
+
+    def validate_password(self, username: str, password: str) -> bool:
+        return self.device.accepts(username, password)
+
+
+async def _session(device: ShellDevice, process: asyncssh.SSHServerProcess) -> None:
+    try:
+        if process.command is not None:
+            command = process.command
+            stdin = await process.stdin.read() if shell.wants_stdin(command) else None
+            rc, out, err = shell.execute(device, command, stdin)
+            process.stdout.write(out)
+            process.stderr.write(err)
+            process.exit(rc)
+            return
+        await _interactive(device, process)
+    except (asyncssh.BreakReceived, asyncssh.TerminalSizeChanged, BrokenPipeError, ConnectionError):
+        process.exit(0)
+
+
+async def _interactive(device: ShellDevice, process: asyncssh.SSHServerProcess) -> None:
+    rc = 0
+    process.stdout.write(device.prompt())
+    while True:
+        line = await process.stdin.readline()
+        if not line:
+            break
+        line = line.rstrip("\r\n")
+        if line.strip() in ("exit", "logout"):
+            break
+        marker = shell.heredoc_marker(line)
+        if marker:
+            body = []
+            while True:
+                nxt = await process.stdin.readline()
+                if not nxt or nxt.strip() == marker:
+                    break
+                body.append(nxt.rstrip("\r\n"))
+            line = line + "\n" + "\n".join(body) + "\n" + marker
+        if line.strip():
+            rc, out, err = shell.execute(device, line, None, rc)
+            process.stdout.write((out + err).replace("\r\n", "\n"))
+        process.stdout.write(device.prompt())
+    process.exit(0)
+
+
+async def serve(device: ShellDevice, host: str, port: int) -> asyncssh.SSHAcceptor:
+    """Listen for SSH on host:port (port 0 picks a free one: read it from the acceptor)."""
+    factory: Callable[[], asyncssh.SSHServer] = lambda: _Auth(device)  # noqa: E731
+    return await asyncssh.create_server(
+        factory, host, port, server_host_keys=[host_key()],
+        process_factory=lambda p: asyncio.ensure_future(_session(device, p)),
+        keepalive_interval=0, encoding="utf-8", line_editor=True)
