@@ -48,6 +48,10 @@ class Check:
     requires: ClassVar[tuple[str, ...]] = ()
     roles: ClassVar[tuple[str, ...]] = ("ctsw", "rtsw")          # device roles the check applies to
     platforms: ClassVar[tuple[str, ...]] = ("eos", "sonic", "linux")
+    defaults: ClassVar[dict[str, Any]] = {}       # tunables, overridable per run (options[name][key])
+
+    def __init__(self, options: dict[str, Any] | None = None) -> None:
+        self.options = {**self.defaults, **(options or {})}
 
     def applies_to(self, intent: DeviceIntent) -> bool:
         return intent.role in self.roles and intent.platform in self.platforms
@@ -95,18 +99,20 @@ class UnknownCheck(ValueError):
     pass
 
 
-def select(selectors: list[str] | None) -> list[Check]:
-    """Instances of the checks named or tagged by `selectors` (all when None/empty), in name order."""
+def select(selectors: list[str] | None, options: dict[str, dict[str, Any]] | None = None) -> list[Check]:
+    """Instances of the checks named or tagged by `selectors` (all when None/empty), in name order.
+    `options` maps a check name to its tunables."""
     checks = all_checks()
+    options = options or {}
     if not selectors:
-        return [cls() for cls in checks.values()]
+        return [cls(options.get(n)) for n, cls in checks.items()]
     chosen: dict[str, type[Check]] = {}
     for sel in selectors:
         matched = {n: c for n, c in checks.items() if n == sel or sel in c.tags}
         if not matched:
             raise UnknownCheck(f"no check or tag named {sel!r}; known: {', '.join(checks)}")
         chosen.update(matched)
-    return [chosen[n]() for n in sorted(chosen)]
+    return [chosen[n](options.get(n)) for n in sorted(chosen)]
 
 
 def required_sections(checks: list[Check], intent: DeviceIntent) -> set[str]:

@@ -1,0 +1,42 @@
+"""SONiC: lossless PG with its profile on every lossless port, headroom not below intent."""
+
+from __future__ import annotations
+
+from validators.base import Check, Finding, register
+from validators.helpers import lossless
+
+
+@register
+class BuffersCheck(Check):
+    name = "buffers"
+    tags = ("roce", "buffers", "qos")
+    description = "Lossless PG and profile on every lossless port; xoff headroom >= intent (SONiC)"
+    requires = ("buffers",)
+    platforms = ("sonic",)
+
+    def evaluate(self, intent, state, fabric, states) -> list[Finding]:
+        out: list[Finding] = []
+        for itf in intent.interfaces:
+            prios = lossless(itf, intent)
+            if not prios or itf.headroom is None:
+                continue
+            hr = itf.headroom
+            pgs = state.buffer_pgs.get(itf.name, [])
+            for pg in sorted({intent.roce.tc_to_pg.get(p, p) for p in prios}):
+                target = f"{itf.name} pg {pg}"
+                exp = f"{hr.profile_name} xoff >= {hr.xoff_bytes}"
+                have = next((b for b in pgs if pg in b.pgs), None)
+                if have is None:
+                    out.append(self.fail(intent.name, target, exp, "no lossless PG",
+                                         f"add BUFFER_PG {itf.name}|{pg} with {hr.profile_name} (check PFC/cable length)"))
+                    continue
+                got = f"{have.profile} xoff {have.xoff_bytes}"
+                if have.xoff_bytes is None or have.xoff_bytes < hr.xoff_bytes:
+                    out.append(self.fail(intent.name, target, exp, got,
+                                         "headroom below the computed need: pause frames arrive too late, drops follow"))
+                elif have.profile != hr.profile_name:
+                    out.append(self.fail(intent.name, target, exp, got,
+                                         "profile name differs from the cable-length profile", "warning"))
+                else:
+                    out.append(self.ok(intent.name, target, exp, got))
+        return out

@@ -1,0 +1,43 @@
+"""LLDP neighbors against the intended cabling: names missing, wrong and swapped cables."""
+
+from __future__ import annotations
+
+from validators.base import Check, Finding, register
+from validators.helpers import short
+
+
+@register
+class CablingCheck(Check):
+    name = "cabling"
+    tags = ("fabric", "l1", "lldp")
+    description = "LLDP neighbor on every intended port equals the planned peer device and port"
+    requires = ("lldp",)
+    # Servers often run no LLDP agent; a missing neighbor on a host port is then only a warning.
+    defaults = {"host_ports_require_lldp": True}
+
+    def evaluate(self, intent, state, fabric, states) -> list[Finding]:
+        seen: dict[str, list[tuple[str, str]]] = {}
+        for n in state.lldp:
+            seen.setdefault(n.local_port, []).append((short(n.remote_device), n.remote_port))
+        planned = {itf.name: (itf.peer_device, itf.peer_port) for itf in intent.interfaces}
+        where_planned = {peer: port for port, peer in planned.items()}
+        out: list[Finding] = []
+        for itf in intent.interfaces:
+            want = (itf.peer_device, itf.peer_port)
+            got = seen.get(itf.name, [])
+            exp = f"{want[0]}:{want[1]}"
+            if want in got:
+                out.append(self.ok(intent.name, itf.name, exp))
+                continue
+            if not got:
+                sev = "error" if itf.role == "fabric" or self.options["host_ports_require_lldp"] else "warning"
+                out.append(self.fail(intent.name, itf.name, exp, "no LLDP neighbor",
+                                     f"link missing: check the cable {intent.name}:{itf.name} <-> {exp} and both ports",
+                                     sev))
+                continue
+            obs = ", ".join(f"{d}:{p}" for d, p in got)
+            other = next((where_planned[g] for g in got if g in where_planned), None)
+            hint = (f"cable swapped: the neighbor seen here is planned on {intent.name}:{other}"
+                    if other else f"miscabled: move the cable so {itf.name} reaches {exp}")
+            out.append(self.fail(intent.name, itf.name, exp, obs, hint))
+        return out

@@ -1,0 +1,40 @@
+"""GPU server RoCE NICs: address, MTU, PFC on the lossless priority, DSCP trust."""
+
+from __future__ import annotations
+
+from validators.base import Check, Finding, register
+from validators.helpers import fmt_list
+
+
+@register
+class HostNicCheck(Check):
+    name = "host"
+    tags = ("roce", "host")
+    description = "Every RoCE NIC up with its address, MTU, PFC on the lossless priorities and DSCP trust"
+    requires = ("nics",)
+    roles = ("gpu",)
+
+    def evaluate(self, intent, state, fabric, states) -> list[Finding]:
+        out: list[Finding] = []
+        for nic in intent.nics:
+            obs = state.nics.get(nic.name)
+            if obs is None:
+                out.append(self.fail(intent.name, nic.name, "NIC present", "absent", "driver/firmware or naming"))
+                continue
+            checks = [
+                ("up", "up" if obs.oper_up else "down", f"bring {nic.name} up; check the cable to {nic.peer_device}"),
+                (f"address {nic.address}", "address " + (",".join(obs.addresses) or "none"), f"ip addr add {nic.address} dev {nic.name}"),
+                (f"mtu {nic.mtu}", f"mtu {obs.mtu}", f"ip link set {nic.name} mtu {nic.mtu}"),
+                (f"pfc {fmt_list(sorted(nic.lossless_priorities))}", f"pfc {fmt_list(obs.pfc_priorities)}",
+                 f"dcb pfc set dev {nic.name} prio-pfc {' '.join(f'{p}:on' for p in nic.lossless_priorities)}"),
+                (f"trust {nic.trust}", f"trust {obs.trust}", f"dcb apptrust set dev {nic.name} order {nic.trust}"),
+            ]
+            bad = [(e, g, h) for e, g, h in checks
+                   if (e.startswith("address") and nic.address not in obs.addresses)
+                   or (not e.startswith("address") and e != g)]
+            for exp, got, hint in bad:
+                out.append(self.fail(intent.name, nic.name, exp, got, hint))
+            if not bad:
+                out.append(self.ok(intent.name, nic.name, f"up {nic.address} mtu {nic.mtu} pfc "
+                                                          f"{fmt_list(sorted(nic.lossless_priorities))} trust {nic.trust}"))
+        return out

@@ -1,0 +1,74 @@
+"""PFC on exactly the lossless priorities, agreed by both ends of every link; watchdog; no storm."""
+
+from __future__ import annotations
+
+from validators.base import Check, Finding, register
+from validators.helpers import fmt_list, lossless
+
+# Watchdog actions that keep forwarding are equivalent across platforms (EOS notify-only, SONiC alert/forward).
+_ACTION = {"notify-only": "forward", "alert": "forward", "forward": "forward", "drop": "drop"}
+
+
+@register
+class PfcCheck(Check):
+    name = "pfc"
+    tags = ("roce", "pfc", "qos")
+    description = "PFC exactly on lossless priorities, both link ends agree, watchdog as intended, no storm"
+    requires = ("pfc",)
+
+    def evaluate(self, intent, state, fabric, states) -> list[Finding]:
+        out: list[Finding] = []
+        wd = intent.roce.watchdog
+        for itf in intent.interfaces:
+            want = lossless(itf, intent)
+            got = state.pfc_priorities.get(itf.name)
+            if got is None or sorted(got) != want:
+                out.append(self.fail(intent.name, itf.name, f"pfc priorities {fmt_list(want)}",
+                                     f"pfc priorities {fmt_list(got)}",
+                                     f"enable PFC no-drop on priority {fmt_list(want)} only on {itf.name}"))
+            else:
+                out.append(self.ok(intent.name, itf.name, f"pfc priorities {fmt_list(want)}"))
+            out += self._agree(intent.name, itf, got, states)
+            out += self._watchdog(intent.name, itf.name, wd, state.watchdog.get(itf.name))
+        ports = {i.name for i in intent.interfaces}
+        for s in state.storms:
+            target = f"{s.port} priority {s.priority}"
+            if s.stormed:
+                out.append(self.fail(intent.name, target, "no PFC storm", "storm detected (queue stormed)",
+                                     f"a device behind {s.port} keeps sending PFC pause: find the stuck receiver"))
+            elif s.port in ports:
+                out.append(self.ok(intent.name, target, "no PFC storm", "operational"))
+        return out
+
+    def _agree(self, device, itf, got, states) -> list[Finding]:
+        """Compare with the far end once per link: the switch end of host links, the end that sorts first of fabric links."""
+        peer = states.get(itf.peer_device)
+        if peer is None or (itf.role == "fabric" and (itf.peer_device, itf.peer_port) < (device, itf.name)):
+            return []
+        if "pfc" in peer.sections:
+            far = peer.pfc_priorities.get(itf.peer_port)
+        elif "nics" in peer.sections and itf.peer_port in peer.nics:
+            far = peer.nics[itf.peer_port].pfc_priorities
+        else:
+            return []
+        target = f"{itf.name} <-> {itf.peer_device}:{itf.peer_port}"
+        near_s, far_s = fmt_list(sorted(got) if got is not None else None), fmt_list(sorted(far) if far is not None else None)
+        if near_s != far_s:
+            return [self.fail(device, target, "both ends same pfc priorities",
+                              f"{device}:{itf.name}={near_s} {itf.peer_device}:{itf.peer_port}={far_s}",
+                              "PFC mismatch across the link: pause frames for one priority are ignored by the peer")]
+        return [self.ok(device, target, f"both ends pfc {near_s}")]
+
+    def _watchdog(self, device, port, wd, obs) -> list[Finding]:
+        target = f"{port} watchdog"
+        if not wd.enabled:
+            return [self.ok(device, target, "watchdog off")] if obs is None or not obs.enabled else [
+                self.fail(device, target, "watchdog off", "watchdog on", "disable the PFC watchdog", "warning")]
+        exp = f"on, {wd.action}, detect {wd.detection_ms} ms, restore {wd.restoration_ms} ms"
+        if obs is None or not obs.enabled:
+            return [self.fail(device, target, exp, "off", f"enable the PFC watchdog on {port}")]
+        got = f"on, {obs.action}, detect {obs.detection_ms} ms, restore {obs.restoration_ms} ms"
+        same = (_ACTION.get(obs.action, obs.action) == _ACTION.get(wd.action, wd.action)
+                and obs.detection_ms == wd.detection_ms and obs.restoration_ms == wd.restoration_ms)
+        return [self.ok(device, target, exp, got)] if same else [
+            self.fail(device, target, exp, got, f"set watchdog timers/action on {port}")]

@@ -1,0 +1,20 @@
+"""Small helpers shared by checks (no platform knowledge here)."""
+
+from __future__ import annotations
+
+from runbooks.intent.models import DeviceIntent, Interface
+
+
+def short(name: str) -> str:
+    """Host part of an LLDP system name ("ctsw1.lab.example" -> "ctsw1")."""
+    return name.split(".")[0]
+
+
+def lossless(intf: Interface, intent: DeviceIntent) -> list[int]:
+    return sorted(intf.lossless_priorities or intent.roce.lossless_priorities)
+
+
+def fmt_list(values: list[int] | None) -> str:
+    if values is None:
+        return "unknown"
+    return ",".join(str(v) for v in values) if values else "none"
