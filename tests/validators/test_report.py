@@ -1,0 +1,52 @@
+"""CheckReport schema, summary, RDMA matrix and rendering from evaluated healthy/faulty states."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from rich.console import Console
+
+from runbooks.check import SCHEMA, CheckReport, print_report, rdma_matrix
+from runbooks.intent import compile_site
+from tests.validators.healthy import healthy_states
+from validators.base import evaluate_all, select
+
+FABRIC = compile_site("inventory/dc1")
+
+
+def report_for(states) -> CheckReport:
+    checks = select(None)
+    findings = evaluate_all(checks, FABRIC, states)
+    return CheckReport("dc1", [c.name for c in checks], findings, {}, rdma_matrix("ring", states, findings), 10)
+
+
+def test_report_schema_and_determinism():
+    a = report_for(healthy_states(FABRIC)).to_dict()
+    b = report_for(healthy_states(FABRIC)).to_dict()
+    assert json.dumps(a, sort_keys=False) == json.dumps(b, sort_keys=False)
+    assert a["schema"] == SCHEMA and a["passed"] is True
+    assert list(a) == ["schema", "site", "passed", "checks", "summary", "findings", "collection_errors", "rdma"]
+    assert a["summary"]["failed"] == 0 and a["summary"]["passed"] == a["summary"]["findings"] > 100
+    assert set(a["findings"][0]) == {"check", "device", "target", "expected", "observed", "passed", "severity", "hint"}
+    # ring over 8 NICs: 8 cells, each NIC once as a source
+    assert len(a["rdma"]["cells"]) == 8 and len(a["rdma"]["sources"]) == 8
+
+
+def test_failed_report_sorts_failures_first_and_renders_matrix():
+    states = healthy_states(FABRIC)
+    states["rtsw1"].interfaces["Ethernet3"].oper_up = False
+    for s in states.values():
+        for p in s.rdma:
+            if p.dst_device == "gpu2":
+                p.ping_ok, p.ping_detail = False, "100% packet loss"
+    rep = report_for(states)
+    d = rep.to_dict()
+    assert d["passed"] is False
+    assert [f["check"] for f in d["findings"][:3]] == ["interfaces", "rdma", "rdma"]
+    assert {c["status"] for c in d["rdma"]["cells"] if c["dst"].startswith("gpu2")} == {"fail"}
+    buf = io.StringIO()
+    print_report(rep, Console(file=buf, width=200, color_system=None))
+    text = buf.getvalue()
+    assert text.startswith("FAIL dc1: 10 checks on 10 devices")
+    assert "oper down" in text and "unreach" in text and "RDMA (ring)" in text
