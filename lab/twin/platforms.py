@@ -19,6 +19,7 @@ from typing import Protocol
 
 from lab.twin.fabric import Fabric
 from lab.twin.topology import Node, Topology
+from runbooks.intent.models import FabricIntent
 
 LOOPBACK = "127.0.0.1"
 DEFAULT_BASE_PORT = 16000    # device i (sorted node names) listens on base + i (+ CHANNEL_STRIDE per extra channel)
@@ -37,6 +38,7 @@ class LabContext:
     credentials: dict[str, tuple[str, str]] = field(default_factory=dict)  # platform -> (user, password)
     boot_time: float = field(default_factory=time.time)
     on_change: Callable[[], None] | None = None  # a device's config changed (the lab persists)
+    intent: FabricIntent | None = None          # the compiled site, when the lab was built from one
 
     def port(self, node: str, channel: int = 0) -> int:
         if self.base_port == 0:

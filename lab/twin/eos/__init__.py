@@ -1,0 +1,1 @@
+"""Arista EOS for the lab twin: config engine, show commands, eAPI server."""

@@ -1,0 +1,481 @@
+"""EOS running-config as a mode-aware tree: parse lines as the CLI does, `no` forms, render text.
+
+Lines arrive without indentation (as the NAPALM eos driver sends them); the current mode and its
+parents decide where each line belongs, like the EOS CLI: a line not valid in the current mode is
+tried in the parent modes. Known commands are validated (EOS-style errors); plausible commands
+(known first keywords) are kept verbatim; anything else is rejected.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass, field
+
+INDENT = "   "
+
+
+class ConfigError(Exception):
+    """A line EOS would reject; `args[0]` is the EOS error text ("Invalid input ...")."""
+
+
+@dataclass
+class CfgNode:
+    line: str
+    mode: str = ""
+    children: list[CfgNode] = field(default_factory=list)
+
+    def child(self, line: str) -> CfgNode | None:
+        return next((c for c in self.children if c.line == line), None)
+
+    def blocks(self, prefix: str) -> list[CfgNode]:
+        return [c for c in self.children if c.line.startswith(prefix)]
+
+    def has(self, line: str) -> bool:
+        return any(c.line == line for c in self.children)
+
+    def lines(self) -> list[str]:
+        return [c.line for c in self.children if not c.children and not c.mode]
+
+    def copy(self) -> CfgNode:
+        return CfgNode(self.line, self.mode, [c.copy() for c in self.children])
+
+
+@dataclass(frozen=True)
+class Mode:
+    name: str
+    enters: tuple[tuple[re.Pattern, str], ...] = ()      # (header pattern, child mode)
+    keys: tuple[tuple[tuple[str, ...], int], ...] = ()  # (token prefix, key length; 0 = whole line)
+    known: frozenset[str] = frozenset()                 # first keywords accepted verbatim
+    displayed_no: frozenset[str] = frozenset()          # "no X" forms that show in running-config (regex)
+    permissive: bool = False                            # accept anything the global mode does not
+    rejects: re.Pattern | None = None                   # global commands that share a first keyword
+
+
+def _re(p: str) -> re.Pattern:
+    return re.compile(p + r"$", re.IGNORECASE)
+
+
+TXQ = Mode("tx-queue", keys=((("priority",), 1), (("bandwidth", "guaranteed"), 2), (("bandwidth",), 1),
+                             (("random-detect", "ecn", "minimum-threshold"), 3), (("shape",), 2)),
+           known=frozenset({"priority", "bandwidth", "random-detect", "shape", "no", "default"}),
+           displayed_no=frozenset({"priority"}))
+_PFC_KEYS = ((("priority-flow-control", "on"), 1), (("priority-flow-control", "priority"), 3),
+             (("priority-flow-control", "pause", "watchdog", "port", "action"), 5),
+             (("priority-flow-control", "pause", "watchdog", "port", "timer"), 5))
+INTERFACE = Mode(
+    "interface",
+    enters=((_re(r"tx-queue ([0-7])"), "tx-queue"), (_re(r"uc-tx-queue ([0-7])"), "tx-queue")),
+    keys=((("description",), 1), (("mtu",), 1), (("ip", "address"), 2), (("shutdown",), 1),
+          (("switchport",), 1), (("speed",), 1), (("service-profile",), 1), (("qos", "trust"), 2),
+          (("load-interval",), 1), (("channel-group",), 1), (("bfd", "interval"), 2), (("qos", "dscp"), 2),
+          (("qos", "cos"), 2), (("service-policy", "type", "qos", "input"), 4), (("error-correction",), 2))
+    + _PFC_KEYS,
+    known=frozenset({"description", "mtu", "ip", "ipv6", "shutdown", "switchport", "speed", "service-profile",
+                     "qos", "priority-flow-control", "load-interval", "channel-group", "bfd", "lldp",
+                     "service-policy", "error-correction", "logging", "dcbx", "flowcontrol", "storm-control",
+                     "spanning-tree", "vrf", "arp", "mac", "link-debounce", "sflow", "ptp", "pim"}),
+    displayed_no=frozenset({"switchport", "priority-flow-control$", "qos trust", "lldp transmit",
+                            "lldp receive", "autostate"}),
+    rejects=_re(r"(qos (map|profile|random-detect)|priority-flow-control (pause watchdog (default|action|hardware)|all)"
+                r"|ip (routing|route|prefix-list|name-server|domain-name|access-list|community-list|as-path|virtual-router)"
+                r"|spanning-tree mode|logging (buffered|host|console|trap|monitor|source-interface|format|vrf|level)"
+                r"|lldp (timer|run|hold|management|tlv)|mac address-table|load-interval default|mtu default).*"),
+)
+QOS_PROFILE = Mode(
+    "qos-profile",
+    enters=((_re(r"tx-queue ([0-7])"), "tx-queue"), (_re(r"uc-tx-queue ([0-7])"), "tx-queue")),
+    keys=((("qos", "trust"), 2), (("qos", "dscp"), 2), (("qos", "cos"), 2), (("shape",), 2),
+          (("service-policy",), 4)) + _PFC_KEYS,
+    known=frozenset({"qos", "priority-flow-control", "shape", "service-policy"}),
+    displayed_no=frozenset({"qos trust", "priority-flow-control$"}),
+    rejects=_re(r"(qos (map|profile|random-detect)|priority-flow-control (pause watchdog (default|action|hardware)|all)).*"),
+)
+BGP_AF = Mode("address-family", keys=((("neighbor",), 3), (("redistribute",), 2), (("network",), 2),
+                                      (("maximum-paths",), 1), (("bgp",), 0)),
+              known=frozenset({"neighbor", "redistribute", "network", "maximum-paths", "bgp", "graceful-restart"}),
+              displayed_no=frozenset({r"neighbor \S+ activate"}))
+ROUTER_BGP = Mode(
+    "router-bgp",
+    enters=((_re(r"address-family (ipv4|ipv6)( unicast)?"), "address-family"),
+            (_re(r"vrf \S+"), "permissive")),
+    keys=((("router-id",), 1), (("maximum-paths",), 1), (("neighbor",), 3), (("redistribute",), 2),
+          (("network",), 2), (("timers", "bgp"), 2), (("distance", "bgp"), 2), (("bgp",), 0),
+          (("graceful-restart",), 1)),
+    known=frozenset({"router-id", "maximum-paths", "neighbor", "redistribute", "network", "timers",
+                     "distance", "bgp", "graceful-restart", "shutdown", "update", "ucmp", "aggregate-address"}),
+    displayed_no=frozenset({"bgp default ipv4-unicast", "bgp default ipv6-unicast"}),
+)
+MGMT_API = Mode(
+    "mgmt-api",
+    enters=((_re(r"vrf \S+"), "permissive"),),
+    keys=((("protocol",), 2), (("shutdown",), 1), (("cors",), 1)),
+    known=frozenset({"protocol", "shutdown", "cors", "session"}),
+    displayed_no=frozenset({"shutdown"}),
+)
+ROUTER_BFD = Mode("router-bfd", keys=((("interval",), 1), (("multihop", "interval"), 2)),
+                  known=frozenset({"interval", "multihop", "slow-timer", "shutdown", "local-address"}))
+PERMISSIVE = Mode("permissive", permissive=True)
+GLOBAL = Mode(
+    "global",
+    enters=(
+        (_re(r"interface ((?:Ethernet|Loopback|Management|Port-Channel|Vlan)\d+(?:/\d+)*)"), "interface"),
+        (_re(r"router bgp (\d+(?:\.\d+)?)"), "router-bgp"),
+        (_re(r"qos profile (\S+)"), "qos-profile"),
+        (_re(r"management api http-commands"), "mgmt-api"),
+        (_re(r"router bfd"), "router-bfd"),
+        (_re(r"management (api \S+|ssh|console|security|cvx|telnet|defaults|accounts)"), "permissive"),
+        (_re(r"vrf instance \S+"), "permissive"),
+        (_re(r"route-map \S+ (permit|deny) \d+"), "permissive"),
+        (_re(r"ip access-list \S+"), "permissive"),
+        (_re(r"ip prefix-list \S+"), "permissive"),
+        (_re(r"vlan [\d,-]+"), "permissive"),
+        (_re(r"daemon \S+"), "permissive"),
+        (_re(r"policy-map type \S+ \S+"), "permissive"),
+        (_re(r"class-map type \S+ \S+"), "permissive"),
+        (_re(r"aaa authorization .*"), ""),
+        (_re(r"router (ospf \d+|multicast|pim.*|general)"), "permissive"),
+        (_re(r"monitor \S+.*"), "permissive"),
+        (_re(r"event-handler \S+"), "permissive"),
+        (_re(r"queue-monitor length"), "permissive"),
+        (_re(r"hardware counter feature .*"), ""),
+    ),
+    keys=((("hostname",), 1), (("qos", "map", "dscp"), -1), (("qos", "map", "traffic-class"), -1),
+          (("priority-flow-control", "pause", "watchdog", "default"), 5),
+          (("priority-flow-control", "pause", "watchdog", "action"), 4),
+          (("priority-flow-control", "pause", "watchdog", "hardware"), 0),
+          (("priority-flow-control", "all"), 2),
+          (("username",), 2), (("ip", "routing"), 2), (("ip", "name-server"), 0), (("ip", "domain-name"), 2),
+          (("service", "routing", "protocols", "model"), 4), (("spanning-tree", "mode"), 2),
+          (("clock", "timezone"), 2), (("dns", "domain"), 2), (("aaa", "root"), 2), (("enable", "password"), 2),
+          (("ip", "route"), -2), (("lldp", "timer"), 2), (("transceiver", "qsfp", "default-mode"), 3),
+          (("logging", "buffered"), 2), (("qos", "random-detect", "ecn", "allow"), 4)),
+    known=frozenset({"hostname", "qos", "priority-flow-control", "username", "ip", "ipv6", "service", "spanning-tree",
+                     "clock", "dns", "aaa", "enable", "logging", "ntp", "snmp-server", "lldp", "transceiver",
+                     "errdisable", "load-interval", "platform", "hardware", "alias", "radius-server",
+                     "tacacs-server", "banner", "prompt", "sflow", "system", "terminal", "agent", "boot",
+                     "mac", "arp", "tcam", "switch", "interface", "lacp", "comment", "peer-filter",
+                     "dhcp", "mlag", "bfd", "schedule", "ptp", "email", "management", "role"}),
+    displayed_no=frozenset({"aaa root", "ip routing", "ipv6 unicast-routing", "priority-flow-control all"}),
+)
+MODES = {m.name: m for m in (GLOBAL, INTERFACE, TXQ, QOS_PROFILE, ROUTER_BGP, BGP_AF, MGMT_API, ROUTER_BFD,
+                            PERMISSIVE)}
+
+
+def _key(mode: Mode, tokens: list[str]) -> tuple[str, ...]:
+    """The identity of a setting: lines with the same key replace each other."""
+    best: tuple[tuple[str, ...], int] | None = None
+    for prefix, n in mode.keys:
+        if tuple(t.lower() for t in tokens[: len(prefix)]) == prefix and (best is None or len(prefix) > len(best[0])):
+            best = (prefix, n)
+    if best is None or best[1] == 0:
+        return tuple(tokens)
+    n = best[1]
+    if n == -1:   # "qos map dscp 26 27 to traffic-class 3": key up to "to"
+        return tuple(tokens[: tokens.index("to")]) if "to" in tokens else tuple(tokens)
+    if n == -2:   # "ip route 0.0.0.0/0 10.0.0.1": prefix + next hop, the whole line
+        return tuple(tokens)
+    return tuple(tokens[:n])
+
+
+def _canon_ifname(name: str) -> str:
+    m = re.match(r"(?i)(ethernet|et|eth|loopback|lo|management|ma|port-channel|po|vlan)(\d.*)$", name)
+    if not m:
+        return name
+    full = {"et": "Ethernet", "eth": "Ethernet", "ethernet": "Ethernet", "lo": "Loopback", "loopback": "Loopback",
+            "ma": "Management", "management": "Management", "po": "Port-Channel", "port-channel": "Port-Channel",
+            "vlan": "Vlan"}[m.group(1).lower()]
+    return full + m.group(2)
+
+
+def _bad(tokens: list[str], i: int) -> ConfigError:
+    if i >= len(tokens):
+        return ConfigError("Incomplete command")
+    return ConfigError(f"Invalid input (at token {i}: '{tokens[i]}')")
+
+
+def _int(tokens: list[str], i: int, lo: int, hi: int) -> None:
+    if i >= len(tokens):
+        raise _bad(tokens, i)
+    if not tokens[i].isdigit() or not lo <= int(tokens[i]) <= hi:
+        raise _bad(tokens, i)
+
+
+def _ip(tokens: list[str], i: int) -> None:
+    if i >= len(tokens):
+        raise _bad(tokens, i)
+    try:
+        ipaddress.IPv4Address(tokens[i])
+    except ValueError:
+        raise _bad(tokens, i) from None
+
+
+def validate(mode: str, tokens: list[str], neg: bool) -> list[str]:
+    """Check a known command's syntax; return its canonical tokens. Raises ConfigError."""
+    t = tokens
+    head = t[0].lower()
+    if mode == "interface":
+        if head == "mtu" and not neg:
+            _int(t, 1, 68, 9214)
+        elif head == "ip" and len(t) > 1 and t[1] == "address" and not neg:
+            if len(t) < 3:
+                raise _bad(t, 2)
+            if "/" in t[2]:
+                try:
+                    ipaddress.IPv4Interface(t[2])
+                except ValueError:
+                    raise _bad(t, 2) from None
+                if len(t) > 3 and t[3] != "secondary":
+                    raise _bad(t, 3)
+            else:
+                _ip(t, 2)
+                if len(t) < 4:
+                    raise _bad(t, 3)
+                try:
+                    iface = ipaddress.IPv4Interface(f"{t[2]}/{t[3]}")
+                except ValueError:
+                    raise _bad(t, 3) from None
+                t = ["ip", "address", iface.with_prefixlen] + t[4:]
+        elif (head == "description" and not neg and len(t) < 2) or (head == "shutdown" and len(t) > 1):
+            raise _bad(t, 1)
+        elif head == "priority-flow-control" and not neg:
+            if len(t) < 2:
+                raise _bad(t, 1)
+            if t[1] == "priority":
+                _int(t, 2, 0, 7)
+                if len(t) < 4 or t[3] not in ("drop", "no-drop"):
+                    raise _bad(t, 3)
+            elif t[1] not in ("on", "pause"):
+                raise _bad(t, 1)
+        elif head == "qos" and len(t) > 1 and t[1] == "trust" and not neg:
+            if len(t) < 3 or t[2] not in ("dscp", "cos"):
+                raise _bad(t, 2)
+        elif head == "service-profile" and not neg and len(t) != 2:
+            raise _bad(t, 1 if len(t) < 2 else 2)
+    elif mode == "qos-profile" and head == "priority-flow-control" and not neg and len(t) > 1 and t[1] == "priority":
+        _int(t, 2, 0, 7)
+        if len(t) < 4 or t[3] not in ("drop", "no-drop"):
+            raise _bad(t, 3)
+    elif mode == "qos-profile" and head == "qos" and len(t) > 1 and t[1] == "trust" and not neg:
+        if len(t) < 3 or t[2] not in ("dscp", "cos"):
+            raise _bad(t, 2)
+    elif mode in ("router-bgp", "address-family"):
+        if head == "router-id" and not neg:
+            _ip(t, 1)
+        elif head == "maximum-paths" and not neg:
+            _int(t, 1, 1, 600)
+            if len(t) > 2:
+                if t[2] != "ecmp":
+                    raise _bad(t, 2)
+                _int(t, 3, 1, 600)
+        elif head == "neighbor":
+            if len(t) < 2:
+                raise _bad(t, 1)
+            if len(t) < 3 and not neg:
+                raise _bad(t, 2)
+            if len(t) > 2 and t[2] == "remote-as" and not neg:
+                _int(t, 3, 1, 4294967295)
+        elif head == "redistribute" and len(t) < 2:
+            raise _bad(t, 1)
+        elif head == "network" and not neg:
+            if len(t) < 2:
+                raise _bad(t, 1)
+            try:
+                ipaddress.IPv4Network(t[1])
+            except ValueError:
+                raise _bad(t, 1) from None
+    elif mode == "global":
+        if head == "hostname" and not neg and len(t) != 2:
+            raise _bad(t, 1 if len(t) < 2 else 2)
+        elif head == "qos" and len(t) > 2 and t[1] == "map" and t[2] == "dscp" and not neg:
+            if "to" not in t or t.index("to") < 4:
+                raise _bad(t, len(t) if "to" not in t else 3)
+            for i in range(3, t.index("to")):
+                _int(t, i, 0, 63)
+            j = t.index("to")
+            if len(t) < j + 3 or t[j + 1] != "traffic-class":
+                raise _bad(t, j + 1)
+            _int(t, j + 2, 0, 7)
+        elif head == "ip" and len(t) > 1 and t[1] == "route" and not neg:
+            try:
+                ipaddress.IPv4Network(t[2] if len(t) > 2 else "")
+            except ValueError:
+                raise _bad(t, 2) from None
+            if len(t) < 4:
+                raise _bad(t, 3)
+    elif mode == "tx-queue" and head == "random-detect" and not neg and len(t) > 2 and t[2] == "minimum-threshold":
+        _int(t, 3, 1, 2**31)
+        if len(t) < 8 or t[5] != "maximum-threshold":
+            raise _bad(t, min(len(t), 5))
+        _int(t, 6, 1, 2**31)
+        if len(t) > 8 and t[8] == "max-mark-probability":
+            _int(t, 9, 1, 100)
+    return t
+
+
+class ConfigTree:
+    """A running-config (or session-config) and a cursor for one CLI config session."""
+
+    def __init__(self, root: CfgNode | None = None) -> None:
+        self.root = root or CfgNode("", "global")
+        self.stack: list[CfgNode] = [self.root]
+
+    def copy(self) -> ConfigTree:
+        return ConfigTree(self.root.copy())
+
+    def reset_cursor(self) -> None:
+        self.stack = [self.root]
+
+    # ---- applying lines --------------------------------------------------------------------
+    def apply(self, line: str) -> None:
+        """Apply one config-mode line at the current cursor (raises ConfigError)."""
+        text = line.strip()
+        if not text or text.startswith("!"):
+            return
+        if text == "exit":
+            if len(self.stack) > 1:
+                self.stack.pop()
+            return
+        for depth in range(len(self.stack) - 1, -1, -1):
+            node = self.stack[depth]
+            mode = MODES[node.mode]
+            if mode.permissive and self._global_accepts(text):
+                continue
+            if self._apply_in(node, mode, text, depth):
+                return
+        raise _bad(text.split(), 0)
+
+    @staticmethod
+    def _global_accepts(text: str) -> bool:
+        body = text.split(None, 1)[1] if text.split()[0] in ("no", "default") and len(text.split()) > 1 else text
+        return any(p.match(body) for p, _ in GLOBAL.enters) or body.split()[0].lower() in GLOBAL.known
+
+    def _apply_in(self, node: CfgNode, mode: Mode, text: str, depth: int) -> bool:
+        tokens = text.split()
+        neg = tokens[0] in ("no", "default") and len(tokens) > 1
+        body = tokens[1:] if neg else tokens
+        body_text = " ".join(body)
+        for pattern, child_mode in mode.enters:
+            if pattern.match(body_text):
+                header = self._canon_header(body)
+                if neg:
+                    node.children = [c for c in node.children if c.line != header]
+                    del self.stack[depth + 1:]
+                    return True
+                child = node.child(header)
+                if child is None:
+                    child = CfgNode(header, child_mode or "permissive")
+                    node.children.append(child)
+                del self.stack[depth + 1:]
+                if child_mode:
+                    self.stack.append(child)
+                return True
+        if mode.permissive:
+            self._store(node, mode, body, neg, text)
+            del self.stack[depth + 1:]
+            return True
+        if body[0].lower() not in mode.known or (mode.rejects is not None and mode.rejects.match(body_text)):
+            return False
+        if depth > 0 and any(p.match(body_text) for n in self.stack[:depth] for p, _ in MODES[n.mode].enters):
+            return False
+        body = validate(mode.name, body, neg)
+        self._store(node, mode, body, neg, text)
+        del self.stack[depth + 1:]
+        return True
+
+    def _canon_header(self, body: list[str]) -> str:
+        if body[0].lower() == "interface" and len(body) == 2:
+            return f"interface {_canon_ifname(body[1])}"
+        return " ".join(body)
+
+    def _store(self, node: CfgNode, mode: Mode, body: list[str], neg: bool, text: str) -> None:
+        key = _key(mode, body)
+        keep: list[CfgNode] = []
+        slot: int | None = None      # a replaced setting keeps its place (minimal diffs)
+        for c in node.children:
+            ctoks = c.line.split()
+            cneg = ctoks[0] == "no" and len(ctoks) > 1
+            cbody = ctoks[1:] if cneg else ctoks
+            same = _key(mode, cbody) == key
+            covered = neg and tuple(cbody[: len(body)]) == tuple(body)
+            if (same and not c.children) or covered:
+                slot = len(keep) if slot is None else slot
+                continue
+            keep.append(c)
+        new: CfgNode | None = None
+        if not neg:
+            new = CfgNode(" ".join(body))
+        elif text.split()[0] == "no" and (mode.permissive or any(re.match(d, " ".join(body)) for d in mode.displayed_no)):
+            new = CfgNode("no " + " ".join(body))
+        if new is not None:
+            # plain lines go before sub-blocks, as EOS prints them
+            first_block = next((i for i, c in enumerate(keep) if c.children or c.mode), len(keep))
+            keep.insert(min(slot, first_block) if slot is not None else first_block, new)
+        node.children = keep
+
+    def apply_text(self, text: str) -> None:
+        """Apply a whole config (indentation ignored, like NAPALM's line stripping)."""
+        self.reset_cursor()
+        for line in text.splitlines():
+            if line.strip() == "end":
+                break
+            self.apply(line)
+        self.reset_cursor()
+
+    # ---- rendering -------------------------------------------------------------------------
+    def render(self) -> str:
+        """The config body as EOS prints it (without the `! Command:` header), ending in `end`."""
+        out: list[str] = []
+        prev_rank = None
+        for c in sorted(self.root.children, key=_top_rank):
+            rank = _top_rank(c)[:1]
+            if c.children or c.mode:
+                if out and out[-1] != "!":
+                    out.append("!")
+                _render_block(c, 0, out)
+                out.append("!")
+            else:
+                if out and out[-1] != "!" and prev_rank != rank:
+                    out.append("!")
+                out.append(c.line)
+            prev_rank = rank
+        if out and out[-1] != "!":
+            out.append("!")
+        out.append("end")
+        return "\n".join(out) + "\n"
+
+
+def _render_block(node: CfgNode, depth: int, out: list[str]) -> None:
+    out.append(INDENT * depth + node.line)
+    for c in node.children:
+        if not c.children and not c.mode:
+            out.append(INDENT * (depth + 1) + c.line)
+    for c in node.children:
+        if c.children or c.mode:
+            out.append(INDENT * (depth + 1) + "!")
+            _render_block(c, depth + 1, out)
+
+
+_RANKS = (("no aaa root", 10), ("aaa", 10), ("username", 20), ("enable", 20), ("management api http-commands", 30),
+          ("daemon", 35), ("alias", 37), ("service", 40), ("transceiver", 42), ("logging", 44), ("hostname", 50),
+          ("ip name-server", 55), ("dns", 55), ("ip domain", 55), ("ntp", 57), ("snmp", 58),
+          ("spanning-tree", 60), ("qos map", 70), ("vlan", 75), ("vrf instance", 78), ("qos profile", 80),
+          ("interface Ethernet", 90), ("interface Loopback", 91), ("interface Management", 92),
+          ("interface Port-Channel", 93), ("interface Vlan", 94), ("interface", 95), ("ip routing", 100),
+          ("no ip routing", 100), ("ip prefix-list", 104), ("ip route", 105), ("route-map", 110),
+          ("qos random-detect", 118), ("priority-flow-control", 120), ("router bfd", 130), ("router bgp", 140),
+          ("management", 150))
+
+
+def _top_rank(node: CfgNode) -> tuple:
+    rank = next((r for p, r in _RANKS if node.line.startswith(p)), 145)
+    if node.line.startswith("interface "):
+        name = node.line.split()[1]
+        return (rank, [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", name)])
+    return (rank, [])
+
+
+def parse(text: str) -> ConfigTree:
+    tree = ConfigTree()
+    tree.apply_text(text)
+    return tree

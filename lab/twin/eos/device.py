@@ -1,0 +1,221 @@
+"""One emulated EOS device: running/startup config, configuration sessions, commit timers.
+
+`EosDevice.run(cmds, fmt)` executes one eAPI runCmds request as the EOS CLI would: commands in
+order, exec mode -> `configure [session NAME]` -> config lines -> `end`; the first failing command
+stops the request (CommandFailed with the outputs so far).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from lab.twin.eos.config import ConfigError, ConfigTree, parse
+from lab.twin.eos.interp import interpret
+from lab.twin.fabric import Fabric
+from lab.twin.state import DeviceState
+
+VERSION = "4.32.1F"
+MODEL = "cEOSLab"
+
+
+class CommandFailed(Exception):
+    """A command EOS rejects: `errors` as EOS lists them, `code` the eAPI error code."""
+
+    def __init__(self, errors: list[str], code: int = 1002, reason: str = "invalid command") -> None:
+        super().__init__(errors[0] if errors else reason)
+        self.errors = errors
+        self.code = code
+        self.reason = reason
+
+
+@dataclass
+class Session:
+    name: str
+    tree: ConfigTree
+    state: str = "pending"           # pending | completed | pendingCommitTimer
+    completed_at: float = 0.0
+    description: str = ""
+
+
+@dataclass
+class CommitTimer:
+    session: str
+    expires: float
+    before: str                      # running config to restore on expiry
+
+
+def day0_config(hostname: str, mgmt_prefix: str, ports: list[str]) -> str:
+    """What a fresh cEOS boots with in containerlab (its ceos.cfg), plus the cabled ports."""
+    lines = [f"hostname {hostname}", "username admin privilege 15 role network-admin secret admin",
+             "service routing protocols model multi-agent", "management api http-commands", "no shutdown", "exit"]
+    for p in ports:
+        lines += [f"interface {p}", "exit"]
+    lines += ["interface Management0"] + ([f"ip address {mgmt_prefix}"] if mgmt_prefix else []) + ["exit"]
+    return "\n".join(lines)
+
+
+class EosDevice:
+    def __init__(self, name: str, fabric: Fabric, running: str, startup: str | None = None,
+                 files: dict[str, str] | None = None, boot_time: float | None = None,
+                 on_change: Callable[[EosDevice], None] | None = None) -> None:
+        self.name = name
+        self.fabric = fabric
+        self.running = parse(running)
+        self.startup = startup if startup is not None else self.render_running()
+        self.files: dict[str, str] = dict(files or {})
+        self.sessions: dict[str, Session] = {}
+        self.timer: CommitTimer | None = None
+        self.boot_time = boot_time or time.time()
+        self.on_change = on_change
+        self.install()
+
+    # ---- state ---------------------------------------------------------------------------------
+    def install(self) -> None:
+        """Re-interpret the running config into the fabric."""
+        self.fabric.set_state(self.name, interpret(self.running, self.name))
+
+    def state(self) -> DeviceState:
+        return self.fabric.states[self.name]
+
+    def _changed(self) -> None:
+        self.install()
+        if self.on_change:
+            self.on_change(self)
+
+    def uptime(self) -> float:
+        return time.time() - self.boot_time
+
+    def render_running(self) -> str:
+        return self.running.render()
+
+    def tick(self) -> None:
+        """Revert a commit whose timer expired unconfirmed."""
+        if self.timer and time.time() >= self.timer.expires:
+            self.running = parse(self.timer.before)
+            self.sessions.pop(self.timer.session, None)
+            self.timer = None
+            self._changed()
+
+    def apply_drift(self, lines: list[str]) -> None:
+        """Out-of-band change: lines applied straight to the running config."""
+        self.running.reset_cursor()
+        for line in lines:
+            self.running.apply(line)
+        self.running.reset_cursor()
+        self._changed()
+
+    # ---- sessions ------------------------------------------------------------------------------
+    def _open_session(self, name: str) -> Session:
+        if name not in self.sessions or self.sessions[name].state == "completed":
+            if len([s for s in self.sessions.values() if s.state == "pending"]) >= 5:
+                raise CommandFailed(["Maximum number of pending sessions has been reached"], 1000,
+                                    "could not run command")
+            self.sessions[name] = Session(name, self.running.copy())
+        sess = self.sessions[name]
+        if sess.state != "pending":
+            raise CommandFailed([f"Cannot enter session {name} (session has been committed)"], 1000,
+                                "could not run command")
+        sess.tree.reset_cursor()
+        return sess
+
+    def commit_session(self, name: str, timer_s: int | None) -> None:
+        sess = self.sessions.get(name)
+        if sess is None:
+            raise CommandFailed([f"Cannot commit session {name}: session does not exist"], 1000,
+                                "could not run command")
+        if self.fabric.faults.commit_rejected(self.name):
+            raise CommandFailed([f"% Failed to commit session {name}: configuration rejected by the system"],
+                                1000, "could not run command")
+        if self.timer and self.timer.session != name:
+            raise CommandFailed([f"Cannot commit session {name}: session {self.timer.session} has a pending "
+                                 "commit timer"], 1000, "could not run command")
+        if sess.state == "pendingCommitTimer":          # confirmation
+            if timer_s is not None:
+                self.timer = CommitTimer(name, time.time() + timer_s, self.timer.before if self.timer else "")
+                return
+            self.timer = None
+            sess.state, sess.completed_at = "completed", time.time()
+            return
+        if sess.state != "pending":
+            raise CommandFailed([f"Cannot commit session {name}: session already committed"], 1000,
+                                "could not run command")
+        before = self.render_running()
+        self.running = sess.tree.copy()
+        if timer_s is not None:
+            self.timer = CommitTimer(name, time.time() + timer_s, before)
+            sess.state = "pendingCommitTimer"
+        else:
+            sess.state, sess.completed_at = "completed", time.time()
+        self._changed()
+
+    def abort_session(self, name: str) -> None:
+        sess = self.sessions.pop(name, None)
+        if sess is None:
+            return
+        if self.timer and self.timer.session == name:
+            self.running = parse(self.timer.before)
+            self.timer = None
+            self._changed()
+
+    def session_diff(self, name: str) -> str:
+        sess = self.sessions.get(name)
+        if sess is None:
+            raise CommandFailed([f"Session {name} does not exist"], 1000, "could not run command")
+        old = self.render_running().splitlines()
+        new = sess.tree.render().splitlines()
+        diff = list(difflib.unified_diff(old, new, "system:/running-config", f"session:/{name}-session-config",
+                                         lineterm=""))
+        return "\n".join(diff) + ("\n" if diff else "")
+
+    def sessions_json(self, detail: bool) -> dict:
+        out: dict = {"maxSavedSessions": 1, "maxOpenSessions": 5, "sessions": {}}
+        for name, s in sorted(self.sessions.items()):
+            entry: dict = {"state": s.state, "completedTime": s.completed_at if s.completed_at else 0,
+                           "commitUser": "", "description": s.description, "instances": {}}
+            if detail:
+                entry["mergeOnCommit"] = False
+            out["sessions"][name] = entry
+        if self.timer:     # EOS >= 4.32 reports the pending commit at top level, relative to uptime
+            out["commitTimerSessionName"] = self.timer.session
+            out["commitTimerExpireTime"] = round(self.timer.expires - self.boot_time, 3)
+        return out
+
+    # ---- file operations ---------------------------------------------------------------------
+    def copy(self, src: str, dst: str) -> None:
+        text = {"startup-config": self.startup, "running-config": self.render_running()}.get(src)
+        if text is None:
+            text = self.files.get(src)
+        if text is None:
+            raise CommandFailed([f"Error copying {src} to {dst} (No such file or directory)"], 1000,
+                                "could not run command")
+        if dst == "startup-config":
+            self.startup = text
+        else:
+            self.files[dst] = text
+        if self.on_change:
+            self.on_change(self)
+
+    def configure_replace(self, src: str) -> None:
+        text = self.files.get(src) if src != "startup-config" else self.startup
+        if text is None:
+            raise CommandFailed([f"File {src} does not exist"], 1000, "could not run command")
+        try:
+            tree = parse(text)
+        except ConfigError as e:
+            raise CommandFailed([str(e)], 1000, "could not run command") from None
+        self.running = tree
+        self._changed()
+
+    def write_memory(self) -> str:
+        self.startup = self.render_running()
+        if self.on_change:
+            self.on_change(self)
+        return "Copy completed successfully.\n"
+
+
+_SESSION = re.compile(r"configure session (\S+)(?: (commit(?: timer (\d+):(\d\d):(\d\d))?|abort))?$")
+_DESC = re.compile(r"description (.*)$")

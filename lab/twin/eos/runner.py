@@ -1,0 +1,305 @@
+"""Execute one eAPI runCmds request against an EosDevice, as the EOS CLI would."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+
+from lab.twin.eos import show
+from lab.twin.eos.config import CfgNode, ConfigError, ConfigTree
+from lab.twin.eos.device import _SESSION, CommandFailed, EosDevice
+
+
+def _running_json(node: CfgNode) -> dict:
+    cmds: dict = {}
+    for c in node.children:
+        cmds[c.line] = _running_json(c) if (c.children or c.mode) else None
+    return {"cmds": cmds, "comments": []} if node.line else {"cmds": cmds, "header": []}
+
+
+def _filter(text: str, pipe: str) -> str:
+    """Output modifiers: include, exclude, begin, section (regex, like EOS)."""
+    m = re.match(r"(include|exclude|begin|section|i|grep)\s+(.*)$", pipe.strip())
+    if not m:
+        raise CommandFailed([f"Invalid input (at token 0: '{pipe.strip()}')"])
+    kind, pat = m.group(1), re.compile(m.group(2))
+    lines = text.splitlines()
+    if kind in ("include", "i", "grep"):
+        out = [ln for ln in lines if pat.search(ln)]
+    elif kind == "exclude":
+        out = [ln for ln in lines if not pat.search(ln)]
+    elif kind == "begin":
+        idx = next((i for i, ln in enumerate(lines) if pat.search(ln)), len(lines))
+        out = lines[idx:]
+    else:
+        out, keep = [], False
+        for ln in lines:
+            if not ln.startswith(" "):
+                keep = bool(pat.search(ln))
+            if keep and ln.strip() != "!":
+                out.append(ln)
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def _text_default(data: dict) -> str:
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+def _version_text(dev: EosDevice) -> str:
+    v = show.version(dev)
+    return (f"Arista {v['modelName']}\nHardware version: \nSerial number: {v['serialNumber']}\n"
+            f"Hardware MAC address: {v['systemMacAddress']}\nSystem MAC address: {v['systemMacAddress']}\n\n"
+            f"Software image version: {v['version']}\nArchitecture: x86_64\n"
+            f"Internal build version: {v['internalVersion']}\n\nUptime: {int(v['uptime'])} seconds\n"
+            f"Total memory: {v['memTotal']} kB\nFree memory: {v['memFree']} kB\n")
+
+
+def _lldp_text(dev: EosDevice) -> str:
+    rows = show.lldp_neighbors(dev)["lldpNeighbors"]
+    out = ["Last table change time   : 0:00:10 ago", f"Number of table inserts  : {len(rows)}",
+           "Number of table deletes  : 0", "Number of table drops    : 0", "Number of table age-outs : 0", "",
+           f"{'Port':<10} {'Neighbor Device ID':<22} {'Neighbor Port ID':<18} TTL",
+           f"{'-' * 10} {'-' * 22} {'-' * 18} ---"]
+    out += [f"{r['port']:<10} {r['neighborDevice']:<22} {r['neighborPort']:<18} {r['ttl']}" for r in rows]
+    return "\n".join(out) + "\n"
+
+
+def _bgp_summary_text(dev: EosDevice) -> str:
+    data = show.ip_bgp_summary(dev)["vrfs"].get("default")
+    if not data:
+        return ""
+    out = ["BGP summary information for VRF default",
+           f"Router identifier {data['routerId']}, local AS number {data['asn']}",
+           "Neighbor Status Codes: m - Under maintenance",
+           f"  {'Description':<20} {'Neighbor':<15} V AS           MsgRcvd   MsgSent  InQ OutQ  Up/Down State   PfxRcd PfxAcc"]
+    for ip, p in data["peers"].items():
+        out.append(f"  {p['description'][:20]:<20} {ip:<15} 4 {p['asn']:<12} {0:>7} {0:>9} {0:>4} {0:>4} 00:00:10 "
+                   f"{p['peerState']:<11} {p['prefixReceived']:>6} {p['prefixAccepted']:>6}")
+    return "\n".join(out) + "\n"
+
+
+def _route_text(dev: EosDevice) -> str:
+    data = show.ip_route(dev)["vrfs"]["default"]
+    out = ["VRF: default", "Codes: C - connected, S - static, B E - eBGP", ""]
+    for pfx, r in data["routes"].items():
+        code = {"connected": "C", "static": "S", "eBGP": "B E"}[r["routeType"]]
+        first = True
+        for via in r["vias"]:
+            lead = f" {code:<6} {pfx}" if first else " " * (8 + len(pfx))
+            if "nexthopAddr" in via:
+                out.append(f"{lead} [{r.get('preference', 0)}/0] via {via['nexthopAddr']}, {via['interface']}")
+            else:
+                out.append(f"{lead} is directly connected, {via['interface']}")
+            first = False
+    return "\n".join(out) + "\n"
+
+
+# (pattern, json builder, text builder or None); the first match wins
+ShowFn = Callable[[EosDevice, re.Match], dict]
+SHOWS: list[tuple[re.Pattern, ShowFn, Callable[[EosDevice, re.Match], str] | None]] = [
+    (re.compile(r"show version( detail)?$"), lambda d, m: show.version(d), lambda d, m: _version_text(d)),
+    (re.compile(r"show hostname$"), lambda d, m: show.hostname(d),
+     lambda d, m: f"Hostname: {d.state().hostname}\nFQDN:     {d.state().hostname}\n"),
+    (re.compile(r"show interfaces status$"), lambda d, m: show.interfaces_status(d), None),
+    (re.compile(r"show interfaces counters queue( detail)?$"), lambda d, m: show.queue_counters(d), None),
+    (re.compile(r"show interfaces( (\S+))?$"), lambda d, m: _one_if(show.interfaces(d), d, m.group(2)), None),
+    (re.compile(r"show lldp neighbors detail$"), lambda d, m: show.lldp_neighbors_detail(d), None),
+    (re.compile(r"show lldp neighbors$"), lambda d, m: show.lldp_neighbors(d), lambda d, m: _lldp_text(d)),
+    (re.compile(r"show ip bgp summary( vrf (all|default))?$"), lambda d, m: show.ip_bgp_summary(d),
+     lambda d, m: _bgp_summary_text(d)),
+    (re.compile(r"show bgp ipv4 unicast summary( vrf (all|default))?$"), lambda d, m: show.ip_bgp_summary(d),
+     lambda d, m: _bgp_summary_text(d)),
+    (re.compile(r"show ipv6 bgp summary( vrf (all|default))?$"), lambda d, m: show.ipv6_bgp_summary(d), None),
+    (re.compile(r"show (ip )?bgp neighbors( vrf (all|default))?$"), lambda d, m: show.ip_bgp_neighbors(d), None),
+    (re.compile(r"show ipv6 bgp (peers|neighbors)( vrf (all|default))?$"), lambda d, m: show.ipv6_bgp_peers(d),
+     None),
+    (re.compile(r"show bgp summary( vrf (all|default))?$"), lambda d, m: show.bgp_summary(d), None),
+    (re.compile(r"show ip route( vrf (all|default))?$"), lambda d, m: show.ip_route(d), lambda d, m: _route_text(d)),
+    (re.compile(r"show priority-flow-control counters( detail)?$"), lambda d, m: show.pfc_counters(d), None),
+    (re.compile(r"show priority-flow-control( interfaces (\S+)| status)?$"),
+     lambda d, m: show.pfc(d, m.group(2)), None),
+    (re.compile(r"show qos interfaces ecn counters queue$"), lambda d, m: show.ecn_counters(d), None),
+    (re.compile(r"show qos interfaces( (\S+))?$"), lambda d, m: show.qos_interfaces(d, m.group(2)), None),
+    (re.compile(r"show configuration sessions( detail)?$"),
+     lambda d, m: d.sessions_json(bool(m.group(1))), None),
+    (re.compile(r"show running-config( all)?( sanitized)?$"), lambda d, m: _running_json(d.running.root),
+     lambda d, m: _header(d, "show running-config") + d.render_running()),
+    (re.compile(r"show startup-config( sanitized)?$"), lambda d, m: {"output": d.startup},
+     lambda d, m: _header(d, "show startup-config") + d.startup),
+    (re.compile(r"show session-config named (\S+) diffs$"), lambda d, m: {"output": d.session_diff(m.group(1))},
+     lambda d, m: d.session_diff(m.group(1))),
+    (re.compile(r"show session-config named (\S+)( sanitized)?$"), lambda d, m: _session_json(d, m.group(1)),
+     lambda d, m: _session_text(d, m.group(1))),
+]
+
+
+def _header(dev: EosDevice, cmd: str) -> str:
+    return f"! Command: {cmd}\n! device: {dev.state().hostname} (cEOSLab, EOS-4.32.1F)\n!\n"
+
+
+def _session_tree(dev: EosDevice, name: str) -> ConfigTree:
+    sess = dev.sessions.get(name)
+    if sess is None:
+        raise CommandFailed([f"Session {name} does not exist"], 1000, "could not run command")
+    return sess.tree
+
+
+def _session_json(dev: EosDevice, name: str) -> dict:
+    return _running_json(_session_tree(dev, name).root)
+
+
+def _session_text(dev: EosDevice, name: str) -> str:
+    return _header(dev, f"show session-config named {name}") + _session_tree(dev, name).render()
+
+
+def _one_if(data: dict, dev: EosDevice, arg: str | None) -> dict:
+    if not arg:
+        return data
+    from lab.twin.eos.config import _canon_ifname
+    name = _canon_ifname(arg)
+    if name not in data["interfaces"]:
+        raise CommandFailed([f"Interface does not exist (at token 2: '{arg}')"])
+    return {"interfaces": {name: data["interfaces"][name]}}
+
+
+class Request:
+    """The CLI state of one runCmds request: exec, config (direct) or a config session."""
+
+    def __init__(self, dev: EosDevice, fmt: str) -> None:
+        self.dev = dev
+        self.fmt = fmt
+        self.tree: ConfigTree | None = None     # config target while in a config mode
+        self.session: str | None = None
+        self.direct = False
+
+    def _out(self, data: dict | None = None, text: str = "") -> dict:
+        if self.fmt == "text":
+            return {"output": text}
+        return data if data is not None else {}
+
+    def run(self, cmd: str | dict) -> dict:
+        if isinstance(cmd, dict):
+            text = str(cmd.get("cmd", ""))
+            if text.strip() in ("comment", "banner motd", "banner login") or text.startswith("protocol https"):
+                return self._out()
+        else:
+            text = cmd
+        line = " ".join(text.split())
+        if self.tree is not None:
+            return self._config_line(line)
+        return self._exec(line)
+
+    def finish(self) -> None:
+        """End of request: a direct-config change is already live; leave any session pending."""
+        if self.direct:
+            self.dev._changed()
+
+    # ---- exec mode -------------------------------------------------------------------------
+    def _exec(self, line: str) -> dict:
+        low = line.lower()
+        if low in ("enable", "disable", "") or low.startswith("terminal "):
+            return self._out()
+        if low in ("configure", "configure terminal", "config", "conf t"):
+            self.tree, self.direct = self.dev.running, True
+            self.dev.running.reset_cursor()
+            return self._out()
+        m = _SESSION.match(line)
+        if m:
+            name, action = m.group(1), m.group(2)
+            if action is None:
+                sess = self.dev._open_session(name)
+                self.tree, self.session = sess.tree, name
+            elif action == "abort":
+                self.dev.abort_session(name)
+            else:
+                timer = None
+                if m.group(3) is not None:
+                    timer = int(m.group(3)) * 3600 + int(m.group(4)) * 60 + int(m.group(5))
+                self.dev.commit_session(name, timer)
+            return self._out()
+        m = re.match(r"copy (\S+) (\S+)$", line)
+        if m:
+            self.dev.copy(m.group(1), m.group(2))
+            return self._out(text="Copy completed successfully.\n")
+        m = re.match(r"configure replace (\S+)( force)?$", line)
+        if m:
+            self.dev.configure_replace(m.group(1))
+            return self._out()
+        if low in ("write memory", "write", "wr", "copy running-config startup-config"):
+            text = self.dev.write_memory()
+            return self._out({"messages": [text.strip()]}, text)
+        if low.startswith("ping "):
+            text = show.ping_text(self.dev, line.split()[1:])
+            return self._out({"messages": [text]}, text)
+        if low.startswith("show "):
+            return self._show(line)
+        raise CommandFailed([f"Invalid input (at token 0: '{line.split()[0]}')"])
+
+    def _show(self, line: str) -> dict:
+        cmd, _, pipe = line.partition("|")
+        cmd = cmd.strip()
+        if pipe.strip() == "json":
+            self.fmt, pipe = "json", ""
+        for pattern, jfn, tfn in SHOWS:
+            m = pattern.match(cmd)
+            if not m:
+                continue
+            if self.fmt == "json":
+                if pipe:
+                    raise CommandFailed([f"Command '{line}' cannot be converted to JSON"], 1003,
+                                        "could not run command")
+                return jfn(self.dev, m)
+            text = tfn(self.dev, m) if tfn else _text_default(jfn(self.dev, m))
+            return {"output": _filter(text, pipe) if pipe else text}
+        bad = next((i for i, t in enumerate(cmd.split()) if i > 0), 1)
+        raise CommandFailed([f"Invalid input (at token {bad}: '{cmd.split()[bad] if len(cmd.split()) > bad else ''}')"])
+
+    # ---- config modes ------------------------------------------------------------------------
+    def _config_line(self, line: str) -> dict:
+        assert self.tree is not None
+        low = line.lower()
+        if low == "end":
+            self.tree.reset_cursor()
+            self.tree, self.session = None, None
+            return self._out()
+        if low.startswith("show ") or low.startswith("do "):
+            return self._show(line[3:] if low.startswith("do ") else line)
+        if low == "rollback clean-config":
+            if self.session is None:
+                raise CommandFailed(["Invalid input (at token 0: 'rollback')"])
+            fresh = ConfigTree()
+            self.tree.root.children = fresh.root.children
+            self.tree.reset_cursor()
+            return self._out()
+        if self.session and low in ("commit", "abort"):
+            name = self.session
+            self.tree, self.session = None, None
+            if low == "commit":
+                self.dev.commit_session(name, None)
+            else:
+                self.dev.abort_session(name)
+            return self._out()
+        try:
+            self.tree.apply(line)
+        except ConfigError as e:
+            raise CommandFailed([str(e)]) from None
+        return self._out()
+
+
+def run_request(dev: EosDevice, cmds: list, fmt: str) -> tuple[list[dict], CommandFailed | None, int]:
+    """Run commands in order; returns (outputs, failure, index of the failed command)."""
+    dev.tick()
+    req = Request(dev, fmt)
+    outputs: list[dict] = []
+    try:
+        for i, cmd in enumerate(cmds):
+            try:
+                outputs.append(req.run(cmd))
+            except CommandFailed as e:
+                return outputs, e, i
+    finally:
+        if req.tree is not None:
+            req.tree.reset_cursor()
+        req.finish()
+    return outputs, None, -1

@@ -1,0 +1,352 @@
+"""The lab: every device of a site served in one asyncio loop, with persistence and faults.
+
+In-process use (tests):     lab = Lab("inventory/dc1", state_dir, base_port=0); lab.start(); ...; lab.stop()
+Background (CLI `lab up`):  lab_up(site_dir) spawns `python -m lab.twin.lab serve ...`, writes a pid file.
+State dir layout (default lab/.state/<site>/):
+  addresses.json   {host: {"host": "127.0.0.1", "port": N, "protocol": "https", "http_port": M, "platform": "eos"}}
+  control.json     {"pid": P, "control_port": C} while a background lab runs (HTTP control API)
+  lab.pid          the background process id
+  faults.json      active faults (kind, params, since)
+  devices/<host>/  running-config, startup-config, flash.json (EOS); other platforms add their own files
+  logs/<host>.log  every command received: epoch<TAB>format<TAB>json-quoted command
+  tls/             the lab's self-signed cert.pem / key.pem
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+from aiohttp import web
+
+from lab.twin.fabric import Fabric
+from lab.twin.faults import Faults
+from lab.twin.platforms import DEFAULT_BASE_PORT, LOOPBACK, LabContext, service_class
+from lab.twin.tls import server_context
+from lab.twin.topology import Topology
+
+REPO = Path(__file__).resolve().parents[2]
+CREDENTIALS = {"eos": ("admin", "admin"), "sonic": ("admin", "YourPaSsWoRd"), "linux": ("admin", "admin")}
+
+
+def default_state_dir(site: str) -> Path:
+    return REPO / "lab" / ".state" / site
+
+
+def _raise_fd_limit() -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+class Lab:
+    """A running twin of one site."""
+
+    def __init__(self, site_dir: str | Path | None = None, state_dir: str | Path | None = None, *,
+                 topology: Topology | None = None, base_port: int = DEFAULT_BASE_PORT, latency_ms: int = 0,
+                 credentials: dict[str, tuple[str, str]] | None = None) -> None:
+        fabric_intent = None
+        if topology is None:
+            if site_dir is None:
+                raise ValueError("Lab needs site_dir or topology")
+            from runbooks.intent import compile_site
+
+            fabric_intent = compile_site(str(site_dir))
+            topology = Topology.from_intent(fabric_intent)
+            site = fabric_intent.site
+        else:
+            site = Path(site_dir).name if site_dir else "lab"
+        self.site = site
+        self.topology = topology
+        self.state_dir = Path(state_dir) if state_dir else default_state_dir(site)
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self.faults = Faults.load(self.state_dir / "faults.json")
+        if latency_ms:
+            self.faults.add("latency", ms=latency_ms)
+        self.fabric = Fabric(topology, self.faults)
+        self.ctx = LabContext(topology=topology, fabric=self.fabric, state_dir=self.state_dir, base_port=base_port,
+                              ssl_context=server_context(self.state_dir / "tls"),
+                              credentials=dict(credentials or CREDENTIALS), intent=fabric_intent)
+        self.services: dict[str, object] = {}
+        for platform in sorted({n.platform for n in topology.nodes.values()}):
+            cls = service_class(platform)
+            if cls is not None:
+                self.services[platform] = cls(self.ctx, topology.by_platform(platform))
+        self.addresses: dict[str, dict] = {}
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    # ---- async core ------------------------------------------------------------------------------
+    async def start_async(self) -> dict[str, dict]:
+        _raise_fd_limit()
+        for svc in self.services.values():
+            svc.load()
+        for svc in self.services.values():
+            self.addresses.update(await svc.start())
+            svc.save()
+        self.addresses = dict(sorted(self.addresses.items()))
+        (self.state_dir / "addresses.json").write_text(json.dumps(self.addresses, indent=1, sort_keys=True))
+        return self.addresses
+
+    async def stop_async(self) -> None:
+        for svc in self.services.values():
+            await svc.stop()
+        self.faults.save(self.state_dir / "faults.json")
+
+    # ---- thread wrapper (tests, in-process use) -----------------------------------------------
+    def start(self, timeout: float = 60) -> dict[str, dict]:
+        """Serve in a background thread; returns the address map."""
+        ready = threading.Event()
+        error: list[BaseException] = []
+
+        def run() -> None:
+            self.loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(self.loop)
+            try:
+                self.loop.run_until_complete(self.start_async())
+            except BaseException as e:  # surfaced to the caller below
+                error.append(e)
+                ready.set()
+                return
+            ready.set()
+            self.loop.run_forever()
+            self.loop.run_until_complete(self.stop_async())
+            self.loop.close()
+
+        self._thread = threading.Thread(target=run, name=f"twin-{self.site}", daemon=True)
+        self._thread.start()
+        ready.wait(timeout)
+        if error:
+            raise error[0]
+        return self.addresses
+
+    def stop(self) -> None:
+        if self.loop and self._thread:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(30)
+            self._thread = None
+
+    def __enter__(self) -> Lab:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _call(self, fn, *args, **kwargs):
+        """Run fn inside the lab's loop thread (the fabric is single-threaded)."""
+        if self.loop is None or not self.loop.is_running():
+            return fn(*args, **kwargs)
+
+        async def wrap():
+            return fn(*args, **kwargs)
+
+        return asyncio.run_coroutine_threadsafe(wrap(), self.loop).result(30)
+
+    # ---- faults ----------------------------------------------------------------------------------
+    def fault(self, kind: str, **params: object) -> dict:
+        """Inject a fault (see lab.twin.faults.KINDS); `drift` edits the device's running config."""
+        return self._call(self._fault, kind, params)
+
+    def _fault(self, kind: str, params: dict) -> dict:
+        f = self.faults.add(kind, **params)
+        if kind == "drift":
+            node = self.topology.nodes[str(f.params["device"])]
+            svc = self.services.get(node.platform)
+            if svc is None:
+                raise ValueError(f"{node.name}: platform {node.platform} is not served")
+            svc.apply_drift(node.name, list(f.params["lines"]))
+            self.faults.items.remove(f)     # drift is an action: its effect lives in the running config
+        self.faults.save(self.state_dir / "faults.json")
+        return {"kind": f.kind, "params": f.params, "since": f.since}
+
+    def clear_faults(self, kind: str | None = None, **params: object) -> int:
+        def do() -> int:
+            n = self.faults.clear(kind, **params)
+            self.faults.save(self.state_dir / "faults.json")
+            return n
+        return self._call(do)
+
+    def status(self) -> dict:
+        return {"site": self.site, "state_dir": str(self.state_dir), "devices": len(self.topology.nodes),
+                "served": sorted(self.addresses), "faults": self.faults.to_json()}
+
+
+# ---- background process (CLI) --------------------------------------------------------------------
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def lab_status(state_dir: str | Path) -> dict:
+    """{"running": bool, "pid", "addresses", "faults", "control_port"} of a (background) lab."""
+    sd = Path(state_dir)
+    ctl = _read_json(sd / "control.json")
+    pid = int(ctl.get("pid", 0) or 0)
+    running = bool(pid) and _alive(pid)
+    faults = Faults.load(sd / "faults.json").to_json()
+    return {"running": running, "pid": pid if running else None, "state_dir": str(sd),
+            "control_port": ctl.get("control_port") if running else None,
+            "addresses": _read_json(sd / "addresses.json"), "faults": faults}
+
+
+def lab_up(site_dir: str | Path, state_dir: str | Path | None = None, base_port: int = DEFAULT_BASE_PORT,
+           latency_ms: int = 0, timeout: float = 60) -> dict:
+    """Start the twin as a background process (no-op if already running); returns lab_status()."""
+    site_dir = Path(site_dir)
+    sd = Path(state_dir) if state_dir else default_state_dir(site_dir.name)
+    sd.mkdir(parents=True, exist_ok=True)
+    st = lab_status(sd)
+    if st["running"]:
+        return st
+    (sd / "control.json").unlink(missing_ok=True)
+    cmd = [sys.executable, "-m", "lab.twin.lab", "serve", "--site-dir", str(site_dir), "--state-dir", str(sd),
+           "--base-port", str(base_port), "--latency-ms", str(latency_ms)]
+    with open(sd / "lab.out", "ab") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, cwd=str(REPO))
+    (sd / "lab.pid").write_text(str(proc.pid))
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"lab exited with {proc.returncode}; see {sd / 'lab.out'}")
+        if _read_json(sd / "control.json").get("pid") == proc.pid:
+            return lab_status(sd)
+        time.sleep(0.1)
+    raise TimeoutError(f"lab did not start within {timeout}s; see {sd / 'lab.out'}")
+
+
+def lab_down(state_dir: str | Path, timeout: float = 30) -> bool:
+    """Stop a background lab (state is saved); True if one was running."""
+    sd = Path(state_dir)
+    st = lab_status(sd)
+    if not st["running"]:
+        (sd / "control.json").unlink(missing_ok=True)
+        return False
+    os.kill(st["pid"], signal.SIGTERM)
+    deadline = time.time() + timeout
+    while time.time() < deadline and _alive(st["pid"]):
+        time.sleep(0.1)
+    (sd / "control.json").unlink(missing_ok=True)
+    (sd / "lab.pid").unlink(missing_ok=True)
+    return True
+
+
+def lab_reset(state_dir: str | Path) -> None:
+    """Stop the lab and forget everything it persisted (configs, faults, logs; keeps the TLS cert)."""
+    sd = Path(state_dir)
+    lab_down(sd)
+    for name in ("devices", "logs"):
+        shutil.rmtree(sd / name, ignore_errors=True)
+    for name in ("faults.json", "addresses.json", "lab.out"):
+        (sd / name).unlink(missing_ok=True)
+
+
+def _control(state_dir: Path, path: str, payload: dict) -> dict:
+    st = lab_status(state_dir)
+    req = urllib.request.Request(f"http://{LOOPBACK}:{st['control_port']}{path}", data=json.dumps(payload).encode(),
+                                 headers={"Content-Type": "application/json"}, method="POST")
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        body = json.loads(resp.read())
+    if "error" in body:
+        raise ValueError(body["error"])
+    return body
+
+
+def lab_fault(state_dir: str | Path, kind: str, **params: object) -> dict:
+    """Inject a fault into a running background lab, or persist it for the next start."""
+    sd = Path(state_dir)
+    if lab_status(sd)["running"]:
+        return _control(sd, "/fault", {"kind": kind, "params": params})
+    if kind == "drift":
+        raise ValueError("drift needs a running lab (it edits a running config)")
+    faults = Faults.load(sd / "faults.json")
+    f = faults.add(kind, **params)
+    faults.save(sd / "faults.json")
+    return {"kind": f.kind, "params": f.params, "since": f.since}
+
+
+def lab_clear(state_dir: str | Path, kind: str | None = None, **params: object) -> int:
+    sd = Path(state_dir)
+    if lab_status(sd)["running"]:
+        return int(_control(sd, "/clear", {"kind": kind, "params": params})["removed"])
+    faults = Faults.load(sd / "faults.json")
+    n = faults.clear(kind, **params)
+    faults.save(sd / "faults.json")
+    return n
+
+
+async def _serve(args: argparse.Namespace) -> None:
+    lab = Lab(args.site_dir, args.state_dir, base_port=args.base_port, latency_ms=args.latency_ms)
+    await lab.start_async()
+    lab.loop = asyncio.get_running_loop()
+
+    async def fault(request: web.Request) -> web.Response:
+        body = await request.json()
+        try:
+            return web.json_response(lab._fault(body["kind"], dict(body.get("params") or {})))
+        except (ValueError, KeyError) as e:
+            return web.json_response({"error": str(e)})
+
+    async def clear(request: web.Request) -> web.Response:
+        body = await request.json()
+        n = lab.faults.clear(body.get("kind"), **(body.get("params") or {}))
+        lab.faults.save(lab.state_dir / "faults.json")
+        return web.json_response({"removed": n})
+
+    async def status(request: web.Request) -> web.Response:
+        return web.json_response(lab.status())
+
+    app = web.Application()
+    app.router.add_post("/fault", fault)
+    app.router.add_post("/clear", clear)
+    app.router.add_get("/status", status)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    await runner.setup()
+    site = web.TCPSite(runner, LOOPBACK, 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        asyncio.get_running_loop().add_signal_handler(sig, stop.set)
+    (lab.state_dir / "control.json").write_text(json.dumps({"pid": os.getpid(), "control_port": port}))
+    await stop.wait()
+    await runner.cleanup()
+    await lab.stop_async()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m lab.twin.lab")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("serve", help="run the twin in the foreground")
+    s.add_argument("--site-dir", required=True)
+    s.add_argument("--state-dir")
+    s.add_argument("--base-port", type=int, default=DEFAULT_BASE_PORT)
+    s.add_argument("--latency-ms", type=int, default=0)
+    args = p.parse_args(argv)
+    asyncio.run(_serve(args))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
