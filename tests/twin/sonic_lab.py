@@ -17,6 +17,7 @@ class LabThread:
         self.fabric_intent = compile_site("inventory/dc1")
         topo = Topology.from_intent(self.fabric_intent)
         self.ctx = LabContext(topology=topo, fabric=Fabric(topo), state_dir=state_dir, base_port=0)
+        self.ctx.intent = self.fabric_intent  # type: ignore[attr-defined]  # LinuxService reads the NICs
         self.services = []
         for p in platforms:
             cls = service_class(p)

@@ -1,0 +1,90 @@
+"""GPU servers over SSH (paramiko) with a SONiC RTSW configured by napalm_sonic from its rendered config."""
+
+from __future__ import annotations
+
+import json
+
+import napalm
+import paramiko
+import pytest
+
+from runbooks.render import render_device
+from tests.twin.sonic_lab import LabThread
+
+
+def _ssh(lab, node: str, user: str, password: str) -> paramiko.SSHClient:
+    a = lab.addresses[node]
+    c = paramiko.SSHClient()
+    c.set_missing_host_key_policy(paramiko.AutoAddPolicy())
+    c.connect(a["host"], port=a["port"], username=user, password=password, look_for_keys=False, allow_agent=False)
+    return c
+
+
+def run(client: paramiko.SSHClient, cmd: str) -> tuple[int, str]:
+    _, out, err = client.exec_command(cmd, timeout=10)
+    text = out.read().decode() + err.read().decode()
+    return out.channel.recv_exit_status(), text
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    with LabThread(tmp_path_factory.mktemp("linux-lab")) as lab:
+        a = lab.addresses["rtsw3"]
+        d = napalm.get_network_driver("sonic")(a["host"], "admin", "YourPaSsWoRd",
+                                               optional_args={"port": a["port"], "insecure": True})
+        d.open()
+        d.load_replace_candidate(config=render_device(lab.fabric_intent.devices["rtsw3"]))
+        d.commit_config()
+        d.close()
+        gpu3, gpu4 = _ssh(lab, "gpu3", "root", "root"), _ssh(lab, "gpu4", "root", "root")
+        yield lab, gpu3, gpu4
+        gpu3.close()
+        gpu4.close()
+
+
+def test_ip_json_shows_intent_nics(lab):
+    _, gpu3, _ = lab
+    rc, out = run(gpu3, "ip -j addr")
+    addrs = {i["ifname"]: i for i in json.loads(out)}
+    assert rc == 0 and addrs["eth1"]["addr_info"][0]["local"] == "10.10.0.9" and addrs["eth1"]["mtu"] == 9000
+    rc, out = run(gpu3, "dcb -j pfc show dev eth1")
+    assert [p["prio"] for p in json.loads(out)["prio_pfc"] if p["enabled"]] == [3]
+    assert [26, 3] in json.loads(run(gpu3, "dcb -j app show dev eth1")[1])["dscp_prio"]
+
+
+def test_jumbo_df_ping_at_roce_dscp_through_sonic_rtsw(lab):
+    _, gpu3, _ = lab
+    rc, out = run(gpu3, "ping -c 3 -M do -s 8972 -Q 104 -I eth1 10.10.0.13")
+    assert rc == 0 and "3 packets transmitted, 3 received, 0% packet loss" in out
+    rc, out = run(gpu3, "ping -c 2 -M do -s 9100 -Q 104 -I eth1 10.10.0.13")   # above the NIC MTU
+    assert rc != 0
+
+
+def test_rail2_unconfigured_rtsw_is_unreachable(lab):
+    _, gpu3, _ = lab   # rtsw4 still has its factory config (ports admin down, no addresses)
+    rc, out = run(gpu3, "ping -c 1 -I eth2 10.10.0.15")
+    assert rc != 0
+    assert "state DOWN" in run(gpu3, "rdma link show")[1]
+
+
+def test_ib_write_bw_line_rate_then_degrades_on_pfc_mismatch(lab):
+    _, gpu3, gpu4 = lab
+    assert run(gpu4, "ib_write_bw -d mlx5_0 --report_gbits")[0] == 0
+    rc, out = run(gpu3, "ib_write_bw -d mlx5_0 -x 3 --report_gbits 10.10.0.13")
+    assert rc == 0, out
+    good = float(out.split("BW average[Gb/sec]")[1].split("\n")[1].split()[3])
+    assert good > 0.95 * 400
+    run(gpu4, "dcb pfc set dev eth1 prio-pfc 3:off")
+    try:
+        run(gpu4, "ib_write_bw -d mlx5_0 --report_gbits")
+        rc, out = run(gpu3, "ib_write_bw -d mlx5_0 -x 3 --report_gbits 10.10.0.13")
+        bad = float(out.split("BW average[Gb/sec]")[1].split("\n")[1].split()[3])
+        assert rc == 0 and bad < 0.5 * good
+    finally:
+        run(gpu4, "dcb pfc set dev eth1 prio-pfc 3:on")
+
+
+def test_ib_write_bw_without_server_fails(lab):
+    _, gpu3, _ = lab
+    rc, out = run(gpu3, "ib_write_bw -d mlx5_0 --report_gbits 10.10.0.13")
+    assert rc != 0 and "Couldn't connect" in out
