@@ -1,0 +1,63 @@
+"""All six dc1 switches configured from their rendered configs (EOS via napalm eos, SONiC via napalm_sonic)."""
+
+from __future__ import annotations
+
+import napalm
+import pytest
+
+from runbooks.render import render_device
+from tests.twin.sonic_lab import LabThread
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    with LabThread(tmp_path_factory.mktemp("fabric"), platforms=("eos", "sonic", "linux")) as lab:
+        for name, d in sorted(lab.fabric_intent.devices.items()):
+            if d.platform == "linux":
+                continue
+            a = lab.addresses[name]
+            if d.platform == "eos":
+                drv = napalm.get_network_driver("eos")(a["host"], "admin", "admin", optional_args={
+                    "transport": "http", "port": a["http_port"]})
+            else:
+                drv = napalm.get_network_driver("sonic")(a["host"], "admin", "YourPaSsWoRd",
+                                                         optional_args={"port": a["port"], "insecure": True})
+            drv.open()
+            drv.load_replace_candidate(config=render_device(d))
+            drv.commit_config()
+            lab.__dict__.setdefault("drivers", {})[name] = drv
+        yield lab
+        for drv in lab.drivers.values():
+            drv.close()
+
+
+def test_every_bgp_session_established(lab):
+    for name, drv in sorted(lab.drivers.items()):
+        peers = drv.get_bgp_neighbors()["global"]["peers"]
+        assert peers, name
+        assert all(p["is_up"] for p in peers.values()), (name, peers)
+
+
+def test_gpu_jumbo_ping_and_rdma_across_the_fabric(lab):
+    from tests.twin.test_linux_rdma import _ssh, run
+    gpu1, gpu3 = _ssh(lab, "gpu1", "root", "root"), _ssh(lab, "gpu3", "root", "root")
+    try:
+        dst = lab.fabric_intent.devices["gpu3"].nics[0].ip          # rail 1: rtsw1 (EOS) -> CTSW -> rtsw3 (SONiC)
+        rc, out = run(gpu1, f"ping -c 3 -M do -s 8972 -Q 104 -I eth1 {dst}")
+        assert rc == 0 and " 0% packet loss" in out, out
+        run(gpu3, "ib_write_bw -d mlx5_0 --report_gbits")
+        rc, out = run(gpu1, f"ib_write_bw -d mlx5_0 -x 3 --report_gbits {dst}")
+        good = float(out.split("BW average[Gb/sec]")[1].split("\n")[1].split()[3])
+        assert rc == 0 and good > 0.95 * 400
+        # PFC mismatch on the SONiC RTSW's host port, pushed through napalm_sonic
+        drv = lab.drivers["rtsw3"]
+        drv.load_merge_candidate(config='{"PORT_QOS_MAP": {"Ethernet16": {"pfc_enable": "4", "pfcwd_sw_enable": "4"}}}')
+        drv.commit_config()
+        run(gpu3, "ib_write_bw -d mlx5_0 --report_gbits")
+        rc, out = run(gpu1, f"ib_write_bw -d mlx5_0 -x 3 --report_gbits {dst}")
+        bad = float(out.split("BW average[Gb/sec]")[1].split("\n")[1].split()[3])
+        assert bad < 0.5 * good
+        drv.rollback()
+    finally:
+        gpu1.close()
+        gpu3.close()
