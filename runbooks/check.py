@@ -171,14 +171,24 @@ def rdma_matrix(pattern: str, states: dict[str, DeviceState], findings: list[Fin
 
 # ---------------------------------------------------------------- composition
 
+def start_server(task: Task, command: str) -> Result:
+    """Start the perftest server on this host's session (it blocks that session until its client ran)."""
+    linux_collect.start_command(task, command)
+    return Result(host=task.host, result=command)
+
+
+def finish_server(task: Task, timeout: float = 30.0) -> Result:
+    return Result(host=task.host, result=linux_collect.finish_command(task, timeout))
+
+
 def _probe_bandwidth(nr: Nornir, fabric: FabricIntent, states: dict[str, DeviceState], opts: dict[str, Any],
                      sleep: Callable[[float], None]) -> None:
-    """Sequential ib_write_bw pairs (server in the background on the destination, client on the source)."""
+    """Sequential ib_write_bw pairs: server on the destination, then the client on the source."""
     devmap: dict[str, dict[str, str]] = {}
     for server in sorted(s.name for s in fabric.servers()):
-        res = nr.filter(name=server).run(task=run_command, fabric=fabric, command="rdma -j link show")
-        out = res[server].result if server in res and not res[server].failed else ""
-        devmap[server] = linux_collect.rdma_device_map(out if isinstance(out, str) else "")
+        res = nr.filter(name=server).run(task=run_command, fabric=fabric, command="rdma link show")
+        r = res.get(server)
+        devmap[server] = linux_collect.rdma_device_map(r.result if r is not None and not r.failed else "")
     port = int(opts.get("base_port", 18515))
     seconds = int(opts.get("seconds", 2))
     for name in sorted(states):
@@ -188,12 +198,13 @@ def _probe_bandwidth(nr: Nornir, fabric: FabricIntent, states: dict[str, DeviceS
             dscp = _roce_dscp(fabric, probe.src_device)
             server_dev = devmap[probe.dst_device].get(probe.dst_nic, probe.dst_nic)
             client_dev = devmap[probe.src_device].get(probe.src_nic, probe.src_nic)
-            nr.filter(name=probe.dst_device).run(
-                task=run_command, fabric=fabric, command=linux_collect.ib_server_command(server_dev, port, dscp, seconds))
+            srv = nr.filter(name=probe.dst_device)
+            srv.run(task=start_server, command=linux_collect.ib_server_command(server_dev, port, dscp, seconds))
             sleep(float(opts.get("server_wait_s", 0.5)))
             res = nr.filter(name=probe.src_device).run(
                 task=run_command, fabric=fabric,
                 command=linux_collect.ib_client_command(client_dev, port, dscp, seconds, probe.dst_ip))
+            srv.run(task=finish_server, timeout=float(seconds) + 30)
             r = res[probe.src_device]
             text = r.result if not r.failed and isinstance(r.result, str) else str(r.exception or r.result)
             probe.bw_gbps, probe.bw_detail = linux_collect.parse_ib_write_bw(text)

@@ -69,10 +69,9 @@ def test_eos_running_config_profile_and_interface_level():
     assert ("Ethernet4", 3) not in q["ecn"]
 
 
-def test_eos_watchdog_status_unverified_shape():
-    s = eos.parse_watchdog_status(j("eos/show_priority-flow-control_counters_watchdog.json"))
-    assert [(x.port, x.priority, x.stormed, x.storms_detected) for x in s] == [
-        ("Ethernet1", 3, False, 0), ("Ethernet3", 3, True, 2)]
+def test_eos_storm_status_unverified_shape():
+    s = eos.parse_watchdog_status(j("eos/show_priority-flow-control.json"))
+    assert [(x.port, x.priority, x.stormed) for x in s] == [("Ethernet1", 3, False), ("Ethernet3", 3, True)]
 
 
 def test_eos_counters():
@@ -80,6 +79,7 @@ def test_eos_counters():
                            j("eos/show_interfaces_counters_queue_detail.json"),
                            j("eos/show_qos_interfaces_ecn_counters_queue.json"), 5.0)
     assert (c.ports["Ethernet1"].pfc_rx_total, c.ports["Ethernet3"].pfc_tx_total) == (12, 5)
+    assert c.ports["Ethernet1"].pfc_rx == {} and c.ports["Ethernet3"].pfc_tx == {3: 5}
     assert c.ports["Ethernet1"].queue_drops == {0: 4, 3: 3}          # unicast only, DPs summed
     assert c.ports["Ethernet1"].ecn_marks == {3: 17}                  # "-" = not configured
 
@@ -105,6 +105,13 @@ def test_sonic_bgp_summary_text():
     assert (b["10.0.0.1"].state, b["10.0.0.1"].remote_asn, b["10.0.0.1"].prefixes_received) == \
         ("Established", 65200, 6402)
     assert (b["10.0.0.33"].state, b["10.0.0.33"].remote_asn) == ("Active", 64001)
+
+
+def test_sonic_bgp_summary_vtysh_json():
+    b = sonic.parse_bgp_json(j("sonic/vtysh_show_ip_bgp_summary_json.json"))
+    assert (b["10.0.0.1"].state, b["10.0.0.1"].remote_asn, b["10.0.0.1"].prefixes_received) == \
+        ("Established", 65200, 6402)
+    assert (b["10.0.0.33"].state, b["10.0.0.33"].prefixes_received) == ("Active", 0)
 
 
 def test_sonic_routes_frr_json_selected_only():
@@ -164,7 +171,9 @@ def test_linux_ip_addr():
 
 def test_linux_dcb():
     assert linux.parse_dcb_pfc(j("linux/dcb_pfc.json")) == [3]
-    assert linux.parse_dcb_apptrust(j("linux/dcb_apptrust.json")) == "dscp"
+    assert linux.parse_dcb_pfc({"prio_pfc": [{"prio": p, "enabled": p == 4} for p in range(8)]}) == [4]
+    assert linux.parse_dcb_app_trust(j("linux/dcb_app.json")) == "dscp"
+    assert linux.parse_dcb_app_trust({"dscp_prio": []}) is None
 
 
 def test_linux_ping():
@@ -183,5 +192,6 @@ def test_linux_ib_write_bw():
 
 def test_linux_rdma_link_map_and_commands():
     assert linux.rdma_device_map(t("linux/rdma_link.json")) == {"eth1": "mlx5_0", "eth2": "mlx5_1"}
+    assert linux.rdma_device_map(t("linux/rdma_link.txt")) == {"eth1": "mlx5_0", "eth2": "mlx5_1"}
     assert linux.ping_command("10.10.0.1", "10.10.0.9", 9000, 26) == \
         "ping -c 3 -i 0.2 -W 1 -M do -s 8972 -Q 104 -I 10.10.0.1 10.10.0.9"

@@ -14,9 +14,9 @@ JSON shapes (shared/reference/eos.md §3, ANTA unit-test data):
   show interfaces counters queue detail   egressQueueCounters.interfaces.{if}.ucastQueues.trafficClasses.TCn
                                             .dropPrecedences.DPn.droppedPackets
   show qos interfaces ecn counters queue  intfQueueCounters.{if}.queueCounters.{q}: "n" | "-"
-UNVERIFIED (no public sample; shape chosen here, the twin must serve the same):
-  show priority-flow-control counters watchdog
-                                          interfaces.{if}.txQueues.{q}.{stuckCount, recoveryCount, currentState}
+  (per-priority `priorities.{p}.{rxFrames, txFrames}` used when present)
+UNVERIFIED (no public JSON sample; the shape lab/twin/eos/show.py serves, storm status only is read):
+  show priority-flow-control              interfaces.{if}.watchdog.stormDetected.{prio}: bool
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ COMMANDS: dict[str, list[tuple[str, str]]] = {
     "lldp": [("show lldp neighbors", "json")],
     "bgp": [("show ip bgp summary vrf all", "json")],
     "routes": [("show ip route vrf default", "json")],
-    "pfc": [(RUNNING, "text"), ("show priority-flow-control counters watchdog", "json")],
+    "pfc": [(RUNNING, "text"), ("show priority-flow-control", "json")],
     "qos": [(RUNNING, "text")],
     "counters": [("show priority-flow-control counters", "json"),
                  ("show interfaces counters queue detail", "json"),
@@ -279,9 +279,9 @@ def parse_running_qos(text: str) -> dict[str, Any]:
 def parse_watchdog_status(data: dict[str, Any]) -> list[StormState]:
     storms = []
     for port, i in sorted(data.get("interfaces", {}).items()):
-        for q, s in sorted(i.get("txQueues", {}).items(), key=lambda kv: int(kv[0])):
-            storms.append(StormState(port, int(q), str(s.get("currentState", "")).lower() in ("stuck", "stormed"),
-                                     int(s.get("stuckCount", 0))))
+        detected = i.get("watchdog", {}).get("stormDetected", {})
+        for prio, stormed in sorted(detected.items(), key=lambda kv: int(kv[0])):
+            storms.append(StormState(port, int(prio), bool(stormed), int(bool(stormed))))
     return storms
 
 
@@ -290,6 +290,9 @@ def parse_counters(pfc: dict[str, Any], queues: dict[str, Any], ecn: dict[str, A
     for port, c in pfc.get("interfaceCounters", {}).items():
         pc = ports.setdefault(port, PortCounters())
         pc.pfc_rx_total, pc.pfc_tx_total = int(c.get("rxFrames", 0)), int(c.get("txFrames", 0))
+        for prio, pc_prio in c.get("priorities", {}).items():
+            pc.pfc_rx[int(prio)] = int(pc_prio.get("rxFrames", 0))
+            pc.pfc_tx[int(prio)] = int(pc_prio.get("txFrames", 0))
     for port, i in queues.get("egressQueueCounters", {}).get("interfaces", {}).items():
         pc = ports.setdefault(port, PortCounters())
         for tc, t in i.get("ucastQueues", {}).get("trafficClasses", {}).items():
@@ -317,7 +320,7 @@ def apply_section(section: str, out: dict[str, Any], state: DeviceState, intent:
     elif section == "pfc":
         q = parse_running_qos(out[RUNNING])
         state.pfc_priorities, state.watchdog = q["pfc"], q["watchdog"]
-        state.storms = parse_watchdog_status(out["show priority-flow-control counters watchdog"])
+        state.storms = parse_watchdog_status(out["show priority-flow-control"])
     elif section == "qos":
         q = parse_running_qos(out[RUNNING])
         state.ecn, state.qos = q["ecn"], q["qos"]

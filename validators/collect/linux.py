@@ -2,9 +2,12 @@
 
 Commands run over the host's netmiko connection (device_type linux). Output formats:
   ip -j addr show                  iproute2 JSON: [{ifname, mtu, operstate, addr_info[{family, local, prefixlen}]}]
-  dcb -j pfc show dev X            iproute2 dcb JSON: {"pfc_cap", "macsec_bypass", "delay", "prio_pfc": [bool x8]}
-                                   (dcb_pfc.c prints prio_pfc with dcb_print_named_array -> JSON array of on/off)
-  dcb -j apptrust show dev X       {"order": ["dscp", ...]} -- UNVERIFIED shape (iproute2 >= 6.2 dcb_apptrust.c)
+  dcb -j pfc show dev X            iproute2 dcb JSON: {"pfc_cap", "macsec_bypass", "delay", "prio_pfc": [...]}
+                                   (dcb_pfc.c prints prio_pfc with dcb_print_named_array -> array of on/off
+                                   booleans; [{"prio", "enabled"}] items, as the twin prints them, also accepted)
+  dcb -j app show dev X            DCB APP table; DSCP trust = a non-empty dscp-prio map ({"dscp_prio": [[26, 3]]}
+                                   or [{"dscp", "prio"}] items) -- JSON shape UNVERIFIED against a real NIC
+  rdma link show                   "link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev eth1"
   ping -M do -s N -Q TOS ...       iputils text ("N packets transmitted, M received, ..% packet loss")
   ib_write_bw --report_gbits ...   perftest text; the result row under "#bytes #iterations BW peak[Gb/sec] ..."
 """
@@ -35,7 +38,7 @@ def section_commands(section: str, intent: DeviceIntent) -> list[str]:
     if section == "nics":
         cmds = ["ip -j addr show"]
         for nic in intent.nics:
-            cmds += [f"dcb -j pfc show dev {nic.name}", f"dcb -j apptrust show dev {nic.name}"]
+            cmds += [f"dcb -j pfc show dev {nic.name}", f"dcb -j app show dev {nic.name}"]
         return cmds
     return []
 
@@ -61,12 +64,14 @@ def parse_dcb_pfc(data: dict[str, Any]) -> list[int]:
     prio = data.get("prio_pfc", [])
     if isinstance(prio, dict):     # tolerate {"0": false, ...}
         return sorted(int(k) for k, v in prio.items() if v)
+    if prio and isinstance(prio[0], dict):
+        return sorted(int(p["prio"]) for p in prio if p.get("enabled"))
     return [i for i, on in enumerate(prio) if on]
 
 
-def parse_dcb_apptrust(data: dict[str, Any]) -> str | None:
-    order = data.get("order", [])
-    return order[0] if order else None
+def parse_dcb_app_trust(data: dict[str, Any]) -> str | None:
+    """"dscp" when the NIC classifies by DSCP (DCB APP dscp-prio entries present), else None."""
+    return "dscp" if data.get("dscp_prio") else None
 
 
 def apply_section(section: str, out: dict[str, Any], state: DeviceState, intent: DeviceIntent | None = None,
@@ -83,7 +88,7 @@ def apply_section(section: str, out: dict[str, Any], state: DeviceState, intent:
         except ValueError:
             st.pfc_priorities = None
         try:
-            st.trust = parse_dcb_apptrust(_json(out[f"dcb -j apptrust show dev {nic.name}"]))
+            st.trust = parse_dcb_app_trust(_json(out[f"dcb -j app show dev {nic.name}"]))
         except ValueError:
             st.trust = None
     state.nics = {n: s for n, s in sorted(nics.items())}
@@ -116,9 +121,8 @@ def parse_ping(text: str) -> tuple[bool, float | None, str]:
 
 
 def ib_server_command(dev: str, port: int, dscp: int, seconds: int) -> str:
-    """Background perftest server; its output is kept for debugging only."""
-    return (f"nohup ib_write_bw -d {dev} -x 3 --report_gbits -F -D {seconds} -p {port} "
-            f"--tclass={dscp_to_tos(dscp)} > /tmp/nr-run-ib-{port}.log 2>&1 &")
+    """perftest server: runs in the foreground of its own session (see start_command/finish_command)."""
+    return f"ib_write_bw -d {dev} -x 3 --report_gbits -F -D {seconds} -p {port} --tclass={dscp_to_tos(dscp)}"
 
 
 def ib_client_command(dev: str, port: int, dscp: int, seconds: int, dst_ip: str) -> str:
@@ -142,9 +146,26 @@ def parse_ib_write_bw(text: str) -> tuple[float | None, str]:
 
 
 def rdma_device_map(text: str) -> dict[str, str]:
-    """netdev -> RDMA device from `rdma -j link show` ([{ifname: "mlx5_0/1", netdev: "eth1", ...}])."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        return {}
-    return {d["netdev"]: d["ifname"].split("/")[0] for d in data if d.get("netdev") and d.get("ifname")}
+    """netdev -> RDMA device from `rdma link show` text (or its -j JSON form)."""
+    if text.lstrip().startswith("["):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            return {}
+        return {d["netdev"]: d["ifname"].split("/")[0] for d in data if d.get("netdev") and d.get("ifname")}
+    out = {}
+    for m in re.finditer(r"^link (\S+?)(?:/\d+)? .*\bnetdev (\S+)", text, re.M):
+        out[m[2]] = m[1]
+    return out
+
+
+def start_command(task: Any, command: str) -> None:
+    """Start a blocking command (perftest server) on the host's session without waiting for the prompt."""
+    conn = task.host.get_connection("netmiko", task.nornir.config)
+    conn.write_channel(command + conn.RETURN)
+
+
+def finish_command(task: Any, timeout: float = 30.0) -> str:
+    """Wait for the command started by start_command to end; returns what it printed."""
+    conn = task.host.get_connection("netmiko", task.nornir.config)
+    return conn.read_until_prompt(read_timeout=timeout)

@@ -3,8 +3,9 @@
 Commands go through the project's `napalm_sonic` driver `cli([...])` (text). Table formats are the
 sonic-utilities ones quoted verbatim in shared/reference/sonic.md §4. QoS, ECN and buffer
 configuration are read from `show runningconfiguration all` (CONFIG_DB as JSON, plus "bgpraw"),
-the single source the show commands themselves read. `show ip route json` is FRR's JSON (vtysh), a
-shape not quoted in the shared reference. `show queue wredcounters` (ECN marks) is optional: newer
+the single source the show commands themselves read. BGP and routes come from FRR as JSON through
+vtysh: `show ip bgp summary json` (shape quoted in sonic.md §4) and `show ip route json` (FRR's
+prefix -> [route] map, not quoted in the shared reference). `show queue wredcounters` (ECN marks) is optional: newer
 sonic-utilities only, so a failure there leaves ECN marks empty instead of failing the section.
 """
 
@@ -33,13 +34,17 @@ from validators.state import (
 )
 
 RUNNING = "show runningconfiguration all"
+BGP = "vtysh -c 'show ip bgp summary json'"
+ROUTES = "vtysh -c 'show ip route json'"
+# First lines of a failed command in an interactive session (sonic-utilities click, vtysh, bash).
+_ERRORS = ("Error:", "% ", "Usage:", "bash: ")
 OPTIONAL = {"show queue wredcounters"}
 
 COMMANDS: dict[str, list[str]] = {
     "interfaces": ["show interfaces status"],
     "lldp": ["show lldp table"],
-    "bgp": ["show ip bgp summary"],
-    "routes": ["show ip route json"],
+    "bgp": [BGP],
+    "routes": [ROUTES],
     "pfc": ["show pfc priority", "pfcwd show config", "pfcwd show stats"],
     "qos": [RUNNING],
     "buffers": [RUNNING],
@@ -57,10 +62,17 @@ def runner(task: Any) -> Runner:
         out: dict[str, Any] = {}
         for cmd in cmds:
             try:
-                out.update(device.cli([cmd]))
+                text = device.cli([cmd])[cmd]
             except Exception:
-                if cmd not in OPTIONAL:
-                    raise
+                if cmd in OPTIONAL:
+                    continue
+                raise
+            first = text.strip().splitlines()[0] if text.strip() else ""
+            if first.startswith(_ERRORS):
+                if cmd in OPTIONAL:
+                    continue
+                raise RuntimeError(f"{cmd!r} failed: {first}")
+            out[cmd] = text
         return out
 
     return run
@@ -136,6 +148,13 @@ def parse_bgp(text: str) -> dict[str, BgpPeerState]:
         peers[ip] = BgpPeerState(ip, int(r["AS"]) if r["AS"].isdigit() else None,
                                  "Established" if established else pfx, _num(pfx) if established else 0)
     return peers
+
+
+def parse_bgp_json(data: dict[str, Any]) -> dict[str, BgpPeerState]:
+    """vtysh `show ip bgp summary json`: ipv4Unicast.peers.{ip}.{remoteAs, state, pfxRcd}."""
+    peers = data.get("ipv4Unicast", {}).get("peers", {})
+    return {ip: BgpPeerState(ip, _int(p.get("remoteAs")), str(p.get("state", "")), _int(p.get("pfxRcd")) or 0)
+            for ip, p in peers.items()}
 
 
 def parse_routes(data: dict[str, Any]) -> dict[str, RouteState]:
@@ -271,9 +290,9 @@ def apply_section(section: str, out: dict[str, Any], state: DeviceState, intent:
     elif section == "lldp":
         state.lldp = parse_lldp(out["show lldp table"])
     elif section == "bgp":
-        state.bgp = parse_bgp(out["show ip bgp summary"])
+        state.bgp = parse_bgp_json(json.loads(out[BGP]))
     elif section == "routes":
-        state.routes = parse_routes(json.loads(out["show ip route json"]))
+        state.routes = parse_routes(json.loads(out[ROUTES]))
     elif section == "pfc":
         state.pfc_priorities = parse_pfc_priority(out["show pfc priority"])
         state.watchdog = parse_pfcwd_config(out["pfcwd show config"])
