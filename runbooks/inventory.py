@@ -21,7 +21,7 @@ DEFAULT_INVENTORY_DIR = Path("inventory")
 LAB_CREDENTIALS: dict[str, tuple[str, str]] = {
     "eos": ("admin", "admin"),
     "sonic": ("admin", "YourPaSsWoRd"),
-    "linux": ("root", "root"),
+    "linux": ("admin", "admin"),
 }
 
 

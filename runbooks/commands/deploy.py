@@ -15,7 +15,7 @@ from runbooks.commands import load_intent, select_switches
 
 def _post_check_factory(intent, args, console):
     """Stage post-checks through the validators, scoped to links whose both ends are at intent."""
-    from runbooks.check import stage_post_check
+    from runbooks.deploy_checks import stage_post_check
 
     return lambda nr, stage, at_intent: stage_post_check(nr, intent, stage, at_intent)
 

@@ -1,0 +1,122 @@
+"""`nr-run lab ...` and the --lab device session (the only product code that imports lab/)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from runbooks.cli import EXIT_FAIL, EXIT_OK, UsageError, emit_json
+from runbooks.inventory import init_nornir, site_dir
+
+
+def _state_dir(args: argparse.Namespace) -> Path:
+    from lab.twin.lab import default_state_dir
+
+    return default_state_dir(args.site)
+
+
+@contextlib.contextmanager
+def device_session(args: argparse.Namespace) -> Iterator:
+    """A Nornir for the site; with --lab pointed at the running twin, or at an ephemeral in-process one."""
+    if not args.lab:
+        nr = init_nornir(args.site, args.inventory_dir, workers=args.workers, insecure=args.insecure)
+        try:
+            yield nr
+        finally:
+            nr.close_connections()
+        return
+    import yaml
+
+    fabric = yaml.safe_load((site_dir(args.site, args.inventory_dir) / "fabric.yaml").read_text()) or {}
+    if not fabric.get("lab"):
+        raise UsageError(f"site {args.site} is not a lab site (fabric.yaml lab: true); --lab refused")
+    from lab.twin.lab import Lab, lab_status
+
+    state = _state_dir(args)
+    status = lab_status(state)
+    lab = None
+    if status["running"]:
+        addresses = status["addresses"]
+    else:
+        lab = Lab(site_dir(args.site, args.inventory_dir), state, base_port=0)
+        addresses = lab.start()
+    nr = init_nornir(args.site, args.inventory_dir, workers=args.workers, lab=True, address_map=addresses)
+    try:
+        yield nr
+    finally:
+        nr.close_connections()
+        if lab is not None:
+            lab.stop()
+
+
+def _fault_params(items: list[str]) -> dict[str, object]:
+    params: dict[str, object] = {}
+    for item in items:
+        if "=" not in item:
+            raise UsageError(f"fault parameter {item!r} must be key=value")
+        key, value = item.split("=", 1)
+        params[key] = int(value) if value.isdigit() else value
+    return params
+
+
+def lab(args: argparse.Namespace) -> int:
+    from lab.twin import lab as twin
+
+    console = Console(stderr=args.json)
+    state = _state_dir(args)
+    directory = site_dir(args.site, args.inventory_dir)
+    if args.action == "up":
+        status = twin.lab_up(directory, state, latency_ms=args.latency_ms)
+    elif args.action == "down":
+        twin.lab_down(state)
+        status = twin.lab_status(state)
+    elif args.action == "reset":
+        twin.lab_reset(state)
+        status = twin.lab_status(state)
+    elif args.action == "status":
+        status = twin.lab_status(state)
+    elif args.action == "topology":
+        from lab.clab import write_topology
+        from runbooks.intent import compile_site
+
+        path = Path("lab") / f"{args.site}.clab.yml"
+        write_topology(compile_site(directory), path)
+        if args.json:
+            emit_json({"site": args.site, "topology": str(path)})
+        else:
+            console.print(f"wrote {path}")
+        return EXIT_OK
+    else:  # fault
+        if not args.fault_args:
+            raise UsageError("lab fault KIND [key=value ...] | lab fault clear [KIND]")
+        kind, rest = args.fault_args[0], args.fault_args[1:]
+        try:
+            if kind == "clear":
+                removed = twin.lab_clear(state, rest[0] if rest else None, **_fault_params(rest[1:]))
+                result = {"removed": removed}
+            else:
+                result = twin.lab_fault(state, kind, **_fault_params(rest))
+        except ValueError as exc:
+            raise UsageError(str(exc)) from exc
+        if args.json:
+            emit_json(result)
+        else:
+            console.print(result)
+        return EXIT_OK
+    if args.json:
+        emit_json(status)
+        return EXIT_OK
+    table = Table(title=f"lab {args.site}: {'running' if status['running'] else 'stopped'} ({status['state_dir']})")
+    for col in ("device", "platform", "address", "port"):
+        table.add_column(col)
+    for name, ep in sorted(status.get("addresses", {}).items()):
+        table.add_row(name, ep.get("platform", ""), ep.get("host", ""), str(ep.get("port", "")))
+    console.print(table)
+    for fault in status.get("faults", []):
+        console.print(f"fault: {fault}")
+    return EXIT_OK if args.action != "up" or status["running"] else EXIT_FAIL
