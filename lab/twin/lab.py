@@ -193,10 +193,18 @@ def _read_json(path: Path) -> dict:
 
 def _alive(pid: int) -> bool:
     try:
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:     # our own child that exited: reap it
+            return False
+    except ChildProcessError:
+        pass                                           # not our child (another shell started it)
+    try:
         os.kill(pid, 0)
     except (OSError, ValueError):
         return False
-    return True
+    try:                                               # a zombie is not a running lab
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
 
 
 def lab_status(state_dir: str | Path) -> dict:

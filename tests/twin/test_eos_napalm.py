@@ -1,0 +1,158 @@
+"""NAPALM eos driver against the twin: getters and the whole config lifecycle (real driver, real eAPI)."""
+
+from __future__ import annotations
+
+import time
+
+import pyeapi
+import pytest
+from napalm.base.exceptions import MergeConfigException
+
+from tests.twin.eos_lab import eapi, napalm_eos, start_dc1
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    lab = start_dc1(tmp_path_factory.mktemp("eos-napalm"))
+    yield lab
+    lab.stop()
+
+
+@pytest.mark.parametrize("transport", ["https", "http"])
+def test_getters(lab, transport):
+    drv = napalm_eos(lab, "rtsw1", transport)
+    try:
+        facts = drv.get_facts()
+        assert facts["hostname"] == "rtsw1" and facts["vendor"] == "Arista" and facts["model"] == "cEOSLab"
+        assert {"Ethernet1", "Ethernet2", "Management0"} <= set(facts["interface_list"])
+        ifs = drv.get_interfaces()
+        assert ifs["Ethernet1"]["speed"] == 400000.0 and ifs["Ethernet1"]["is_enabled"]
+        assert drv.get_lldp_neighbors()["Ethernet1"] == [{"hostname": "ctsw1", "port": "Ethernet1"}]
+        assert drv.get_bgp_neighbors() == {}          # day-0 config: no BGP yet
+        cfg = drv.get_config()
+        assert "hostname rtsw1" in cfg["running"] and "hostname rtsw1" in cfg["startup"]
+    finally:
+        drv.close()
+
+
+def test_bad_credentials_rejected(lab):
+    a = lab.addresses["rtsw1"]
+    conn = pyeapi.client.connect(transport="http", host="127.0.0.1", username="admin", password="wrong",
+                                 port=a["http_port"])
+    with pytest.raises(pyeapi.eapilib.ConnectionError):
+        pyeapi.client.Node(conn).enable(["show version"])
+
+
+def test_merge_compare_commit(lab):
+    drv = napalm_eos(lab, "rtsw2")
+    try:
+        drv.load_merge_candidate(config="interface Ethernet3\n   description merged-by-test\n")
+        diff = drv.compare_config()
+        assert [ln for ln in diff.splitlines() if ln.startswith(("+", "-"))] == ["+   description merged-by-test"]
+        drv.commit_config()
+        assert "description merged-by-test" in drv.get_config(retrieve="running")["running"]
+        assert "description merged-by-test" in drv.get_config(retrieve="startup")["startup"]  # write memory
+        # committed config persists in the lab state dir
+        saved = (lab.state_dir / "devices" / "rtsw2" / "running-config").read_text()
+        assert "description merged-by-test" in saved
+    finally:
+        drv.close()
+
+
+def test_discard_and_replace(lab):
+    drv = napalm_eos(lab, "ctsw2")
+    try:
+        drv.load_merge_candidate(config="hostname discarded\n")
+        assert "+hostname discarded" in drv.compare_config()
+        drv.discard_config()
+        assert drv.compare_config() == ""
+        assert "hostname ctsw2" in drv.get_config(retrieve="running")["running"]
+        running = drv.get_config(retrieve="running")["running"]
+        replaced = running.replace("hostname ctsw2", "hostname ctsw2-replaced")
+        drv.load_replace_candidate(config=replaced)
+        diff = drv.compare_config()
+        assert "-hostname ctsw2" in diff and "+hostname ctsw2-replaced" in diff
+        drv.commit_config()
+        assert drv.get_facts()["hostname"] == "ctsw2-replaced"
+        drv.rollback()
+        assert drv.get_facts()["hostname"] == "ctsw2"
+    finally:
+        drv.close()
+
+
+def test_invalid_line_rejected_running_unchanged(lab):
+    drv = napalm_eos(lab, "rtsw1")
+    try:
+        before = drv.get_config(retrieve="running")["running"]
+        for bad in ("interface Ethernet1\n ip address\n", "interface Ethernet1\n mtu 99999\n",
+                    "this is not a command\n"):
+            with pytest.raises(MergeConfigException, match=r"1002.*invalid command"):
+                drv.load_merge_candidate(config="interface Ethernet1\n description ok\n" + bad)
+        assert drv.compare_config() == ""
+        assert drv.get_config(retrieve="running")["running"] == before
+        sessions = eapi(lab, "rtsw1").enable(["show configuration sessions"])[0]["result"]["sessions"]
+        assert not [s for s in sessions.values() if s["state"] == "pending"]
+    finally:
+        drv.close()
+
+
+def test_commit_timer_reverts_unless_confirmed(lab):
+    drv = napalm_eos(lab, "ctsw1")
+    try:
+        drv.load_merge_candidate(config="interface Ethernet1\n   description timer-test\n")
+        drv.commit_config(revert_in=2)
+        assert drv.has_pending_commit()
+        assert "description timer-test" in drv.get_config(retrieve="running")["running"]
+        time.sleep(2.5)
+        assert not drv.has_pending_commit()
+        assert "description timer-test" not in drv.get_config(retrieve="running")["running"]
+
+        drv.load_merge_candidate(config="interface Ethernet1\n   description confirmed\n")
+        drv.commit_config(revert_in=2)
+        drv.confirm_commit()
+        time.sleep(2.5)
+        assert not drv.has_pending_commit()
+        assert "description confirmed" in drv.get_config(retrieve="running")["running"]
+    finally:
+        drv.close()
+
+
+def test_pending_session_blocks_other_driver(lab):
+    from napalm.base.exceptions import SessionLockedException
+
+    first = napalm_eos(lab, "rtsw1")
+    second = napalm_eos(lab, "rtsw1")
+    try:
+        first.load_merge_candidate(config="interface Ethernet4\n   description first\n")
+        second.config_session = "napalm_other"
+        with pytest.raises(SessionLockedException):
+            second._lock()
+        first.discard_config()
+        second._lock()
+    finally:
+        second.config_session = None
+        first.close()
+        second.close()
+
+
+def test_commit_rejected_fault(lab):
+    drv = napalm_eos(lab, "rtsw2")
+    lab.fault("commit_rejected", device="rtsw2")
+    try:
+        drv.load_merge_candidate(config="interface Ethernet4\n   description never\n")
+        with pytest.raises(pyeapi.eapilib.CommandError, match="rejected"):
+            drv.commit_config()
+        assert "description never" not in drv.get_config(retrieve="running")["running"]
+        drv.discard_config()
+    finally:
+        lab.clear_faults("commit_rejected")
+        drv.close()
+
+
+def test_drift_and_command_log(lab):
+    lab.fault("drift", device="rtsw1", lines=["interface Ethernet2", "description drifted"])
+    node = eapi(lab, "rtsw1")
+    text = node.enable(["show running-config"], encoding="text")[0]["result"]["output"]
+    assert "description drifted" in text
+    log = (lab.state_dir / "logs" / "rtsw1.log").read_text()
+    assert '"show running-config"' in log

@@ -1,0 +1,34 @@
+"""One twin process serves a 1,024-switch EOS site; every switch answers `show version` over eAPI."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import time
+
+import pyeapi
+import pytest
+
+from lab.twin.lab import Lab
+from lab.twin.synth import leaf_spine
+
+
+def _version(addr: dict) -> str:
+    conn = pyeapi.client.connect(transport="http", host=addr["host"], port=addr["http_port"],
+                                 username="admin", password="admin", timeout=30)
+    return pyeapi.client.Node(conn).enable(["show version"])[0]["result"]["version"]
+
+
+@pytest.mark.slow
+def test_1024_switches_start_fast_and_answer(tmp_path):
+    t0 = time.perf_counter()
+    lab = Lab(None, tmp_path, topology=leaf_spine(1024), base_port=0)
+    addrs = lab.start()
+    startup = time.perf_counter() - t0
+    try:
+        assert len(addrs) == 1024 and len({a["port"] for a in addrs.values()}) == 1024
+        assert startup < 10, startup
+        with concurrent.futures.ThreadPoolExecutor(16) as pool:
+            versions = list(pool.map(_version, addrs.values()))
+        assert versions == ["4.32.1F"] * 1024
+    finally:
+        lab.stop()
