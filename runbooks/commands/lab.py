@@ -15,9 +15,13 @@ from runbooks.inventory import init_nornir, site_dir
 
 
 def _state_dir(args: argparse.Namespace) -> Path:
+    """The twin's state folder: NR_RUN_LAB_STATE_DIR, else lab/.state/<site>/."""
+    import os
+
     from lab.twin.lab import default_state_dir
 
-    return default_state_dir(args.site)
+    override = os.environ.get("NR_RUN_LAB_STATE_DIR")
+    return Path(override) if override else default_state_dir(args.site)
 
 
 @contextlib.contextmanager
