@@ -48,8 +48,18 @@ class _Auth(asyncssh.SSHServer):
         return self.device.accepts(username, password)
 
 
+def _drop_if_unreachable(device: ShellDevice, process: asyncssh.SSHServerProcess) -> bool:
+    """A device that became unreachable mid-session answers nothing more: the TCP session dies."""
+    if device.reachable():
+        return False
+    process.get_extra_info("connection").abort()
+    return True
+
+
 async def _session(device: ShellDevice, process: asyncssh.SSHServerProcess) -> None:
     try:
+        if _drop_if_unreachable(device, process):
+            return
         if process.command is not None:
             command = process.command
             stdin = await process.stdin.read() if shell.wants_stdin(command) else None
@@ -82,6 +92,8 @@ async def _interactive(device: ShellDevice, process: asyncssh.SSHServerProcess) 
                     break
                 body.append(nxt.rstrip("\r\n"))
             line = line + "\n" + "\n".join(body) + "\n" + marker
+        if _drop_if_unreachable(device, process):
+            return
         if line.strip():
             rc, out, err = shell.execute(device, line, None, rc)
             process.stdout.write((out + err).replace("\r\n", "\n"))

@@ -1,0 +1,205 @@
+"""Deploy acceptance against the twin (a background `lab up` process, as a user runs it), via the CLI
+and the Python API. Device state is read back through the real NAPALM drivers."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import napalm
+import pyeapi
+import pytest
+
+from lab.twin.lab import lab_clear, lab_down, lab_fault, lab_status, lab_up
+from runbooks.cli import main
+from tests.conftest import DC1, REPO
+
+SWITCHES = ["ctsw1", "ctsw2", "rtsw1", "rtsw2", "rtsw3", "rtsw4"]
+CREDS = {"eos": ("admin", "admin"), "sonic": ("admin", "YourPaSsWoRd")}
+
+
+class TwinSite:
+    def __init__(self, state: Path, artifacts: Path):
+        self.state, self.artifacts = state, artifacts
+        self.addresses = lab_status(state)["addresses"]
+
+    def cli(self, *argv: str) -> int:
+        return main([*argv, "--site", "dc1", "--lab", "--artifacts", str(self.artifacts)])
+
+    def driver(self, host: str):
+        ep = self.addresses[host]
+        platform = ep["platform"]
+        opts = ({"transport": "https", "port": ep["port"]} if platform == "eos"
+                else {"port": ep["port"], "ssh_strict": False})
+        drv = napalm.get_network_driver(platform)("127.0.0.1", *CREDS[platform], timeout=30, optional_args=opts)
+        drv.open()
+        return drv
+
+    def running(self, host: str) -> str:
+        drv = self.driver(host)
+        try:
+            return drv.get_config(retrieve="running")["running"]
+        finally:
+            drv.close()
+
+    def snapshot(self) -> dict[str, str]:
+        return {h: self.running(h) for h in SWITCHES}
+
+    def audit(self) -> list[dict]:
+        path = self.artifacts / "audit.jsonl"
+        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+@pytest.fixture
+def twin(tmp_path, monkeypatch):
+    state = tmp_path / "lab"
+    lab_up(DC1, state, base_port=0)
+    monkeypatch.setenv("NR_RUN_LAB_STATE_DIR", str(state))
+    try:
+        yield TwinSite(state, tmp_path / "artifacts")
+    finally:
+        lab_down(state)
+
+
+def run_json(twin: TwinSite, capsys, *argv: str) -> tuple[int, dict]:
+    capsys.readouterr()
+    rc = twin.cli(*argv, "--json")
+    return rc, json.loads(capsys.readouterr().out)
+
+
+def test_dry_run_commit_then_nothing_pending(twin, capsys):
+    rc, report = run_json(twin, capsys, "deploy")
+    assert rc == 2
+    assert {d["device"]: d["state"] for d in report["devices"]} == dict.fromkeys(SWITCHES, "diffed")
+    assert all(d["added"] > 0 for d in report["devices"])
+
+    rc, report = run_json(twin, capsys, "deploy", "--commit", "--yes", "--confirm-timeout", "60")
+    assert rc == 0, report["message"]
+    assert {d["device"]: d["state"] for d in report["devices"]} == dict.fromkeys(SWITCHES, "confirmed")
+    assert [s["name"] for s in report["stages"]][0] == "canary"
+    assert sorted(a["device"] for a in twin.audit() if a["outcome"] == "confirmed") == SWITCHES
+
+    rc, checks = run_json(twin, capsys, "check")
+    assert rc == 0 and checks["passed"], [f for f in checks["findings"] if not f["passed"]][:3]
+
+    rc, report = run_json(twin, capsys, "deploy")
+    assert rc == 0
+    assert {d["device"]: d["state"] for d in report["devices"]} == dict.fromkeys(SWITCHES, "no change")
+
+
+def test_canary_failing_post_checks_is_rolled_back_alone(twin, capsys):
+    before = twin.snapshot()
+    lab_fault(twin.state, "link_down", device="rtsw1", port="Ethernet1")
+    rc, report = run_json(twin, capsys, "deploy", "--commit", "--yes", "--confirm-timeout", "60")
+    assert rc == 1
+    states = {d["device"]: d["state"] for d in report["devices"]}
+    assert states["rtsw1"] == states["ctsw1"] == "rolled back"
+    assert all(states[h] == "untouched" for h in ("ctsw2", "rtsw2", "rtsw3", "rtsw4"))
+    assert report["stopped_at"] == "canary"
+    failed = {(c["check"], c["device"]) for c in report["checks"]}
+    assert ("interfaces", "rtsw1") in failed or ("interfaces", "ctsw1") in failed
+    after = twin.snapshot()
+    assert after == before   # canary back to its exact previous config; nobody else touched
+    assert {a["device"] for a in twin.audit()} == {"rtsw1", "ctsw1"}
+
+
+def test_unreachable_device_in_batch_2(twin):
+    """Python API: the device becomes unreachable after its commit; batch 1 stays, batch 2 reverts."""
+    from runbooks.deploy import Deployment
+    from runbooks.deploy_checks import stage_post_check
+    from runbooks.intent import compile_site
+    from runbooks.inventory import init_nornir
+    from runbooks.progress import DeviceProgress
+    from runbooks.records import RunRecords
+    from runbooks.render import render_device
+
+    intent = compile_site(DC1)
+    before = twin.snapshot()
+    configs = {n: render_device(intent.devices[n]) for n in SWITCHES}
+    nr = init_nornir("dc1", REPO / "inventory", lab=True, address_map=twin.addresses)
+
+    def post_check(nr_, stage, at_intent):
+        if stage == ["rtsw4"]:
+            lab_fault(twin.state, "unreachable", device="rtsw4")
+        return stage_post_check(nr_, intent, stage, at_intent)
+
+    run = Deployment(nr, intent, configs, RunRecords(twin.artifacts, "dc1", "deploy"), DeviceProgress(None, SWITCHES),
+                     revert_in=4, post_check=post_check)
+    run.dry_run()
+    stages = run.plan(canary=1, batch="2")
+    assert [s.devices for s in stages] == [("rtsw1", "ctsw1"), ("rtsw3", "rtsw2"), ("rtsw4",), ("ctsw2",)]
+    run.commit(canary=1, batch="2")
+    nr.close_connections()
+    report = run.report
+    assert report.stopped_at == "batch 2"
+    states = {n: d.state for n, d in report.devices.items()}
+    assert [states[h] for h in ("rtsw1", "ctsw1", "rtsw3", "rtsw2")] == ["confirmed"] * 4
+    assert states["rtsw4"] == "failed" and "revert timer" in report.devices["rtsw4"].detail
+    assert states["ctsw2"] == "untouched"
+    lab_clear(twin.state, "unreachable")
+    time.sleep(5)
+    assert twin.running("rtsw4") == before["rtsw4"]      # reverted by the device's own timer
+    assert twin.running("ctsw2") == before["ctsw2"]
+    assert twin.running("rtsw3") != before["rtsw3"]      # batch 1 stays confirmed
+    time.sleep(1)
+    assert twin.running("rtsw3") == twin.running("rtsw3") and "Loopback0" in twin.running("rtsw3")
+
+
+def test_process_killed_before_confirm_reverts_by_itself(twin):
+    before = twin.running("rtsw2")
+    script = textwrap.dedent(f"""
+        import json, os, signal
+        from runbooks.deploy import commit_device
+        from runbooks.intent import compile_site
+        from runbooks.inventory import init_nornir
+        from runbooks.render import render_device
+        intent = compile_site({str(DC1)!r})
+        nr = init_nornir("dc1", {str(REPO / "inventory")!r}, lab=True, address_map=json.loads({json.dumps(json.dumps(twin.addresses))}))
+        nr = nr.filter(name="rtsw2")
+        result = nr.run(task=commit_device, config=render_device(intent.devices["rtsw2"]), revert_in=3)
+        assert not result.failed, result["rtsw2"].exception
+        print("committed", flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -9 and "committed" in proc.stdout, proc.stderr[-2000:]
+    assert twin.running("rtsw2") != before          # the commit is live, waiting for a confirm that never comes
+    time.sleep(4)
+    assert twin.running("rtsw2") == before
+
+
+def test_second_deploy_refused_while_one_runs(twin, capsys):
+    lab_fault(twin.state, "slow", device="rtsw1", ms=1500)
+    env = {**os.environ, "NR_RUN_LAB_STATE_DIR": str(twin.state)}
+    first = subprocess.Popen([sys.executable, "-m", "runbooks.cli", "deploy", "--site", "dc1", "--lab",
+                              "--artifacts", str(twin.artifacts), "--json"], cwd=REPO, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lock = twin.artifacts / "locks" / "dc1.lock"
+    deadline = time.time() + 30
+    while not lock.exists() and time.time() < deadline:
+        time.sleep(0.05)
+    assert lock.exists()
+    rc, report = run_json(twin, capsys, "deploy")
+    assert rc == 1 and "is locked by" in report["message"] and f"pid {first.pid}" in report["message"]
+    out, _ = first.communicate(timeout=120)
+    assert first.returncode == 2 and json.loads(out)["exit_code"] == 2
+    assert not lock.exists()
+
+
+def test_foreign_pending_session_is_reported_and_skipped(twin, capsys):
+    ep = twin.addresses["ctsw2"]
+    node = pyeapi.client.Node(pyeapi.client.connect(transport="https", host="127.0.0.1", username="admin",
+                                                    password="admin", port=ep["port"], timeout=20))
+    node.run_commands(["configure session someone_else", "interface Ethernet9", "description in progress", "end"])
+    rc, report = run_json(twin, capsys, "deploy")
+    assert rc == 1
+    by = {d["device"]: d for d in report["devices"]}
+    assert by["ctsw2"]["state"] == "skipped" and "pending" in by["ctsw2"]["detail"]
+    assert all(by[h]["state"] == "diffed" for h in SWITCHES if h != "ctsw2")
+    sessions = node.run_commands(["show configuration sessions"])[0]["sessions"]
+    assert sessions["someone_else"]["state"] == "pending"     # left exactly as found
