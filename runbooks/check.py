@@ -186,7 +186,8 @@ def _probe_bandwidth(nr: Nornir, fabric: FabricIntent, states: dict[str, DeviceS
     """Sequential ib_write_bw pairs: server on the destination, then the client on the source."""
     devmap: dict[str, dict[str, str]] = {}
     for server in sorted(s.name for s in fabric.servers()):
-        res = nr.filter(name=server).run(task=run_command, fabric=fabric, command="rdma link show")
+        res = nr.filter(name=server).run(task=run_command, fabric=fabric, command="rdma link show",
+                                         on_failed=True)
         r = res.get(server)
         devmap[server] = linux_collect.rdma_device_map(r.result if r is not None and not r.failed else "")
     port = int(opts.get("base_port", 18515))
@@ -199,12 +200,18 @@ def _probe_bandwidth(nr: Nornir, fabric: FabricIntent, states: dict[str, DeviceS
             server_dev = devmap[probe.dst_device].get(probe.dst_nic, probe.dst_nic)
             client_dev = devmap[probe.src_device].get(probe.src_nic, probe.src_nic)
             srv = nr.filter(name=probe.dst_device)
-            srv.run(task=start_server, command=linux_collect.ib_server_command(server_dev, port, dscp, seconds))
+            started = srv.run(task=start_server, on_failed=True,
+                              command=linux_collect.ib_server_command(server_dev, port, dscp, seconds))
+            s = started.get(probe.dst_device)
+            if s is None or s.failed:
+                probe.bw_gbps = None
+                probe.bw_detail = f"perftest server not started on {probe.dst_device}: {s.exception if s else 'not run'}"
+                continue
             sleep(float(opts.get("server_wait_s", 0.5)))
             res = nr.filter(name=probe.src_device).run(
-                task=run_command, fabric=fabric,
+                task=run_command, fabric=fabric, on_failed=True,
                 command=linux_collect.ib_client_command(client_dev, port, dscp, seconds, probe.dst_ip))
-            srv.run(task=finish_server, timeout=float(seconds) + 30)
+            srv.run(task=finish_server, timeout=float(seconds) + 30, on_failed=True)
             r = res[probe.src_device]
             text = r.result if not r.failed and isinstance(r.result, str) else str(r.exception or r.result)
             probe.bw_gbps, probe.bw_detail = linux_collect.parse_ib_write_bw(text)
@@ -227,7 +234,7 @@ def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None
     states: dict[str, DeviceState] = {h: DeviceState(h, fabric.devices[h].platform) for h in hosts}
     if targets:
         res = nr.filter(filter_func=lambda h: h.name in targets).run(
-            task=collect_state, fabric=fabric, sections_by_host=sections)
+            task=collect_state, fabric=fabric, sections_by_host=sections, on_failed=True)
         for h in targets:
             r = res.get(h)
             if r is not None and not r.failed:
@@ -238,14 +245,15 @@ def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None
     if counter_hosts:
         sleep(float(options.get("counters", {}).get("interval_s", 2.0)))
         nr.filter(filter_func=lambda h: h.name in counter_hosts).run(task=sample_counters, fabric=fabric,
-                                                                     states=states)
+                                                                     states=states, on_failed=True)
     rdma_check = next((c for c in selected if c.name == "rdma"), None)
     pattern = None
     if rdma_check is not None:
         pattern = rdma_check.options["pattern"]
         pairs = plan_pairs(fabric, pattern, rdma_check.options["max_pairs"])
         srcs = sorted({p.src_device for p in pairs if p.src_device in states})
-        res = nr.filter(filter_func=lambda h: h.name in srcs).run(task=rdma_ping, fabric=fabric, pairs=pairs)
+        res = nr.filter(filter_func=lambda h: h.name in srcs).run(task=rdma_ping, fabric=fabric, pairs=pairs,
+                                                                           on_failed=True)
         for h in srcs:
             r = res.get(h)
             if r is not None and not r.failed:

@@ -108,7 +108,8 @@ def select(selectors: list[str] | None, options: dict[str, dict[str, Any]] | Non
         return [cls(options.get(n)) for n, cls in checks.items()]
     chosen: dict[str, type[Check]] = {}
     for sel in selectors:
-        matched = {n: c for n, c in checks.items() if n == sel or sel in c.tags}
+        # a check name selects that check only; otherwise the selector is a tag
+        matched = {sel: checks[sel]} if sel in checks else {n: c for n, c in checks.items() if sel in c.tags}
         if not matched:
             raise UnknownCheck(f"no check or tag named {sel!r}; known: {', '.join(checks)}")
         chosen.update(matched)

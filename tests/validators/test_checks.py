@@ -30,6 +30,8 @@ def test_registry_select_by_name_and_tag():
     assert ALL == ["bgp", "buffers", "cabling", "counters", "ecmp", "ecn", "host", "interfaces", "pfc", "rdma"]
     assert [c.name for c in select(["pfc"])] == ["pfc"]
     assert [c.name for c in select(["routing"])] == ["bgp", "ecmp"]
+    assert [c.name for c in select(["host"])] == ["host"]          # a name wins over a tag
+    assert [c.name for c in select(["pfc", "ecn"])] == ["ecn", "pfc"]
     with pytest.raises(UnknownCheck):
         select(["nope"])
 

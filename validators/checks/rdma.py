@@ -9,7 +9,7 @@ from validators.rdma import plan_pairs
 @register
 class RdmaCheck(Check):
     name = "rdma"
-    tags = ("roce", "rdma", "host")
+    tags = ("roce", "reachability")
     description = "Jumbo ping with DF at the RoCE DSCP, then ib_write_bw >= threshold x line rate, per NIC pair"
     requires = ("rdma",)
     roles = ("gpu",)

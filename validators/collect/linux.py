@@ -29,9 +29,21 @@ def runner(task: Any) -> Runner:
     conn = task.host.get_connection("netmiko", task.nornir.config)
 
     def run(cmds: list[str]) -> dict[str, Any]:
-        return {cmd: conn.send_command(cmd, read_timeout=60) for cmd in cmds}
+        try:
+            return {cmd: conn.send_command(cmd, read_timeout=60) for cmd in cmds}
+        except Exception:
+            drop_connection(task, "netmiko")
+            raise
 
     return run
+
+
+def drop_connection(task: Any, name: str) -> None:
+    """Forget a connection that failed mid-command so the next run opens a fresh one."""
+    try:
+        task.host.close_connection(name)
+    except Exception:
+        task.host.connections.pop(name, None)
 
 
 def section_commands(section: str, intent: DeviceIntent) -> list[str]:
@@ -162,10 +174,18 @@ def rdma_device_map(text: str) -> dict[str, str]:
 def start_command(task: Any, command: str) -> None:
     """Start a blocking command (perftest server) on the host's session without waiting for the prompt."""
     conn = task.host.get_connection("netmiko", task.nornir.config)
-    conn.write_channel(command + conn.RETURN)
+    try:
+        conn.write_channel(command + conn.RETURN)
+    except Exception:
+        drop_connection(task, "netmiko")
+        raise
 
 
 def finish_command(task: Any, timeout: float = 30.0) -> str:
     """Wait for the command started by start_command to end; returns what it printed."""
     conn = task.host.get_connection("netmiko", task.nornir.config)
-    return conn.read_until_prompt(read_timeout=timeout)
+    try:
+        return conn.read_until_prompt(read_timeout=timeout)
+    except Exception:
+        drop_connection(task, "netmiko")
+        raise

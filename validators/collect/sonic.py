@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from runbooks.intent.models import DeviceIntent
+from validators.collect.linux import drop_connection
 from validators.state import (
     BgpPeerState,
     BufferPgState,
@@ -63,6 +64,9 @@ def runner(task: Any) -> Runner:
         for cmd in cmds:
             try:
                 text = device.cli([cmd])[cmd]
+            except (OSError, EOFError) as exc:     # dead session: reopen on the next run
+                drop_connection(task, "napalm")
+                raise RuntimeError(f"{cmd!r}: session lost ({exc})") from exc
             except Exception:
                 if cmd in OPTIONAL:
                     continue
