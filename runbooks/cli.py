@@ -81,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     lab.add_argument("action", choices=["up", "down", "status", "reset", "fault", "topology"])
     _common(lab)
     lab.add_argument("--latency-ms", type=int, default=0, help="added latency per device call")
-    lab.add_argument("fault_args", nargs="*", help="for 'fault': KIND [key=value ...] | clear")
+    lab.add_argument("fault_args", nargs="*", help="for 'fault': KIND [key=value ...] (drift: lines='a;b') | clear [KIND]")
     return parser
 
 
@@ -115,7 +115,12 @@ def _handler(args: argparse.Namespace) -> Callable[[argparse.Namespace], int]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        # `lab fault KIND key=value ...` may come after the options; argparse alone would refuse it
+        if extra and args.command == "lab" and args.action == "fault" and not any(e.startswith("-") for e in extra):
+            args.fault_args = [*args.fault_args, *extra]
+        elif extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # argparse exits 2 on usage errors; DESIGN.md says 3
         return EXIT_INVALID if exc.code else EXIT_OK
     try:

@@ -64,7 +64,10 @@ def _fault_params(items: list[str]) -> dict[str, object]:
         if "=" not in item:
             raise UsageError(f"fault parameter {item!r} must be key=value")
         key, value = item.split("=", 1)
-        params[key] = int(value) if value.isdigit() else value
+        if key == "lines":  # drift: config lines separated by ';'
+            params[key] = [line.strip() for line in value.split(";") if line.strip()]
+        else:
+            params[key] = int(value) if value.isdigit() else value
     return params
 
 
