@@ -108,8 +108,13 @@ def make_patch_phases(running: ConfigDb, candidate: ConfigDb) -> list[list[dict[
                 ops.append({"op": "replace", "path": _ptr(table, key), "value": new})
             else:
                 ops.extend(_field_ops(table, key, old, new))
-    # Removing every neighbor of a table in phase 1 would leave it empty: remove the table instead.
+    # Removing every neighbor of a table in phase 1 would leave it empty: remove the table instead,
+    # and then phase 2 re-adds that table whole (its per-key ops would point into a missing table).
     rebuild = _collapse_emptied(running, rebuild)
+    dropped = {op["path"] for op in rebuild if op["path"].count("/") == 1}
+    if dropped:
+        ops = [op for op in ops if "/" + op["path"].split("/")[1] not in dropped]
+        ops += [{"op": "add", "path": path, "value": candidate[path[1:]]} for path in sorted(dropped)]
     ops = _order(ops)
     return [p for p in (rebuild, ops) if p]
 
