@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from typing import Any
 
 import jsonpatch
@@ -201,6 +202,18 @@ def diff_text(running: ConfigDb, candidate: ConfigDb) -> str:
                 if field in new:
                     lines.append(f"+     {field}: {_fmt(new[field])}")
     return "\n".join(lines)
+
+
+# Fields that hold secrets (TACPLUS/RADIUS passkey, BGP password, MACsec keys, ...)
+SECRET_FIELD = re.compile(r"(passkey|password|secret|_key|^key)$")
+
+
+def sanitize(doc: ConfigDb) -> ConfigDb:
+    """A copy with every secret field value replaced, as get_config(sanitized=True) promises."""
+    return {table: {key: ({f: ("<removed>" if SECRET_FIELD.search(f) else v) for f, v in entry.items()}
+                          if isinstance(entry, dict) else entry)
+                    for key, entry in entries.items()}
+            for table, entries in doc.items()}
 
 
 def dumps(doc: ConfigDb) -> str:

@@ -281,7 +281,8 @@ class SonicDriver(NetworkDriver):
                    format: str = "text") -> dict[str, str]:
         out = {"running": "", "startup": "", "candidate": ""}
         if retrieve in ("all", "running"):
-            out["running"] = configdb.dumps(self._running())
+            running = self._running()
+            out["running"] = configdb.dumps(configdb.sanitize(running) if sanitized else running)
         if retrieve in ("all", "startup"):
             rc, text = self._run("cat /etc/sonic/config_db.json")
             if rc == 0:

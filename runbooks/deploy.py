@@ -70,7 +70,8 @@ def diff_device(task: Task, config: str, replace: bool = False) -> Result:
 
 
 def running_config(task: Task) -> Result:
-    return Result(host=task.host, result=_driver(task).get_config(retrieve="running")["running"])
+    """The running config with secrets masked (it is written to the artifacts)."""
+    return Result(host=task.host, result=_driver(task).get_config(retrieve="running", sanitized=True)["running"])
 
 
 def commit_device(task: Task, config: str, replace: bool = False, revert_in: int = 300) -> Result:
@@ -94,7 +95,7 @@ def confirm_device(task: Task) -> Result:
 def rollback_device(task: Task) -> Result:
     device = _driver(task)
     device.rollback()
-    return Result(host=task.host, result=device.get_config(retrieve="running")["running"])
+    return Result(host=task.host, result=device.get_config(retrieve="running", sanitized=True)["running"])
 
 
 @dataclass

@@ -124,14 +124,22 @@ SHOWS: list[tuple[re.Pattern, ShowFn, Callable[[EosDevice, re.Match], str] | Non
     (re.compile(r"show configuration sessions( detail)?$"),
      lambda d, m: d.sessions_json(bool(m.group(1))), None),
     (re.compile(r"show running-config( all)?( sanitized)?$"), lambda d, m: _running_json(d.running.root),
-     lambda d, m: _header(d, "show running-config") + d.render_running()),
-    (re.compile(r"show startup-config( sanitized)?$"), lambda d, m: {"output": d.startup},
-     lambda d, m: _header(d, "show startup-config") + d.startup),
+     lambda d, m: _header(d, "show running-config") + _sanitize(d.render_running(), m.group(2))),
+    (re.compile(r"show startup-config( sanitized)?$"), lambda d, m: {"output": _sanitize(d.startup, m.group(1))},
+     lambda d, m: _header(d, "show startup-config") + _sanitize(d.startup, m.group(1))),
     (re.compile(r"show session-config named (\S+) diffs$"), lambda d, m: {"output": d.session_diff(m.group(1))},
      lambda d, m: d.session_diff(m.group(1))),
     (re.compile(r"show session-config named (\S+)( sanitized)?$"), lambda d, m: _session_json(d, m.group(1)),
      lambda d, m: _session_text(d, m.group(1))),
 ]
+
+
+# what EOS masks in `sanitized` output: secrets, passwords, keys (the value after the keyword)
+_SECRET = re.compile(r"(\b(?:secret|password|key)(?: sha512| 0| 5| 7| 8a)?) (\S+)")
+
+
+def _sanitize(text: str, sanitized: str | None) -> str:
+    return _SECRET.sub(r"\1 <removed>", text) if sanitized else text
 
 
 def _header(dev: EosDevice, cmd: str) -> str:

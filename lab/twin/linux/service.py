@@ -34,7 +34,8 @@ class LinuxService:
     async def start(self) -> dict[str, dict]:
         out = {}
         for name, host in sorted(self.hosts.items()):
-            server = await sshd.serve(host, LOOPBACK, self.ctx.port(name))
+            server = await sshd.serve(host, LOOPBACK, self.ctx.port(name),
+                                     lambda kind, cmd, name=name: self.ctx.log(name, kind, cmd))
             self.servers.append(server)
             out[name] = {"host": LOOPBACK, "port": server.sockets[0].getsockname()[1], "protocol": "ssh",
                          "platform": "linux", "username": host.user}

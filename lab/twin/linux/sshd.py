@@ -20,6 +20,7 @@ class ShellDevice(shell.Device, Protocol):
 
 
 _HOST_KEY: asyncssh.SSHKey | None = None
+Log = Callable[[str, str], None]
 
 
 def host_key() -> asyncssh.SSHKey:
@@ -56,24 +57,25 @@ def _drop_if_unreachable(device: ShellDevice, process: asyncssh.SSHServerProcess
     return True
 
 
-async def _session(device: ShellDevice, process: asyncssh.SSHServerProcess) -> None:
+async def _session(device: ShellDevice, process: asyncssh.SSHServerProcess, log: Log) -> None:
     try:
         if _drop_if_unreachable(device, process):
             return
         if process.command is not None:
             command = process.command
+            log("exec", command)
             stdin = await process.stdin.read() if shell.wants_stdin(command) else None
             rc, out, err = shell.execute(device, command, stdin)
             process.stdout.write(out)
             process.stderr.write(err)
             process.exit(rc)
             return
-        await _interactive(device, process)
+        await _interactive(device, process, log)
     except (asyncssh.BreakReceived, asyncssh.TerminalSizeChanged, BrokenPipeError, ConnectionError):
         process.exit(0)
 
 
-async def _interactive(device: ShellDevice, process: asyncssh.SSHServerProcess) -> None:
+async def _interactive(device: ShellDevice, process: asyncssh.SSHServerProcess, log: Log) -> None:
     rc = 0
     process.stdout.write(device.prompt())
     while True:
@@ -95,16 +97,24 @@ async def _interactive(device: ShellDevice, process: asyncssh.SSHServerProcess) 
         if _drop_if_unreachable(device, process):
             return
         if line.strip():
+            log("shell", line)
             rc, out, err = shell.execute(device, line, None, rc)
             process.stdout.write((out + err).replace("\r\n", "\n"))
         process.stdout.write(device.prompt())
     process.exit(0)
 
 
-async def serve(device: ShellDevice, host: str, port: int) -> asyncssh.SSHAcceptor:
-    """Listen for SSH on host:port (port 0 picks a free one: read it from the acceptor)."""
+def _no_log(kind: str, command: str) -> None:
+    return None
+
+
+async def serve(device: ShellDevice, host: str, port: int, log: Log = _no_log) -> asyncssh.SSHAcceptor:
+    """Listen for SSH on host:port (port 0 picks a free one: read it from the acceptor).
+
+    `log(kind, command)` records every command received ("exec" or "shell").
+    """
     factory: Callable[[], asyncssh.SSHServer] = lambda: _Auth(device)  # noqa: E731
     return await asyncssh.create_server(
         factory, host, port, server_host_keys=[host_key()],
-        process_factory=lambda p: asyncio.ensure_future(_session(device, p)),
+        process_factory=lambda p: asyncio.ensure_future(_session(device, p, log)),
         keepalive_interval=0, encoding="utf-8", line_editor=True)

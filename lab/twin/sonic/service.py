@@ -27,7 +27,8 @@ class SonicService:
     async def start(self) -> dict[str, dict]:
         out = {}
         for name, dev in sorted(self.devices.items()):
-            server = await sshd.serve(dev, LOOPBACK, self.ctx.port(name))
+            server = await sshd.serve(dev, LOOPBACK, self.ctx.port(name),
+                                     lambda kind, cmd, name=name: self.ctx.log(name, kind, cmd))
             self.servers.append(server)
             port = server.sockets[0].getsockname()[1]
             out[name] = {"host": LOOPBACK, "port": port, "protocol": "ssh", "platform": "sonic",
