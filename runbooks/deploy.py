@@ -128,9 +128,12 @@ class DeployReport:
     stopped_at: str = ""
     checks: list[dict[str, Any]] = field(default_factory=list)
     message: str = ""
+    final_check: dict[str, Any] | None = None    # whole-site post-check after the last stage
 
     @property
     def failed(self) -> bool:
+        if self.final_check is not None and not self.final_check.get("passed", False):
+            return True
         return bool(self.stopped_at) or any(d.state in ("failed", "rolled back") for d in self.devices.values())
 
     @property
@@ -149,7 +152,7 @@ class DeployReport:
                 "stopped_at": self.stopped_at, "message": self.message,
                 "stages": [{"name": s.name, "devices": list(s.devices)} for s in self.stages],
                 "devices": [self.devices[n].as_dict() for n in sorted(self.devices)],
-                "checks": self.checks}
+                "checks": self.checks, "final_check": self.final_check}
 
 
 # A post-check: (nornir, stage devices, devices already at intent) -> failed findings as dicts

@@ -80,6 +80,7 @@ def test_dry_run_commit_then_nothing_pending(twin, capsys):
 
     rc, report = run_json(twin, capsys, "deploy", "--commit", "--yes", "--confirm-timeout", "60")
     assert rc == 0, report["message"]
+    assert report["final_check"]["passed"] and report["final_check"]["summary"]["failed"] == 0
     assert {d["device"]: d["state"] for d in report["devices"]} == dict.fromkeys(SWITCHES, "confirmed")
     assert [s["name"] for s in report["stages"]][0] == "canary"
     assert sorted(a["device"] for a in twin.audit() if a["outcome"] == "confirmed") == SWITCHES

@@ -71,6 +71,8 @@ def deploy(args: argparse.Namespace) -> int:
                     console.print("aborted: nothing committed")
                     return EXIT_FAIL
                 run.commit(args.canary, args.batch)
+                if not report.failed and not args.skip_checks:
+                    _final_check(nr, intent, report, console, args)
             records.write_json("results.json", report.as_dict())
     finally:
         lock.release()
@@ -80,6 +82,20 @@ def deploy(args: argparse.Namespace) -> int:
         _show(report, console, args, diffs=not args.commit)
         console.print(f"artifacts: {records.dir}")
     return report.exit_code()
+
+
+def _final_check(nr, intent, report, console: Console, args) -> None:
+    """Every check (RDMA included) over the whole site once the rollout is done; reported, not rolled back."""
+    from runbooks.check import print_report, run_checks
+
+    checks = run_checks(nr, intent, None)
+    data = checks.to_dict()
+    report.final_check = {"passed": data["passed"], "summary": data["summary"],
+                          "failed": [f for f in data["findings"] if not f["passed"]]}
+    if not checks.passed:
+        report.message = "rollout confirmed, but the whole-fabric post-check fails (see final_check)"
+    if not args.json:
+        print_report(checks, console)
 
 
 def _confirmed(args, console: Console, stages) -> bool:
