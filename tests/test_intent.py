@@ -134,3 +134,13 @@ def test_deterministic_regardless_of_host_order(site):
             hosts.update(items)
         site.edit("hosts.yaml", shuffle)
         assert compile_site(site.path).model_dump_json() == baseline
+
+
+def test_host_blocks_are_per_rtsw_and_per_port(dc1):
+    # 30 downlink slots per RTSW -> a /26 each, indexed by RTSW ordinal; a host /31 sits at its port's slot
+    assert [dc1.devices[f"rtsw{i}"].host_block for i in range(1, 5)] == [
+        "10.10.0.0/26", "10.10.0.64/26", "10.10.0.128/26", "10.10.0.192/26"]
+    rtsw3 = {i.name: i for i in dc1.devices["rtsw3"].interfaces}
+    assert rtsw3["Ethernet16"].address == "10.10.0.128/31"     # first downlink slot
+    assert rtsw3["Ethernet24"].address == "10.10.0.130/31"
+    assert dc1.devices["ctsw1"].host_block is None

@@ -181,3 +181,10 @@ def test_cli_exit_3_on_errors(site, capsys):
     assert rc == 3
     out = capsys.readouterr().out
     assert '"rule": "ecmp-width"' in out and '"valid": false' in out
+
+
+def test_host_pool_without_room_for_every_rtsw_block(site):
+    site.edit("fabric.yaml", lambda d: d["pools"].update(host_p2p="10.10.0.0/25"))
+    found = findings_of(site, "pool-exhausted")
+    assert sorted(f.host for f in found) == ["rtsw3", "rtsw4"]
+    assert all(f.field == "pools.host_p2p" and "/26 host block" in f.message for f in found)

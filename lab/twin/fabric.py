@@ -249,6 +249,13 @@ class Fabric:
         out = set(conn) if st.bgp.redistribute_connected else set()
         out |= {str(ipaddress.ip_network(n, strict=False)) for n in st.bgp.networks
                 if str(ipaddress.ip_network(n, strict=False)) in conn}
+        if st.bgp.redistribute_static:
+            # zebra redistributes a static route only while it is installed: a blackhole always is,
+            # a next-hop route when the next hop is on a connected subnet (and connected does not win)
+            for sr in st.static_routes:
+                pfx = str(ipaddress.ip_network(sr.prefix, strict=False))
+                if sr.advertise and pfx not in conn and (sr.blackhole or self._local_if_for(dev, sr.next_hop)):
+                    out.add(pfx)
         return sorted(out)
 
     def _propagation(self, origin: str) -> dict[str, tuple[tuple[int, ...], list[NextHop], bool]]:
@@ -355,8 +362,11 @@ class Fabric:
             for pfx, name in self.connected(dev).items():
                 rib[pfx] = Route(pfx, "connected", [NextHop(None, name)])
             for sr in st.static_routes:
-                port = self._local_if_for(dev, sr.next_hop)
                 pfx = str(ipaddress.ip_network(sr.prefix, strict=False))
+                if sr.blackhole:
+                    rib.setdefault(pfx, Route(pfx, "static", [], (), 1))
+                    continue
+                port = self._local_if_for(dev, sr.next_hop)
                 if port and pfx not in rib:
                     rib.setdefault(pfx, Route(pfx, "static", [], (), 1)).next_hops.append(NextHop(sr.next_hop, port))
             for pfx, r in self.bgp_table(dev).items():
@@ -389,6 +399,8 @@ class Fabric:
             if cur != dev and not st.ip_routing:
                 return f"{cur} does not forward", hops
             route = self.lookup(cur, dst)
+            if route is not None and route.protocol == "static" and not route.next_hops:
+                return f"{dst} blackholed by {route.prefix} on {cur}", hops
             if route is None or not route.next_hops:
                 return f"no route to {dst} on {cur}", hops
             pick = zlib.crc32(f"{src}>{dst}".encode()) % len(route.next_hops)

@@ -76,6 +76,7 @@ class BgpConfig:
     maximum_paths: int = 1
     ecmp: int | None = None
     redistribute_connected: bool = False
+    redistribute_static: bool = False       # advertised static routes (SONiC bgpcfgd: STATIC_ROUTE, tag 1)
     networks: list[str] = field(default_factory=list)          # "10.255.0.1/32" advertised if present
     neighbors: dict[str, BgpNeighborConfig] = field(default_factory=dict)
 
@@ -83,7 +84,9 @@ class BgpConfig:
 @dataclass
 class StaticRoute:
     prefix: str                             # "0.0.0.0/0"
-    next_hop: str                           # "10.10.0.0"
+    next_hop: str = ""                      # "10.10.0.0"; empty for a blackhole
+    blackhole: bool = False                 # discard what no more specific route takes (a summary)
+    advertise: bool = False                 # redistributed into BGP (with BgpConfig.redistribute_static)
 
 
 @dataclass

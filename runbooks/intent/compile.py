@@ -7,6 +7,7 @@ result does not depend on the order of hosts in hosts.yaml.
 from __future__ import annotations
 
 import ipaddress
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -312,34 +313,76 @@ class _Compiler:
             return asn, None
         return asn, f"{pool.network_address + host.ordinal + 1}/32"
 
+    def host_block(self, leaf: Host) -> ipaddress.IPv4Network | None:
+        """The RTSW's own block of host /31s: one /31 per downlink slot, so it can be summarized.
+
+        Block n (RTSW ordinal n) of the smallest power-of-two size that holds all downlink slots;
+        None (with a finding) when the pool has no such block.
+        """
+        first = leaf.hw.downlinks.from_ if leaf.hw.downlinks else 0
+        capacity = max(1, leaf.hw.ports - first)
+        prefixlen = 32 - math.ceil(math.log2(2 * capacity))
+        pool = self.fabric.pools.host_p2p
+        size = 2 ** (32 - prefixlen)
+        base = int(pool.network_address) + leaf.ordinal * size
+        if prefixlen < pool.prefixlen or base + size > int(pool.broadcast_address) + 1:
+            self.findings.append(Finding("error", "pool-exhausted", self.fabric_file, leaf.name, "pools.host_p2p",
+                                         f"pool {pool} has no /{prefixlen} host block for rtsw #{leaf.ordinal + 1}"))
+            return None
+        return ipaddress.IPv4Network((base, prefixlen))
+
     def address_links(self, links: list[RawLink]) -> dict[tuple[str, str], tuple[str, str, str]]:
-        """(device, port) -> (address/31, ip, peer ip). Upper tier (CTSW, RTSW toward hosts) gets the even address."""
+        """(device, port) -> (address/31, ip, peer ip). Upper tier (CTSW, RTSW toward hosts) gets the even address.
+
+        Fabric /31s are numbered in (RTSW ordinal, port) order; a host /31 sits at its RTSW port's
+        slot inside that RTSW's host block, so adding servers or RTSWs never renumbers others.
+        """
         out: dict[tuple[str, str], tuple[str, str, str]] = {}
         tier = {"ctsw": 0, "rtsw": 1, "gpu": 2}
-        counters = {"fabric": 0, "host": 0}
+        fabric_n = 0
 
-        def order(lk: RawLink) -> tuple:
+        def ends(lk: RawLink) -> tuple[tuple[str, str], tuple[str, str]]:
             lower = max((lk.a, lk.a_port), (lk.b, lk.b_port), key=lambda e: tier[self.hosts[e[0]].data.role])
             upper = (lk.b, lk.b_port) if lower == (lk.a, lk.a_port) else (lk.a, lk.a_port)
-            role = "host" if "gpu" in (self.hosts[lk.a].data.role, self.hosts[lk.b].data.role) else "fabric"
-            lh, uh = self.hosts[lower[0]], self.hosts[upper[0]]
-            return (role, lh.data.role, lh.ordinal, lh.hw.slot_of(lower[1]) or 0, uh.ordinal, upper, lower)
+            return upper, lower
 
-        for role, *_rest, upper, lower in sorted(order(lk) for lk in links):
-            pool = self.fabric.pools.fabric_p2p if role == "fabric" else self.fabric.pools.host_p2p
-            n = counters[role]
-            counters[role] += 1
-            if 2 * n + 1 >= pool.num_addresses:
-                self.findings.append(Finding("error", "pool-exhausted", self.fabric_file, upper[0],
-                                             f"pools.{'fabric_p2p' if role == 'fabric' else 'host_p2p'}",
-                                             f"pool {pool} has no /31 left for link #{n + 1}"))
+        def order(lk: RawLink) -> tuple:
+            upper, lower = ends(lk)
+            lh, uh = self.hosts[lower[0]], self.hosts[upper[0]]
+            return (lh.data.role, lh.ordinal, lh.hw.slot_of(lower[1]) or 0, uh.ordinal, upper, lower)
+
+        fabric = sorted(order(lk) for lk in links if "gpu" not in (self.hosts[lk.a].data.role, self.hosts[lk.b].data.role))
+        for *_rest, upper, lower in fabric:
+            pool = self.fabric.pools.fabric_p2p
+            if 2 * fabric_n + 1 >= pool.num_addresses:
+                self.findings.append(Finding("error", "pool-exhausted", self.fabric_file, upper[0], "pools.fabric_p2p",
+                                             f"pool {pool} has no /31 left for link #{fabric_n + 1}"))
                 continue
-            even, odd = _nth_p31(pool, n)
+            even, odd = _nth_p31(pool, fabric_n)
+            fabric_n += 1
+            out[upper] = (f"{even}/31", str(even), str(odd))
+            out[lower] = (f"{odd}/31", str(odd), str(even))
+        for lk in links:
+            upper, lower = ends(lk)
+            if self.hosts[lower[0]].data.role != "gpu":
+                continue
+            leaf = self.hosts[upper[0]]
+            block = self.blocks.get(leaf.name)
+            if block is None:
+                continue
+            slot = (leaf.hw.slot_of(upper[1]) or 0) - (leaf.hw.downlinks.from_ if leaf.hw.downlinks else 0)
+            if slot < 0:
+                self.findings.append(Finding("error", "cabling", self.fabric_file, leaf.name, "cabling",
+                                             f"host link on {upper[1]}, which is not a downlink port"))
+                continue
+            even, odd = _nth_p31(block, slot)
             out[upper] = (f"{even}/31", str(even), str(odd))
             out[lower] = (f"{odd}/31", str(odd), str(even))
         return out
 
     def compile(self, links: list[RawLink]) -> FabricIntent:
+        self.blocks = {h.name: self.host_block(h) for h in sorted(self.hosts.values(), key=lambda h: h.name)
+                       if h.data.role == "rtsw"}
         addressing = self.address_links(links)
         idents = {h.name: self.asn_and_loopback(h) for h in self.hosts.values()}
         roces = {n: _roce(n, p) for n, p in sorted(self.fabric.roce_profiles.items())}
@@ -407,6 +450,7 @@ class _Compiler:
                 name=name, site=self.fabric.site, role=host.data.role, platform=host.hw.platform, mgmt_address=host.mgmt,
                 **self.mgmt(host), model=host.hw.model, sonic_platform=host.hw.sonic_platform, su=host.data.su, index=host.data.index,
                 asn=asn, loopback=loopback, router_id=router_id, interfaces=interfaces, bgp=bgp, roce=roce,
+                host_block=str(self.blocks[name]) if self.blocks.get(name) else None,
                 buffers=buffers,
             )
         return FabricIntent(

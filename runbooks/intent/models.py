@@ -159,6 +159,7 @@ class DeviceIntent(Frozen):
     asn: int | None = None
     loopback: str | None = None          # "10.255.0.1/32"
     router_id: str | None = None
+    host_block: str | None = None        # RTSW: the summary of its host /31s, advertised into BGP
     interfaces: list[Interface] = []
     bgp: Bgp | None = None
     roce: Roce

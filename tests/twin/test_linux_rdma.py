@@ -42,11 +42,15 @@ def lab(tmp_path_factory):
         gpu4.close()
 
 
+def nic_ip(lab, host: str, nic: str) -> str:
+    return next(n.ip for n in lab[0].fabric_intent.devices[host].nics if n.name == nic)
+
+
 def test_ip_json_shows_intent_nics(lab):
     _, gpu3, _ = lab
     rc, out = run(gpu3, "ip -j addr")
     addrs = {i["ifname"]: i for i in json.loads(out)}
-    assert rc == 0 and addrs["eth1"]["addr_info"][0]["local"] == "10.10.0.9" and addrs["eth1"]["mtu"] == 9000
+    assert rc == 0 and addrs["eth1"]["addr_info"][0]["local"] == nic_ip(lab, "gpu3", "eth1") and addrs["eth1"]["mtu"] == 9000
     rc, out = run(gpu3, "dcb -j pfc show dev eth1")
     assert [p["prio"] for p in json.loads(out)["prio_pfc"] if p["enabled"]] == [3]
     assert [26, 3] in json.loads(run(gpu3, "dcb -j app show dev eth1")[1])["dscp_prio"]
@@ -54,15 +58,15 @@ def test_ip_json_shows_intent_nics(lab):
 
 def test_jumbo_df_ping_at_roce_dscp_through_sonic_rtsw(lab):
     _, gpu3, _ = lab
-    rc, out = run(gpu3, "ping -c 3 -M do -s 8972 -Q 104 -I eth1 10.10.0.13")
+    rc, out = run(gpu3, f"ping -c 3 -M do -s 8972 -Q 104 -I eth1 {nic_ip(lab, 'gpu4', 'eth1')}")
     assert rc == 0 and "3 packets transmitted, 3 received, 0% packet loss" in out
-    rc, out = run(gpu3, "ping -c 2 -M do -s 9100 -Q 104 -I eth1 10.10.0.13")   # above the NIC MTU
+    rc, out = run(gpu3, f"ping -c 2 -M do -s 9100 -Q 104 -I eth1 {nic_ip(lab, 'gpu4', 'eth1')}")   # above the NIC MTU
     assert rc != 0
 
 
 def test_rail2_unconfigured_rtsw_is_unreachable(lab):
     _, gpu3, _ = lab   # rtsw4 still has its factory config (ports admin down, no addresses)
-    rc, out = run(gpu3, "ping -c 1 -I eth2 10.10.0.15")
+    rc, out = run(gpu3, f"ping -c 1 -I eth2 {nic_ip(lab, 'gpu4', 'eth2')}")
     assert rc != 0
     assert "state DOWN" in run(gpu3, "rdma link show")[1]
 
@@ -70,14 +74,14 @@ def test_rail2_unconfigured_rtsw_is_unreachable(lab):
 def test_ib_write_bw_line_rate_then_degrades_on_pfc_mismatch(lab):
     _, gpu3, gpu4 = lab
     assert run(gpu4, "ib_write_bw -d mlx5_0 --report_gbits")[0] == 0
-    rc, out = run(gpu3, "ib_write_bw -d mlx5_0 -x 3 --report_gbits 10.10.0.13")
+    rc, out = run(gpu3, f"ib_write_bw -d mlx5_0 -x 3 --report_gbits {nic_ip(lab, 'gpu4', 'eth1')}")
     assert rc == 0, out
     good = float(out.split("BW average[Gb/sec]")[1].split("\n")[1].split()[3])
     assert good > 0.95 * 400
     run(gpu4, "dcb pfc set dev eth1 prio-pfc 3:off")
     try:
         run(gpu4, "ib_write_bw -d mlx5_0 --report_gbits")
-        rc, out = run(gpu3, "ib_write_bw -d mlx5_0 -x 3 --report_gbits 10.10.0.13")
+        rc, out = run(gpu3, f"ib_write_bw -d mlx5_0 -x 3 --report_gbits {nic_ip(lab, 'gpu4', 'eth1')}")
         bad = float(out.split("BW average[Gb/sec]")[1].split("\n")[1].split()[3])
         assert rc == 0 and bad < 0.5 * good
     finally:
@@ -86,5 +90,5 @@ def test_ib_write_bw_line_rate_then_degrades_on_pfc_mismatch(lab):
 
 def test_ib_write_bw_without_server_fails(lab):
     _, gpu3, _ = lab
-    rc, out = run(gpu3, "ib_write_bw -d mlx5_0 --report_gbits 10.10.0.13")
+    rc, out = run(gpu3, f"ib_write_bw -d mlx5_0 --report_gbits {nic_ip(lab, 'gpu4', 'eth1')}")
     assert rc != 0 and "Couldn't connect" in out

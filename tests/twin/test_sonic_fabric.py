@@ -61,3 +61,33 @@ def test_gpu_jumbo_ping_and_rdma_across_the_fabric(lab):
     finally:
         gpu1.close()
         gpu3.close()
+
+
+def test_sonic_rtsw_advertises_its_host_block_not_its_host_31s(lab):
+    """Like bgpcfgd: Loopback0 plus advertised STATIC_ROUTEs; routed-port /31s stay local."""
+    import ipaddress
+    import json
+
+    from tests.twin.test_linux_rdma import _ssh, run
+    rtsw3 = lab.fabric_intent.devices["rtsw3"]
+    ctsw1 = lab.drivers["ctsw1"]
+    host_31s = [str(ipaddress.ip_interface(i.address).network) for i in rtsw3.interfaces if i.role == "host"]
+    routes = ctsw1.cli(["show ip route"])["show ip route"]
+    assert rtsw3.host_block in routes
+    assert host_31s and not any(p in routes for p in host_31s)
+    gpu1 = _ssh(lab, "gpu1", "root", "root")
+    try:
+        dst = lab.fabric_intent.devices["gpu3"].nics[0].ip
+        assert run(gpu1, f"ping -c 1 -W 1 -I eth1 {dst}")[0] == 0
+        drv = lab.drivers["rtsw3"]
+        without = json.loads(render_device(rtsw3))
+        del without["STATIC_ROUTE"]
+        drv.load_replace_candidate(config=json.dumps(without))
+        drv.commit_config()
+        # with the summary gone, nothing advertises gpu3's subnet any more
+        assert rtsw3.host_block not in ctsw1.cli(["show ip route"])["show ip route"]
+        assert run(gpu1, f"ping -c 1 -W 1 -I eth1 {dst}")[0] != 0
+        drv.rollback()
+        assert run(gpu1, f"ping -c 1 -W 1 -I eth1 {dst}")[0] == 0
+    finally:
+        gpu1.close()

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from lab.twin.state import BgpConfig, BgpNeighborConfig, DeviceState, EcnQueue, IfState, QosGlobal, Watchdog
+from lab.twin.state import (
+    BgpConfig,
+    BgpNeighborConfig,
+    DeviceState,
+    EcnQueue,
+    IfState,
+    QosGlobal,
+    StaticRoute,
+    Watchdog,
+)
 
 
 def _prios(text: str) -> set[int]:
@@ -70,13 +79,21 @@ def to_state(db: dict[str, dict[str, Any]], default_hostname: str) -> DeviceStat
     st.qos = QosGlobal(dscp_to_tc={int(k): int(v) for k, v in dscp_map.items()},
                        tc_to_queue={int(k): int(v) for k, v in
                                     next(iter(db.get("TC_TO_QUEUE_MAP", {}).values()), {}).items()})
+    for key, f in sorted(db.get("STATIC_ROUTE", {}).items()):
+        vrf, _, prefix = key.rpartition("|")
+        if vrf not in ("", "default"):
+            continue
+        st.static_routes.append(StaticRoute(prefix=prefix, next_hop=str(f.get("nexthop", "")).split(",")[0],
+                                            blackhole=f.get("blackhole") == "true",
+                                            advertise=f.get("advertise", "true") != "false"))
     asn = meta.get("bgp_asn")
     if asn and str(asn).isdigit():
         router_id = meta.get("bgp_router_id") or next((p.split("/")[0] for p in st.loopbacks.values()), None)
-        # bgpd.main.conf.j2: maximum-paths 64 and the Loopback0 network; the twin also advertises the
-        # routed-port subnets (host /31s) so GPU rails are reachable across the fabric.
+        # bgpd.main.conf.j2 (bgpcfgd): maximum-paths 64 and `network <Loopback0>/32` only; routed-port
+        # subnets are NOT advertised. STATIC_ROUTE entries are (StaticRouteMgr: `redistribute static
+        # route-map STATIC_ROUTE_FILTER`, tag 1 unless advertise is "false").
         bgp = BgpConfig(asn=int(asn), router_id=router_id, maximum_paths=64, ecmp=64,
-                        redistribute_connected=True,
+                        redistribute_connected=False, redistribute_static=bool(st.static_routes),
                         networks=[st.loopbacks["Loopback0"]] if "Loopback0" in st.loopbacks else [])
         owned = {i.ipv4.split("/")[0] for i in st.interfaces.values() if i.ipv4}
         for key, f in db.get("BGP_NEIGHBOR", {}).items():
