@@ -188,7 +188,13 @@ def test_eos_bgp(fabric, configs, name):
     block = _block(configs[name], f"router bgp {bgp.asn}")
     assert f"   router-id {bgp.router_id}" in block
     assert "   maximum-paths 64 ecmp 64" in block
-    assert f"   neighbor {bgp.peer_group} bfd" in block
+    # BFD on the peer group when every peer runs it, else per neighbor toward the peers that can
+    if all(p.bfd for p in bgp.peers):
+        assert f"   neighbor {bgp.peer_group} bfd" in block
+    else:
+        assert f"   neighbor {bgp.peer_group} bfd" not in block
+        assert sorted(ln.split()[1] for ln in block if ln.endswith(" bfd") and "FABRIC" not in ln) == sorted(
+            p.address for p in bgp.peers if p.bfd)
     assert f"   neighbor {bgp.peer_group} timers 3 9" in block
     assert f"      neighbor {bgp.peer_group} activate" in block
     assert "   redistribute connected" in block

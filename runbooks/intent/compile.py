@@ -431,7 +431,9 @@ class _Compiler:
                 if role == "fabric":
                     peer_asn = idents[peer][0]
                     peers.append(BgpPeer(address=peer_ip, remote_asn=peer_asn or 0, description=f"{peer}_{peer_port}",
-                                         peer_device=peer, local_address=ip, local_port=port, bfd=self.fabric.bgp.bfd))
+                                         peer_device=peer, local_address=ip, local_port=port,
+                                         # BFD only where both ends can configure it, else it never comes up
+                                         bfd=self.fabric.bgp.bfd and host.hw.bfd and peer_host.hw.bfd))
             bgp_cfg = self.fabric.bgp
             router_id = loopback.split("/")[0] if loopback else None
             bgp = Bgp(asn=asn or 0, router_id=router_id or "0.0.0.0", peer_group=bgp_cfg.peer_group,

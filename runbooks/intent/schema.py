@@ -61,6 +61,7 @@ class Hardware(Strict):
     speed: str
     fec: Literal["rs", "fc", "none", "auto"] = "rs"
     buffer_cell_bytes: int = Field(default=1, ge=1)
+    bfd: bool = True            # can its config carry per-neighbor BFD (SONiC bgpcfgd cannot)
     uplinks: PortBlock | None = None
     downlinks: PortBlock | None = None
 
