@@ -24,6 +24,7 @@ from nornir.core.task import Result, Task
 
 from runbooks.intent.models import FabricIntent
 from runbooks.plan import Stage, plan_rollout
+from runbooks.policy import lockouts, redact
 from runbooks.progress import DeviceProgress
 from runbooks.records import RunRecords
 
@@ -201,8 +202,14 @@ class Deployment:
                 out.state = "skipped" if isinstance(exc, ForeignPending) else "failed"
                 out.detail = self._error(multi)
             else:
-                out.diff = multi[0].diff
-                out.state = "diffed" if out.diff else "no change"
+                raw = multi[0].diff
+                out.diff = redact(raw, out.platform)
+                out.state = "diffed" if raw else "no change"
+                cut = lockouts(raw, out.platform)
+                if cut:
+                    out.state = "skipped"
+                    removed = redact("; ".join(cut[:3]), out.platform)
+                    out.detail = f"refused: the change would remove management access ({removed})"
             self.records.write(f"diffs/{name}.diff", out.diff)
             self.progress.set(name, out.state, out.detail[:80])
 

@@ -204,3 +204,20 @@ def test_foreign_pending_session_is_reported_and_skipped(twin, capsys):
     assert all(by[h]["state"] == "diffed" for h in SWITCHES if h != "ctsw2")
     sessions = node.run_commands(["show configuration sessions"])[0]["sessions"]
     assert sessions["someone_else"]["state"] == "pending"     # left exactly as found
+
+
+def test_replace_that_would_remove_management_access_is_refused(twin, capsys):
+    rc, report = run_json(twin, capsys, "deploy", "--replace")
+    assert rc == 1
+    by = {d["device"]: d for d in report["devices"]}
+    # the EOS candidate carries no usernames: replacing would delete `username admin ...`
+    for host in ("ctsw1", "ctsw2", "rtsw1", "rtsw2"):
+        assert by[host]["state"] == "skipped" and "management access" in by[host]["detail"]
+        assert "username admin" in by[host]["detail"] and "secret <removed>" in by[host]["detail"]
+        assert "secret admin" not in by[host]["detail"]
+    # napalm_sonic keeps the management tables on replace, so the SONiC RTSWs are fine
+    assert by["rtsw3"]["state"] == by["rtsw4"]["state"] == "diffed"
+    diffs = Path(report["artifacts"]) / "diffs"
+    saved = (diffs / "rtsw1.diff").read_text()
+    assert "-username admin privilege 15 role network-admin secret <removed>" in saved
+    assert "secret admin" not in saved
