@@ -35,3 +35,6 @@ def site(tmp_path: Path) -> SiteCopy:
     target = tmp_path / "dc1"
     shutil.copytree(DC1, target)
     return SiteCopy(target)
+
+# the `twin` fixture (a background dc1 twin) lives with its helpers
+pytest_plugins = ["tests.twin_site"]
