@@ -25,8 +25,12 @@ from nornir.core.task import Result, Task
 from runbooks.intent.models import FabricIntent
 from runbooks.plan import Stage, plan_rollout
 from runbooks.policy import lockouts, redact
-from runbooks.progress import DeviceProgress
+from runbooks.progress import DeviceProgress, ProgressProcessor
 from runbooks.records import RunRecords
+
+# Nornir task name -> the device state shown while it runs
+TASK_LABELS = {"diff_device": "diffing", "running_config": "backing up", "commit_device": "committing",
+               "confirm_device": "confirming", "rollback_device": "rolling back"}
 
 
 class ForeignPending(Exception):
@@ -173,7 +177,11 @@ class Deployment:
 
     def _run(self, names: list[str], task, **kwargs):
         self.nr.data.reset_failed_hosts()
-        return self.nr.filter(F(name__in=names)).run(task=task, **kwargs) if names else {}
+        if not names:
+            return {}
+        # per-device progress comes from Nornir itself (thread-safe processor events)
+        nr = self.nr.filter(F(name__in=names)).with_processors([ProgressProcessor(self.progress, TASK_LABELS)])
+        return nr.run(task=task, **kwargs)
 
     def _run_per_host(self, names: list[str], task, per_host: Callable[[str], dict]) -> dict:
         """Nornir runs one kwargs set for all hosts; per-host configs go through a wrapper task."""
