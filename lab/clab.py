@@ -55,11 +55,16 @@ def topology(fabric: FabricIntent, startup_dir: str = "startup") -> dict:
 
 
 def eos_startup(d: DeviceIntent) -> str:
-    """Minimal cEOS config: management address, admin user, SSH and eAPI over HTTPS."""
+    """Minimal cEOS config: routing model, management address, admin user, SSH and eAPI over HTTPS.
+
+    The multi-agent routing model must be in the startup config (changing it needs a reload). No
+    default route toward management: the runbook host is on the management subnet, and a default
+    route there would attract fabric traffic that has no route.
+    """
     return "\n".join([
+        "service routing protocols model multi-agent", "!",
         f"hostname {d.name}", "username admin privilege 15 role network-admin secret admin", "!",
         "interface Management0", f"   ip address {d.mgmt_prefix}", "!",
-        f"ip route vrf default 0.0.0.0/0 {d.mgmt_gateway}" if d.mgmt_gateway else "!", "!",
         "management api http-commands", "   protocol https", "   no shutdown", "!",
         "management ssh", "   no shutdown", "!", "end", ""])
 
