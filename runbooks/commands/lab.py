@@ -88,10 +88,11 @@ def lab(args: argparse.Namespace) -> int:
     elif args.action == "status":
         status = twin.lab_status(state)
     elif args.action == "topology":
+        import lab as lab_package
         from lab.clab import write_topology
         from runbooks.intent import compile_site
 
-        path = Path("lab") / f"{args.site}.clab.yml"
+        path = Path(lab_package.__file__).parent / f"{args.site}.clab.yml"
         write_topology(compile_site(directory), path)
         if args.json:
             emit_json({"site": args.site, "topology": str(path)})
