@@ -362,6 +362,8 @@ class Fabric:
             for pfx, name in self.connected(dev).items():
                 rib[pfx] = Route(pfx, "connected", [NextHop(None, name)])
             for sr in st.static_routes:
+                if sr.source is not None:       # policy routes live in their own tables
+                    continue
                 pfx = str(ipaddress.ip_network(sr.prefix, strict=False))
                 if sr.blackhole:
                     rib.setdefault(pfx, Route(pfx, "static", [], (), 1))
@@ -374,15 +376,41 @@ class Fabric:
             return dict(sorted(rib.items(), key=lambda kv: ipaddress.ip_network(kv[0])))
         return self._cached(f"rib:{dev}", build)
 
-    def lookup(self, dev: str, ip: str) -> Route | None:
+    def policy_routes(self, dev: str, src: str) -> dict[str, Route]:
+        """Routes that apply only to packets sourced from `src` (resolvable next hops only)."""
+        st = self.states.get(dev)
+        out: dict[str, Route] = {}
+        for sr in (st.static_routes if st else []):
+            if sr.source != src:
+                continue
+            port = self._local_if_for(dev, sr.next_hop)
+            if port:
+                pfx = str(ipaddress.ip_network(sr.prefix, strict=False))
+                out.setdefault(pfx, Route(pfx, "static", [], (), 1)).next_hops.append(NextHop(sr.next_hop, port))
+        return out
+
+    def lookup(self, dev: str, ip: str, src: str | None = None) -> Route | None:
+        """Longest match; a source's policy table first, then the main table (like Linux ip rules).
+
+        A connected destination always wins (its /31 is in every table on a real host).
+        """
         addr = ipaddress.ip_address(ip)
-        best: Route | None = None
-        best_len = -1
-        for pfx, r in self.routes(dev).items():
-            net = ipaddress.ip_network(pfx)
-            if addr in net and net.prefixlen > best_len:
-                best, best_len = r, net.prefixlen
-        return best
+        main = self.routes(dev)
+        tables = [self.policy_routes(dev, src), main] if src else [main]
+        for table in tables:
+            best: Route | None = None
+            best_len = -1
+            for pfx, r in table.items():
+                net = ipaddress.ip_network(pfx)
+                if addr in net and net.prefixlen > best_len:
+                    best, best_len = r, net.prefixlen
+            if best is not None and table is not main:
+                connected = self.lookup(dev, ip) if best_len < 32 else None
+                if connected is not None and connected.protocol == "connected":
+                    return connected
+            if best is not None:
+                return best
+        return None
 
     def _trace(self, dev: str, src: str, dst: str, size: int, df: bool) -> tuple[str, list[str]]:
         """Walk the forwarding path; returns ("", hops) on delivery or (reason, hops)."""
@@ -398,7 +426,7 @@ class Fabric:
                 return f"{cur} unreachable", hops
             if cur != dev and not st.ip_routing:
                 return f"{cur} does not forward", hops
-            route = self.lookup(cur, dst)
+            route = self.lookup(cur, dst, src if cur == dev else None)
             if route is not None and route.protocol == "static" and not route.next_hops:
                 return f"{dst} blackholed by {route.prefix} on {cur}", hops
             if route is None or not route.next_hops:

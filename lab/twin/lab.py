@@ -126,9 +126,11 @@ class Lab:
 
         self._thread = threading.Thread(target=run, name=f"twin-{self.site}", daemon=True)
         self._thread.start()
-        ready.wait(timeout)
+        finished = ready.wait(timeout)
         if error:
             raise error[0]
+        if not finished:  # a partial address map would look like a smaller lab
+            raise TimeoutError(f"lab {self.site} did not start within {timeout} s")
         return self.addresses
 
     def stop(self) -> None:

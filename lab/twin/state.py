@@ -87,6 +87,8 @@ class StaticRoute:
     next_hop: str = ""                      # "10.10.0.0"; empty for a blackhole
     blackhole: bool = False                 # discard what no more specific route takes (a summary)
     advertise: bool = False                 # redistributed into BGP (with BgpConfig.redistribute_static)
+    source: str | None = None               # policy route: only for packets from this address
+                                            # (Linux `ip rule from SRC lookup <rail table>`)
 
 
 @dataclass

@@ -468,7 +468,8 @@ class _Compiler:
             address, ip, peer_ip = addressing[(host.name, port)]
             nics.append(Nic(name=port, address=address, ip=ip, gateway=peer_ip, mtu=self.mtu_of(host),
                             rail=self.hosts[peer].data.index, peer_device=peer, peer_port=peer_port,
-                            speed_mbps=lk.speed_mbps, lossless_priorities=roce.lossless_priorities, trust=roce.trust))
+                            speed_mbps=lk.speed_mbps, lossless_priorities=roce.lossless_priorities, trust=roce.trust,
+                            routes=[str(self.fabric.pools.host_p2p)]))
         return DeviceIntent(name=host.name, site=self.fabric.site, role="gpu", platform=host.hw.platform,
                             mgmt_address=host.mgmt, **self.mgmt(host), model=host.hw.model, su=host.data.su, index=host.data.index,
                             roce=roce, nics=nics)

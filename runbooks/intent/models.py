@@ -142,6 +142,7 @@ class Nic(Frozen):
     speed_mbps: int
     lossless_priorities: list[int]
     trust: str
+    routes: list[str] = []     # prefixes reached through this NIC's rail gateway (source-routed per NIC)
 
 
 class DeviceIntent(Frozen):

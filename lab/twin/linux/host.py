@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import time
 import zlib
@@ -24,12 +23,10 @@ def host_state(intent: DeviceIntent, fabric_intent: FabricIntent) -> DeviceState
         st.interfaces[nic.name] = IfState(name=nic.name, mtu=nic.mtu, ipv4=nic.address, speed_mbps=nic.speed_mbps,
                                           pfc_enabled=bool(nic.lossless_priorities),
                                           pfc_priorities=set(nic.lossless_priorities), trust_dscp=nic.trust == "dscp")
-        # the same rail on every other server is reached through this NIC's rail gateway
-        for other in fabric_intent.servers():
-            for onic in other.nics:
-                if other.name != intent.name and onic.rail == nic.rail:
-                    net = str(ipaddress.ip_interface(onic.address).network)
-                    st.static_routes.append(StaticRoute(net, nic.gateway))
+        # like `ip rule from <nic> lookup rail<N>` + `ip route <pool> via <rail gateway> table rail<N>`:
+        # traffic sourced from a NIC leaves through that NIC's own RTSW, whatever rail it targets
+        for prefix in nic.routes:
+            st.static_routes.append(StaticRoute(prefix, nic.gateway, source=nic.ip))
     st.qos.dscp_to_tc = dict(intent.roce.dscp_overrides)
     return st
 
