@@ -46,6 +46,7 @@ class LinuxService:
             s.close()
             await s.wait_closed()
         self.servers = []
+        await sshd.close_sessions()
 
     def save(self) -> None:
         """Servers keep their intent-derived state; nothing to persist."""

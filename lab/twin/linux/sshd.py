@@ -104,6 +104,23 @@ async def _interactive(device: ShellDevice, process: asyncssh.SSHServerProcess, 
     process.exit(0)
 
 
+_SESSIONS: set[asyncio.Task] = set()
+
+
+def _track(task: asyncio.Task) -> asyncio.Task:
+    _SESSIONS.add(task)
+    task.add_done_callback(_SESSIONS.discard)
+    return task
+
+
+async def close_sessions() -> None:
+    """End the shell sessions still open (clients that never logged out) when the lab stops."""
+    tasks = [t for t in _SESSIONS if not t.done() and t.get_loop() is asyncio.get_running_loop()]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
 def _no_log(kind: str, command: str) -> None:
     return None
 
@@ -116,5 +133,5 @@ async def serve(device: ShellDevice, host: str, port: int, log: Log = _no_log) -
     factory: Callable[[], asyncssh.SSHServer] = lambda: _Auth(device)  # noqa: E731
     return await asyncssh.create_server(
         factory, host, port, server_host_keys=[host_key()],
-        process_factory=lambda p: asyncio.ensure_future(_session(device, p, log)),
+        process_factory=lambda p: _track(asyncio.ensure_future(_session(device, p, log))),
         keepalive_interval=0, encoding="utf-8", line_editor=True)

@@ -40,6 +40,7 @@ class SonicService:
             s.close()
             await s.wait_closed()
         self.servers = []
+        await sshd.close_sessions()
 
     def save(self) -> None:
         for dev in self.devices.values():
