@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from lab.twin.linux import shell, sshd
 from lab.twin.linux.host import LinuxHost
-from lab.twin.platforms import LOOPBACK, LabContext
+from lab.twin.platforms import LabContext
 from lab.twin.topology import Node
 
 
@@ -18,7 +18,7 @@ class LinuxService:
         self.ctx, self.nodes = ctx, nodes
         self.hosts: dict[str, LinuxHost] = {}
         self.listeners: dict[str, float] = {}     # perftest servers: NIC address -> expiry
-        self.servers: list = []
+        self.listeners_ssh = sshd.SshListeners()
 
     def load(self) -> None:
         intent = getattr(self.ctx, "intent", None)
@@ -32,21 +32,10 @@ class LinuxService:
             self.hosts[n.name] = host
 
     async def start(self) -> dict[str, dict]:
-        out = {}
-        for name, host in sorted(self.hosts.items()):
-            server = await sshd.serve(host, LOOPBACK, self.ctx.port(name),
-                                     lambda kind, cmd, name=name: self.ctx.log(name, kind, cmd))
-            self.servers.append(server)
-            out[name] = {"host": LOOPBACK, "port": server.sockets[0].getsockname()[1], "protocol": "ssh",
-                         "platform": "linux", "username": host.user}
-        return out
+        return await self.listeners_ssh.start(self.hosts, "linux", self.ctx)
 
     async def stop(self) -> None:
-        for s in self.servers:
-            s.close()
-            await s.wait_closed()
-        self.servers = []
-        await sshd.close_sessions()
+        await self.listeners_ssh.stop()
 
     def save(self) -> None:
         """Servers keep their intent-derived state; nothing to persist."""

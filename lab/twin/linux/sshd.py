@@ -135,3 +135,28 @@ async def serve(device: ShellDevice, host: str, port: int, log: Log = _no_log) -
         factory, host, port, server_host_keys=[host_key()],
         process_factory=lambda p: _track(asyncio.ensure_future(_session(device, p, log))),
         keepalive_interval=0, encoding="utf-8", line_editor=True)
+
+
+class SshListeners:
+    """The SSH listeners of one platform service (one per device), started and stopped together."""
+
+    def __init__(self) -> None:
+        self.servers: list[asyncssh.SSHAcceptor] = []
+
+    async def start(self, devices: dict[str, ShellDevice], platform: str, ctx) -> dict[str, dict]:
+        """Serve every device on its lab port; returns the address-map entries."""
+        out = {}
+        for name, device in sorted(devices.items()):
+            server = await serve(device, "127.0.0.1", ctx.port(name),
+                                 lambda kind, cmd, name=name: ctx.log(name, kind, cmd))
+            self.servers.append(server)
+            out[name] = {"host": "127.0.0.1", "port": server.sockets[0].getsockname()[1], "protocol": "ssh",
+                         "platform": platform, "username": device.user}
+        return out
+
+    async def stop(self) -> None:
+        for server in self.servers:
+            server.close()
+            await server.wait_closed()
+        self.servers = []
+        await close_sessions()

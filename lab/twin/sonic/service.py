@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lab.twin.linux import sshd
-from lab.twin.platforms import LOOPBACK, LabContext
+from lab.twin.platforms import LabContext
 from lab.twin.sonic.device import SonicDevice
 from lab.twin.topology import Node
 
@@ -14,7 +14,7 @@ class SonicService:
     def __init__(self, ctx: LabContext, nodes: list[Node]) -> None:
         self.ctx, self.nodes = ctx, nodes
         self.devices: dict[str, SonicDevice] = {}
-        self.servers: list = []
+        self.listeners_ssh = sshd.SshListeners()
 
     def load(self) -> None:
         creds = self.ctx.credentials.get("sonic")
@@ -25,22 +25,10 @@ class SonicService:
             self.devices[n.name] = dev
 
     async def start(self) -> dict[str, dict]:
-        out = {}
-        for name, dev in sorted(self.devices.items()):
-            server = await sshd.serve(dev, LOOPBACK, self.ctx.port(name),
-                                     lambda kind, cmd, name=name: self.ctx.log(name, kind, cmd))
-            self.servers.append(server)
-            port = server.sockets[0].getsockname()[1]
-            out[name] = {"host": LOOPBACK, "port": port, "protocol": "ssh", "platform": "sonic",
-                         "username": dev.user}
-        return out
+        return await self.listeners_ssh.start(self.devices, "sonic", self.ctx)
 
     async def stop(self) -> None:
-        for s in self.servers:
-            s.close()
-            await s.wait_closed()
-        self.servers = []
-        await sshd.close_sessions()
+        await self.listeners_ssh.stop()
 
     def save(self) -> None:
         for dev in self.devices.values():
