@@ -123,9 +123,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # argparse exits 2 on usage errors; DESIGN.md says 3
         return EXIT_INVALID if exc.code else EXIT_OK
+    from runbooks.inventory import CredentialsMissing
+
     try:
         return _handler(args)(args)
-    except UsageError as exc:
+    except (UsageError, CredentialsMissing) as exc:
         print(f"nr-run: {exc}", file=sys.stderr)
         return EXIT_INVALID
     except KeyboardInterrupt:

@@ -188,3 +188,10 @@ def test_host_pool_without_room_for_every_rtsw_block(site):
     found = findings_of(site, "pool-exhausted")
     assert sorted(f.host for f in found) == ["rtsw3", "rtsw4"]
     assert all(f.field == "pools.host_p2p" and "/26 host block" in f.message for f in found)
+
+
+def test_real_devices_need_credentials_from_the_environment(monkeypatch, capsys):
+    for var in ("NR_USERNAME", "NR_PASSWORD", "NR_EOS_USERNAME", "NR_EOS_PASSWORD"):
+        monkeypatch.delenv(var, raising=False)
+    assert main(["deploy", "--site", "dc1"]) == 3
+    assert "no credentials for platform 'eos'" in capsys.readouterr().err
