@@ -195,3 +195,10 @@ def test_real_devices_need_credentials_from_the_environment(monkeypatch, capsys)
         monkeypatch.delenv(var, raising=False)
     assert main(["deploy", "--site", "dc1"]) == 3
     assert "no credentials for platform 'eos'" in capsys.readouterr().err
+
+
+def test_commit_without_tty_needs_yes_and_bad_batch_is_refused(capsys):
+    assert main(["deploy", "--site", "dc1", "--lab", "--commit"]) == 3
+    assert "requires --yes" in capsys.readouterr().err
+    assert main(["deploy", "--site", "dc1", "--lab", "--batch", "0"]) == 3
+    assert main(["deploy", "--site", "dc1", "--hosts", "rtsw9"]) == 3
