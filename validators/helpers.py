@@ -1,8 +1,18 @@
-"""Small helpers shared by checks (no platform knowledge here)."""
+"""Small helpers shared by checks and parsers (no platform knowledge here)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from runbooks.intent.models import DeviceIntent, Interface
+
+
+def as_int(value: Any) -> int | None:
+    """int(value), or None for anything a device prints that is not a number."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def short(name: str) -> str:

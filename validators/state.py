@@ -168,6 +168,13 @@ class DeviceState:
     nics: dict[str, NicState] = field(default_factory=dict)
     rdma: list[RdmaProbe] = field(default_factory=list)
 
+    def add_counter_sample(self, sample: CounterSample) -> None:
+        """The first collection fills counters_first, a later one (the resample) counters_second."""
+        if self.counters_first is None:
+            self.counters_first = sample
+        else:
+            self.counters_second = sample
+
     def missing(self, sections: tuple[str, ...] | list[str]) -> dict[str, str]:
         """Required sections that are absent, with the reason."""
         return {s: self.errors.get(s, "not collected") for s in sections if s not in self.sections}

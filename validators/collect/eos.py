@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from runbooks.intent.models import DeviceIntent
+from validators.helpers import as_int
 from validators.state import (
     BgpPeerState,
     CounterSample,
@@ -101,18 +102,11 @@ def parse_lldp(data: dict[str, Any]) -> list[LldpNeighbor]:
     return [LldpNeighbor(n["port"], n["neighborDevice"], n["neighborPort"]) for n in data.get("lldpNeighbors", [])]
 
 
-def _int(value: Any) -> int | None:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
-
-
 def parse_bgp(data: dict[str, Any], vrf: str = "default") -> dict[str, BgpPeerState]:
     peers = data.get("vrfs", {}).get(vrf, {}).get("peers", {})
     return {
-        ip: BgpPeerState(ip, _int(p.get("asn", p.get("peerAsn"))), p.get("peerState", ""),
-                         _int(p.get("prefixReceived", p.get("prefixAccepted"))) or 0)
+        ip: BgpPeerState(ip, as_int(p.get("asn", p.get("peerAsn"))), p.get("peerState", ""),
+                         as_int(p.get("prefixReceived", p.get("prefixAccepted"))) or 0)
         for ip, p in peers.items()
     }
 
@@ -178,7 +172,7 @@ class _PortQos:
                 elif m := re.match(r"random-detect ecn minimum-threshold (\d+) (\w+) maximum-threshold (\d+) (\w+)"
                                    r"(?: max-mark-probability (\d+))?", s):
                     q["ecn"] = (int(m[1]) * _UNITS.get(m[2], 0) or None, int(m[3]) * _UNITS.get(m[4], 0) or None,
-                                _int(m[5]))
+                                as_int(m[5]))
                 continue
             queue = None
             if s.startswith("qos trust "):
@@ -325,13 +319,9 @@ def apply_section(section: str, out: dict[str, Any], state: DeviceState, intent:
         q = parse_running_qos(out[RUNNING])
         state.ecn, state.qos = q["ecn"], q["qos"]
     elif section == "counters":
-        sample = parse_counters(out["show priority-flow-control counters"],
+        state.add_counter_sample(parse_counters(out["show priority-flow-control counters"],
                                 out["show interfaces counters queue detail"],
-                                out["show qos interfaces ecn counters queue"], taken_at)
-        if state.counters_first is None:
-            state.counters_first = sample
-        else:
-            state.counters_second = sample
+                                out["show qos interfaces ecn counters queue"], taken_at))
     else:
         raise KeyError(f"EOS collector has no section {section!r}")
     state.sections.add(section)

@@ -18,6 +18,7 @@ from typing import Any
 
 from runbooks.intent.models import DeviceIntent
 from validators.collect.linux import drop_connection
+from validators.helpers import as_int
 from validators.state import (
     BgpPeerState,
     BufferPgState,
@@ -157,7 +158,7 @@ def parse_bgp(text: str) -> dict[str, BgpPeerState]:
 def parse_bgp_json(data: dict[str, Any]) -> dict[str, BgpPeerState]:
     """vtysh `show ip bgp summary json`: ipv4Unicast.peers.{ip}.{remoteAs, state, pfxRcd}."""
     peers = data.get("ipv4Unicast", {}).get("peers", {})
-    return {ip: BgpPeerState(ip, _int(p.get("remoteAs")), str(p.get("state", "")), _int(p.get("pfxRcd")) or 0)
+    return {ip: BgpPeerState(ip, as_int(p.get("remoteAs")), str(p.get("state", "")), as_int(p.get("pfxRcd")) or 0)
             for ip, p in peers.items()}
 
 
@@ -231,8 +232,8 @@ def parse_qos(db: dict[str, Any]) -> dict[str, Any]:
         if prof is None:
             continue
         on = prof.get("ecn", "ecn_none") != "ecn_none"
-        ecn[(port, q)] = EcnQueueState(port, q, on, _int(prof.get("green_min_threshold")),
-                                       _int(prof.get("green_max_threshold")), _int(prof.get("green_drop_probability")))
+        ecn[(port, q)] = EcnQueueState(port, q, on, as_int(prof.get("green_min_threshold")),
+                                       as_int(prof.get("green_max_threshold")), as_int(prof.get("green_drop_probability")))
     qos: dict[str, QosPortState] = {}
     for port in sorted(db.get("PORT", {})):
         name = maps.get(port, {}).get("dscp_to_tc_map") or glob.get("dscp_to_tc_map")
@@ -248,13 +249,6 @@ def parse_qos(db: dict[str, Any]) -> dict[str, Any]:
     return {"ecn": ecn, "qos": qos}
 
 
-def _int(value: Any) -> int | None:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
-
-
 def parse_buffers(db: dict[str, Any]) -> dict[str, list[BufferPgState]]:
     """Lossless PGs (profiles with an xoff) per port."""
     profiles = db.get("BUFFER_PROFILE", {})
@@ -265,8 +259,8 @@ def parse_buffers(db: dict[str, Any]) -> dict[str, list[BufferPgState]]:
         prof = profiles.get(name, {})
         if "xoff" not in prof:
             continue
-        out.setdefault(port, []).append(BufferPgState(port, _expand(pgs), name, _int(prof.get("xoff")),
-                                                      _int(prof.get("xon")), _int(prof.get("size"))))
+        out.setdefault(port, []).append(BufferPgState(port, _expand(pgs), name, as_int(prof.get("xoff")),
+                                                      as_int(prof.get("xon")), as_int(prof.get("size"))))
     return out
 
 
@@ -307,12 +301,8 @@ def apply_section(section: str, out: dict[str, Any], state: DeviceState, intent:
     elif section == "buffers":
         state.buffer_pgs = parse_buffers(json.loads(out[RUNNING]))
     elif section == "counters":
-        sample = parse_counters(out["show pfc counters"], out["show queue counters"],
-                                out.get("show queue wredcounters"), taken_at)
-        if state.counters_first is None:
-            state.counters_first = sample
-        else:
-            state.counters_second = sample
+        state.add_counter_sample(parse_counters(out["show pfc counters"], out["show queue counters"],
+                                out.get("show queue wredcounters"), taken_at))
     else:
         raise KeyError(f"SONiC collector has no section {section!r}")
     state.sections.add(section)
