@@ -9,7 +9,6 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 EXIT_OK, EXIT_FAIL, EXIT_DIFF, EXIT_INVALID = 0, 1, 2, 3
 
@@ -138,16 +137,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 def emit_json(payload: dict) -> None:
     json.dump(payload, sys.stdout, indent=2, sort_keys=True)
     sys.stdout.write("\n")
-
-
-def artifacts_run_dir(artifacts: str, site: str, verb: str) -> Path:
-    """.nr-run/runs/<site>/<UTC time>-<verb>/ (created)."""
-    from datetime import UTC, datetime
-
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    path = Path(artifacts) / "runs" / site / f"{stamp}-{verb}"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ import argparse
 from rich.console import Console
 from rich.table import Table
 
-from runbooks.cli import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, artifacts_run_dir, emit_json
+from runbooks.cli import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, emit_json
 from runbooks.intent.errors import Finding
 
 
@@ -58,24 +58,22 @@ def inventory_validate(args: argparse.Namespace) -> int:
 
 def select_switches(intent, hosts: str | None, role: str | None) -> list[str]:
     """Switch names selected by --hosts/--role (GPU servers are never rendered or pushed)."""
-    names = sorted(n for n, d in intent.devices.items() if d.role != "gpu")
-    if hosts:
-        wanted = [h.strip() for h in hosts.split(",") if h.strip()]
-        unknown = [h for h in wanted if h not in intent.devices]
-        if unknown:
-            raise UsageError(f"unknown host(s): {', '.join(unknown)}")
-        servers = [h for h in wanted if intent.devices[h].role == "gpu"]
-        if servers:
-            raise UsageError(f"not a switch: {', '.join(servers)}")
-        names = [n for n in names if n in wanted]
-    if role:
-        names = [n for n in names if intent.devices[n].role == role]
-    return names
+    from runbooks.render import select_switches as rendered
+
+    wanted = [h.strip() for h in hosts.split(",") if h.strip()] if hosts else None
+    servers = [h for h in wanted or [] if h in intent.devices and intent.devices[h].role == "gpu"]
+    if servers:
+        raise UsageError(f"not a switch: {', '.join(servers)}")
+    try:
+        return [d.name for d in rendered(intent, wanted, role)]
+    except ValueError as exc:  # unknown host names
+        raise UsageError(str(exc)) from exc
 
 
 def render(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from runbooks.records import RunRecords
     from runbooks.render import render_device, write_configs
 
     console = Console(stderr=args.json)
@@ -85,7 +83,7 @@ def render(args: argparse.Namespace) -> int:
             emit_json({"site": args.site, "findings": [f.as_dict() for f in findings], "devices": []})
         return EXIT_INVALID
     names = select_switches(intent, args.hosts, args.role)
-    out = Path(args.out) if args.out else artifacts_run_dir(args.artifacts, args.site, "render") / "configs"
+    out = Path(args.out) if args.out else RunRecords(args.artifacts, args.site, "render").dir / "configs"
     try:
         configs = {n: render_device(intent.devices[n]) for n in names}
     except Exception as exc:  # a template bug must name the device

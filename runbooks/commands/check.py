@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from runbooks.cli import EXIT_DIFF, EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, artifacts_run_dir, emit_json
+from runbooks.cli import EXIT_DIFF, EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, emit_json
 from runbooks.commands import load_intent
 
 
@@ -20,6 +20,7 @@ def _checks(args) -> list[str] | None:
 def check(args: argparse.Namespace) -> int:
     from runbooks.check import print_report, run_checks
     from runbooks.commands.lab import device_session
+    from runbooks.records import RunRecords
     from validators.base import UnknownCheck
 
     console = Console(stderr=args.json)
@@ -31,8 +32,7 @@ def check(args: argparse.Namespace) -> int:
             report = run_checks(nr, intent, _checks(args))
     except UnknownCheck as exc:
         raise UsageError(str(exc)) from exc
-    run_dir = artifacts_run_dir(args.artifacts, args.site, "check")
-    (run_dir / "results.json").write_text(__import__("json").dumps(report.to_dict(), indent=2, sort_keys=True))
+    RunRecords(args.artifacts, args.site, "check").write_json("results.json", report.to_dict())
     if args.json:
         emit_json(report.to_dict())
     else:

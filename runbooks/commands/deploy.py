@@ -13,7 +13,7 @@ from runbooks.cli import EXIT_FAIL, EXIT_INVALID, UsageError, emit_json
 from runbooks.commands import load_intent, select_switches
 
 
-def _post_check_factory(intent, args, console):
+def _post_check(intent):
     """Stage post-checks through the validators, scoped to links whose both ends are at intent."""
     from runbooks.deploy_checks import stage_post_check
 
@@ -58,7 +58,7 @@ def deploy(args: argparse.Namespace) -> int:
         return EXIT_FAIL
     try:
         with device_session(args) as nr, DeviceProgress(None if args.json else console, names) as progress:
-            post_check = None if args.skip_checks else _post_check_factory(intent, args, console)
+            post_check = None if args.skip_checks else _post_check(intent)
             run = Deployment(nr, intent, configs, records, progress, replace=args.replace,
                              revert_in=args.confirm_timeout, post_check=post_check)
             run.dry_run()
