@@ -27,7 +27,7 @@ def deploy(args: argparse.Namespace) -> int:
     from runbooks.plan import batch_size
     from runbooks.progress import DeviceProgress
     from runbooks.records import RunRecords
-    from runbooks.render import render_device
+    from runbooks.render import config_filename, render_device
 
     console = Console(stderr=args.json)
     if args.commit and not args.yes and not sys.stdin.isatty():
@@ -47,7 +47,7 @@ def deploy(args: argparse.Namespace) -> int:
     configs = {n: render_device(intent.devices[n]) for n in names}
     records = RunRecords(args.artifacts, args.site, "deploy" if args.commit else "deploy-dry-run")
     for n, text in configs.items():
-        records.write(f"configs/{n}.{'json' if intent.devices[n].platform == 'sonic' else 'cfg'}", text)
+        records.write(f"configs/{config_filename(intent.devices[n])}", text)
     lock = SiteLock(args.artifacts, args.site)
     try:
         lock.acquire()
