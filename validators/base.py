@@ -47,14 +47,13 @@ class Check:
     description: ClassVar[str] = ""
     requires: ClassVar[tuple[str, ...]] = ()
     roles: ClassVar[tuple[str, ...]] = ("ctsw", "rtsw")          # device roles the check applies to
-    platforms: ClassVar[tuple[str, ...]] = ("eos", "sonic", "linux")
     defaults: ClassVar[dict[str, Any]] = {}       # tunables, overridable per run (options[name][key])
 
     def __init__(self, options: dict[str, Any] | None = None) -> None:
         self.options = {**self.defaults, **(options or {})}
 
     def applies_to(self, intent: DeviceIntent) -> bool:
-        return intent.role in self.roles and intent.platform in self.platforms
+        return intent.role in self.roles
 
     def evaluate(self, intent: DeviceIntent, state: DeviceState, fabric: FabricIntent,
                  states: dict[str, DeviceState]) -> list[Finding]:

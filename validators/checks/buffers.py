@@ -1,4 +1,5 @@
-"""SONiC: lossless PG with its profile on every lossless port, headroom not below intent."""
+"""Buffer model in the intent (SONiC today): lossless PG with its profile on every lossless port,
+headroom not below intent."""
 
 from __future__ import annotations
 
@@ -10,9 +11,12 @@ from validators.helpers import lossless
 class BuffersCheck(Check):
     name = "buffers"
     tags = ("roce", "buffers", "qos")
-    description = "Lossless PG and profile on every lossless port; xoff headroom >= intent (SONiC)"
+    description = "Lossless PG and profile on every lossless port; xoff headroom >= intent (where the intent has buffers)"
     requires = ("buffers",)
-    platforms = ("sonic",)
+
+    def applies_to(self, intent) -> bool:
+        # decided by the intent (devices whose buffers nr-run configures), not by a platform name
+        return super().applies_to(intent) and intent.buffers is not None
 
     def evaluate(self, intent, state, fabric, states) -> list[Finding]:
         out: list[Finding] = []
