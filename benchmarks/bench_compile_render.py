@@ -13,8 +13,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from runbooks.intent import compile_site  # noqa: E402
-from runbooks.render import render_site  # noqa: E402
+from nr_run.intent import compile_site  # noqa: E402
+from nr_run.runbooks.render import render_site  # noqa: E402
 from tests.sitegen import generate_site  # noqa: E402
 
 

@@ -17,9 +17,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pyeapi  # noqa: E402
 
-from lab.twin.lab import Lab  # noqa: E402
-from runbooks.intent import compile_site  # noqa: E402
-from runbooks.render import render_device  # noqa: E402
+from nr_run.intent import compile_site  # noqa: E402
+from nr_run.lab.twin.lab import Lab  # noqa: E402
+from nr_run.runbooks.render import render_device  # noqa: E402
 from tests.sitegen import generate_site  # noqa: E402
 
 

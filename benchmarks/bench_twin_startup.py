@@ -17,8 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pyeapi  # noqa: E402
 
-from lab.twin.lab import Lab  # noqa: E402
-from lab.twin.synth import leaf_spine  # noqa: E402
+from nr_run.lab.twin.lab import Lab  # noqa: E402
+from nr_run.lab.twin.synth import leaf_spine  # noqa: E402
 
 
 def _version(addr: dict) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from runbooks.intent.models import DeviceIntent, FabricIntent
+from nr_run.intent.models import DeviceIntent, FabricIntent
 
 KINDS = {"eos": "ceos", "sonic": "sonic-vm", "linux": "linux"}
 IMAGES = {"eos": "ceos:4.32.0F", "sonic": "vrnetlab/sonic_sonic-vs:202305", "linux": "ghcr.io/hellt/network-multitool"}
@@ -74,6 +74,7 @@ def sonic_startup(d: DeviceIntent) -> str:
     doc = {
         "DEVICE_METADATA": {"localhost": {"hostname": d.name, "hwsku": d.model, "platform": d.sonic_platform,
                                           "type": "LeafRouter", "buffer_model": "traditional"}},
+        "MGMT_PORT": {"eth0": {"admin_status": "up", "alias": "eth0"}},
         "MGMT_INTERFACE": {f"eth0|{d.mgmt_prefix}": {"gwaddr": d.mgmt_gateway} if d.mgmt_gateway else {}},
         "FEATURE": {"lldp": {"state": "enabled"}, "bgp": {"state": "enabled"}},
         "PORT": {i.name: {"admin_status": "down", "alias": i.alias, "index": str(i.index), "lanes": i.lanes,

@@ -40,12 +40,12 @@ from typing import Any
 from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
-from runbooks.intent.models import FabricIntent
-from validators.base import SEVERITY_ORDER, Check, Finding, evaluate_all, required_sections, select
-from validators.collect import collect_sections, runner_for
-from validators.collect import linux as linux_collect
-from validators.rdma import Pair, plan_pairs
-from validators.state import SECTIONS, DeviceState, RdmaProbe
+from nr_run.intent.models import FabricIntent
+from nr_run.validators.base import SEVERITY_ORDER, Check, Finding, evaluate_all, required_sections, select
+from nr_run.validators.collect import collect_sections, runner_for
+from nr_run.validators.collect import linux as linux_collect
+from nr_run.validators.rdma import Pair, plan_pairs
+from nr_run.validators.state import SECTIONS, DeviceState, RdmaProbe
 
 SCHEMA = "nr-run.check/1"
 

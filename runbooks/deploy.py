@@ -22,23 +22,42 @@ from nornir.core import Nornir
 from nornir.core.filter import F
 from nornir.core.task import Result, Task
 
-from runbooks.intent.models import FabricIntent
-from runbooks.plan import Stage, plan_rollout
-from runbooks.policy import lockouts, redact
-from runbooks.progress import DeviceProgress, ProgressProcessor
-from runbooks.records import RunRecords
+from nr_run.intent.models import FabricIntent
+from nr_run.platforms import registry
+from nr_run.platforms.base import DeployPolicy
+from nr_run.runbooks.plan import Stage, plan_rollout
+from nr_run.runbooks.progress import DeviceProgress, ProgressProcessor
+from nr_run.runbooks.records import RunRecords
 
 # Nornir task name -> the device state shown while it runs
 TASK_LABELS = {"diff_device": "diffing", "running_config": "backing up", "commit_device": "committing",
                "confirm_device": "confirming", "rollback_device": "rolling back"}
 
 
+def _policy(platform: str) -> DeployPolicy:
+    policy = registry.get(platform).deploy
+    if policy is None:
+        raise ValueError(f"platform {platform!r} is not deployed by nr-run")
+    return policy
+
+
+def check_policies(platforms: set[str]) -> None:
+    """Read every deploy policy the run needs before touching a device (PolicyMissing fails the run)."""
+    for name in sorted(platforms):
+        policy = _policy(name)
+        check = getattr(policy, "check", None)
+        if check is not None:
+            check()
+
+
 class ForeignPending(Exception):
     """The device has a pending commit or config session that this run did not start."""
 
 
-def _driver(task: Task):
-    return task.host.get_connection("napalm", task.nornir.config)
+def _driver(task: Task) -> Any:
+    """The connection the host's platform deploys through (NAPALM for the built-in switch platforms)."""
+    connection = registry.get(task.host.platform or "").transport.deploy_connection
+    return task.host.get_connection(connection, task.nornir.config)
 
 
 def _load(device, config: str, replace: bool) -> None:
@@ -211,12 +230,13 @@ class Deployment:
                 out.detail = self._error(multi)
             else:
                 raw = multi[0].diff
-                out.diff = redact(raw, out.platform)
+                policy = _policy(out.platform)
+                out.diff = policy.redact(raw)
                 out.state = "diffed" if raw else "no change"
-                cut = lockouts(raw, out.platform)
+                cut = policy.lockouts(raw)
                 if cut:
                     out.state = "skipped"
-                    removed = redact("; ".join(cut[:3]), out.platform)
+                    removed = policy.redact("; ".join(cut[:3]))
                     out.detail = f"refused: the change would remove management access ({removed})"
             self.records.write(f"diffs/{name}.diff", out.diff)
             self.progress.set(name, out.state, out.detail[:80])

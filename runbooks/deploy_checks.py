@@ -11,7 +11,7 @@ from typing import Any
 
 from nornir.core import Nornir
 
-from runbooks.intent.models import FabricIntent
+from nr_run.intent.models import FabricIntent
 
 STAGE_CHECKS = ["interfaces", "cabling", "bgp", "pfc", "ecn", "buffers"]
 
@@ -58,7 +58,7 @@ def relevant(finding: dict[str, Any], stage: set[str], at_intent: set[str], peer
 def stage_post_check(nr: Nornir, intent: FabricIntent, stage: list[str], at_intent: set[str],
                      checks: list[str] | None = None) -> list[dict[str, Any]]:
     """Failed findings that the stage is responsible for (empty list = the stage is healthy)."""
-    from runbooks.check import run_checks
+    from nr_run.runbooks.check import run_checks
 
     scope = stage_scope(intent, stage)
     servers = {n for n in scope if intent.devices[n].role == "gpu"}

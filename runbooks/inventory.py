@@ -13,17 +13,10 @@ from typing import Any
 
 from nornir import InitNornir
 from nornir.core import Nornir
-from nornir.core.inventory import ConnectionOptions, Host
+
+from nr_run.platforms import registry
 
 DEFAULT_INVENTORY_DIR = Path("inventory")
-
-# Lab images' defaults (cEOS admin/admin, SONiC admin/YourPaSsWoRd); used only with --lab.
-LAB_CREDENTIALS: dict[str, tuple[str, str]] = {
-    "eos": ("admin", "admin"),
-    "sonic": ("admin", "YourPaSsWoRd"),
-    "linux": ("admin", "admin"),
-}
-
 
 class CredentialsMissing(Exception):
     """No credentials for a platform and no lab default may be used."""
@@ -34,47 +27,18 @@ def site_dir(site: str, inventory_dir: Path | str | None = None) -> Path:
 
 
 def credentials(platform: str, env: Mapping[str, str], lab: bool) -> tuple[str, str]:
-    """Resolve (username, password) for a platform."""
-    prefix = f"NR_{platform.upper()}_"
+    """Resolve (username, password): NR_<PLATFORM>_*, then NR_*, then (lab only) the image's default."""
+    transport = registry.get(platform).transport
+    prefix = f"NR_{transport.env_name}_"
     user = env.get(prefix + "USERNAME") or env.get("NR_USERNAME")
     password = env.get(prefix + "PASSWORD") or env.get("NR_PASSWORD")
     if user and password:
         return user, password
-    if lab and platform in LAB_CREDENTIALS:
-        return LAB_CREDENTIALS[platform]
+    if lab:
+        return transport.lab_credentials
     raise CredentialsMissing(
         f"no credentials for platform {platform!r}: set {prefix}USERNAME/{prefix}PASSWORD or NR_USERNAME/NR_PASSWORD"
     )
-
-
-def _set_extras(host: Host, name: str, platform: str | None, port: int | None, hostname: str | None,
-                extras: dict[str, Any]) -> None:
-    current = host.connection_options.get(name)
-    merged = dict(current.extras or {}) if current and current.extras else {}
-    for key, value in extras.items():
-        if isinstance(value, dict):
-            merged[key] = {**merged.get(key, {}), **value}
-        else:
-            merged[key] = value
-    host.connection_options[name] = ConnectionOptions(
-        hostname=hostname or (current.hostname if current else None),
-        port=port or (current.port if current else None),
-        username=current.username if current else None,
-        password=current.password if current else None,
-        platform=platform or (current.platform if current else None),
-        extras=merged,
-    )
-
-
-def secure_transport(host: Host, insecure: bool) -> None:
-    """TLS verification and SSH host-key checks on for real devices unless --insecure."""
-    napalm_opts = (host.get_connection_parameters("napalm").extras or {}).get("optional_args", {})
-    if host.platform == "eos":
-        _set_extras(host, "napalm", None, None, None,
-                    {"optional_args": {**napalm_opts, "enforce_verification": not insecure}})
-    elif host.platform == "sonic":
-        _set_extras(host, "napalm", None, None, None, {"optional_args": {**napalm_opts, "ssh_strict": not insecure}})
-    _set_extras(host, "netmiko", None, None, None, {"ssh_strict": not insecure, "system_host_keys": not insecure})
 
 
 def apply_lab_overlay(nr: Nornir, address_map: Mapping[str, Mapping[str, Any]]) -> None:
@@ -84,14 +48,8 @@ def apply_lab_overlay(nr: Nornir, address_map: Mapping[str, Mapping[str, Any]]) 
         if endpoint is None:
             continue
         host.hostname = endpoint["host"]
-        port = int(endpoint["port"])
-        host.port = port
-        if host.platform == "eos":
-            _set_extras(host, "napalm", None, port, None, {"optional_args": {
-                "transport": endpoint.get("protocol", "https"), "port": port, "enforce_verification": False}})
-        elif host.platform == "sonic":
-            _set_extras(host, "napalm", None, port, None, {"optional_args": {"port": port, "ssh_strict": False}})
-        _set_extras(host, "netmiko", "linux", port, None, {"ssh_strict": False, "system_host_keys": False})
+        host.port = int(endpoint["port"])
+        registry.get(host.platform or "linux").transport.lab_overlay(host, endpoint)
 
 
 def init_nornir(site: str, inventory_dir: Path | str | None = None, *, workers: int = 20, lab: bool = False,
@@ -112,7 +70,7 @@ def init_nornir(site: str, inventory_dir: Path | str | None = None, *, workers: 
     for host in nr.inventory.hosts.values():
         platform = host.platform or "linux"
         host.username, host.password = credentials(platform, env, lab)
-        secure_transport(host, insecure or lab)
+        registry.get(platform).transport.secure(host, insecure or lab)
     if lab and address_map:
         apply_lab_overlay(nr, address_map)
     return nr

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from runbooks.intent.models import FabricIntent
+from nr_run.intent.models import FabricIntent
 
 
 @dataclass(frozen=True)

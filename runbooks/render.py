@@ -24,9 +24,10 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from nornir.core.task import Result, Task
 from nornir_jinja2.plugins.tasks import template_file
 
-from runbooks.intent.models import DeviceIntent, FabricIntent, Headroom
+from nr_run.intent.models import DeviceIntent, FabricIntent, Headroom
+from nr_run.platforms.templates import template_dir
 
-TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+TEMPLATES_DIR = template_dir("eos").parent
 RENDERED_PLATFORMS = ("eos", "sonic")
 MAIN_TEMPLATE = "main.j2"
 FILE_SUFFIX = {"eos": ".cfg", "sonic": ".json"}
@@ -34,7 +35,7 @@ FILE_SUFFIX = {"eos": ".cfg", "sonic": ".json"}
 # SONiC traditional-model buffer profiles besides the per-port lossless PG profiles. The intent has
 # no field for them yet (asked of the lead: Buffers.profiles); the values are those of the Broadcom
 # TH T1 BALANCED profile (sonic.md §1, BI:device/common/profiles/th/gen/BALANCED/buffers_defaults_t1.j2),
-# the same source as the pool sizes in runbooks.intent.compile.
+# the same source as the pool sizes in nr_run.intent.compile.
 _LOSSY_PROFILE_SIZE = 0
 _EGRESS_PROFILE_SIZE = 1518
 _LOSSY_DYNAMIC_TH = 3
@@ -46,8 +47,8 @@ def make_env(templates_dir: Path | None = None, platform: str = "eos") -> Enviro
     Cached per (folder, platform) so a site of hundreds of switches compiles each template once;
     the loader still reloads a template whose file changed.
     """
-    root = Path(templates_dir) if templates_dir is not None else TEMPLATES_DIR
-    return _env(str(root.resolve() / platform))
+    folder = Path(templates_dir) / platform if templates_dir is not None else template_dir(platform)
+    return _env(str(folder.resolve()))
 
 
 @lru_cache(maxsize=32)

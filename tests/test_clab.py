@@ -9,8 +9,8 @@ import subprocess
 import pytest
 import yaml
 
-from lab.clab import write_topology
-from runbooks.intent import compile_site
+from nr_run.intent import compile_site
+from nr_run.lab.clab import write_topology
 
 
 @pytest.fixture(scope="module")

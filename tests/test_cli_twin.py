@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
-from runbooks.cli import main
+from nr_run.cli.main import main
 from tests.conftest import DC1
 from tests.twin_site import SWITCHES, run_json
 

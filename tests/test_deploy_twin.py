@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pyeapi
 
-from lab.twin.lab import lab_clear, lab_fault
+from nr_run.lab.twin.lab import lab_clear, lab_fault
 from tests.conftest import DC1, REPO
 from tests.twin_site import SWITCHES, run_json
 
@@ -57,13 +57,13 @@ def test_canary_failing_post_checks_is_rolled_back_alone(twin, capsys):
 
 def test_unreachable_device_in_batch_2(twin):
     """Python API: the device becomes unreachable after its commit; batch 1 stays, batch 2 reverts."""
-    from runbooks.deploy import Deployment
-    from runbooks.deploy_checks import stage_post_check
-    from runbooks.intent import compile_site
-    from runbooks.inventory import init_nornir
-    from runbooks.progress import DeviceProgress
-    from runbooks.records import RunRecords
-    from runbooks.render import render_device
+    from nr_run.intent import compile_site
+    from nr_run.runbooks.deploy import Deployment
+    from nr_run.runbooks.deploy_checks import stage_post_check
+    from nr_run.runbooks.inventory import init_nornir
+    from nr_run.runbooks.progress import DeviceProgress
+    from nr_run.runbooks.records import RunRecords
+    from nr_run.runbooks.render import render_device
 
     intent = compile_site(DC1)
     before = twin.snapshot()
@@ -101,10 +101,10 @@ def test_process_killed_before_confirm_reverts_by_itself(twin):
     before = twin.running("rtsw2")
     script = textwrap.dedent(f"""
         import json, os, signal
-        from runbooks.deploy import commit_device
-        from runbooks.intent import compile_site
-        from runbooks.inventory import init_nornir
-        from runbooks.render import render_device
+        from nr_run.runbooks.deploy import commit_device
+        from nr_run.intent import compile_site
+        from nr_run.runbooks.inventory import init_nornir
+        from nr_run.runbooks.render import render_device
         intent = compile_site({str(DC1)!r})
         nr = init_nornir("dc1", {str(REPO / "inventory")!r}, lab=True, address_map=json.loads({json.dumps(json.dumps(twin.addresses))}))
         nr = nr.filter(name="rtsw2")
@@ -123,7 +123,7 @@ def test_process_killed_before_confirm_reverts_by_itself(twin):
 def test_second_deploy_refused_while_one_runs(twin, capsys):
     lab_fault(twin.state, "slow", device="rtsw1", ms=1500)
     env = {**os.environ, "NR_RUN_LAB_STATE_DIR": str(twin.state)}
-    first = subprocess.Popen([sys.executable, "-m", "runbooks.cli", "deploy", "--site", "dc1", "--lab",
+    first = subprocess.Popen([sys.executable, "-m", "nr_run.cli.main", "deploy", "--site", "dc1", "--lab",
                               "--artifacts", str(twin.artifacts), "--json"], cwd=REPO, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lock = twin.artifacts / "locks" / "dc1.lock"

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from runbooks.intent import compile_site
-from runbooks.intent.headroom import headroom_bits, headroom_bytes
+from nr_run.intent import compile_site
+from nr_run.intent.headroom import headroom_bits, headroom_bytes
 from tests.conftest import DC1
 
 

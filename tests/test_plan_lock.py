@@ -7,9 +7,9 @@ import os
 
 import pytest
 
-from runbooks.intent import compile_site
-from runbooks.lock import SiteLock, SiteLocked
-from runbooks.plan import batch_size, plan_rollout
+from nr_run.intent import compile_site
+from nr_run.runbooks.lock import SiteLock, SiteLocked
+from nr_run.runbooks.plan import batch_size, plan_rollout
 from tests.conftest import DC1
 from tests.sitegen import generate_site
 

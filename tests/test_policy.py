@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from runbooks.policy import lockouts, redact
+from nr_run.platforms import registry
+
+
+def redact(diff: str, platform: str) -> str:
+    return registry.get(platform).deploy.redact(diff)
+
+
+def lockouts(diff: str, platform: str) -> list[str]:
+    return registry.get(platform).deploy.lockouts(diff)
 
 EOS_DIFF = """\
 -username admin privilege 15 role network-admin secret sha512 $6$salt$hash

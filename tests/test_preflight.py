@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from runbooks.cli import main
-from runbooks.intent import InventoryError, compile_site
-from runbooks.intent.compile import compile_with_findings
+from nr_run.cli.main import main
+from nr_run.intent import InventoryError, compile_site
+from nr_run.intent.compile import compile_with_findings
 
 
 def findings_of(site, rule: str):

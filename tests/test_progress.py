@@ -5,8 +5,8 @@ from __future__ import annotations
 from nornir import InitNornir
 from nornir.core.task import Result, Task
 
-from runbooks.deploy import TASK_LABELS
-from runbooks.progress import DeviceProgress, ProgressProcessor
+from nr_run.runbooks.deploy import TASK_LABELS
+from nr_run.runbooks.progress import DeviceProgress, ProgressProcessor
 
 
 def test_processor_marks_running_and_failed_devices(tmp_path):

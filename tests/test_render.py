@@ -17,8 +17,8 @@ from nornir.core.inventory import Defaults, Groups, Host, Hosts, Inventory
 from nornir.core.task import Result, Task
 from nornir.plugins.runners import SerialRunner
 
-from runbooks.intent import compile_site
-from runbooks.render import (
+from nr_run.intent import compile_site
+from nr_run.runbooks.render import (
     TEMPLATES_DIR,
     ranges,
     render_config,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
-from runbooks.report.formats import WRITERS, to_junit, to_markdown, to_prom
+from nr_run.runbooks.report.formats import WRITERS, to_junit, to_markdown, to_prom
 
 PAYLOAD = {
     "site": "dc1",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runbooks.intent.compile import compile_with_findings
+from nr_run.intent.compile import compile_with_findings
 from tests.sitegen import generate_site
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from runbooks.intent import compile_site
-from runbooks.render import render_site
+from nr_run.intent import compile_site
+from nr_run.runbooks.render import render_site
 
 REPO = Path(__file__).resolve().parents[1]
 VALIDATOR = Path(__file__).resolve().parents[1].parent / "shared" / "sonic-yang" / "validate"

@@ -9,8 +9,8 @@ from pathlib import Path
 import napalm
 import pytest
 
-from lab.twin.lab import lab_down, lab_status, lab_up
-from runbooks.cli import main
+from nr_run.cli.main import main
+from nr_run.lab.twin.lab import lab_down, lab_status, lab_up
 from tests.conftest import DC1
 
 SWITCHES = ["ctsw1", "ctsw2", "rtsw1", "rtsw2", "rtsw3", "rtsw4"]

@@ -13,8 +13,8 @@ import pkgutil
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Literal
 
-from runbooks.intent.models import DeviceIntent, FabricIntent
-from validators.state import DeviceState
+from nr_run.intent.models import DeviceIntent, FabricIntent
+from nr_run.validators.state import DeviceState
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
@@ -83,7 +83,7 @@ def register(cls: type[Check]) -> type[Check]:
 
 
 def _load_builtin() -> None:
-    import validators.checks as pkg
+    import nr_run.validators.checks as pkg
 
     for mod in pkgutil.iter_modules(pkg.__path__):
         importlib.import_module(f"{pkg.__name__}.{mod.name}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runbooks.intent.models import DeviceIntent, Interface
+from nr_run.intent.models import DeviceIntent, Interface
 
 
 def as_int(value: Any) -> int | None:

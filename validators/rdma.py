@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from runbooks.intent.models import FabricIntent
+from nr_run.intent.models import FabricIntent
 
 PATTERNS = ("same_rail", "cross_rail", "ring", "mesh")
 

@@ -13,9 +13,9 @@ import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from lab.twin.faults import DROPS_PER_S, ECN_MARKS_PER_S, PFC_STORM_FRAMES_PER_S, Faults
-from lab.twin.state import DeviceState, IfState
-from lab.twin.topology import Topology
+from nr_run.lab.twin.faults import DROPS_PER_S, ECN_MARKS_PER_S, PFC_STORM_FRAMES_PER_S, Faults
+from nr_run.lab.twin.state import DeviceState, IfState
+from nr_run.lab.twin.topology import Topology
 
 Port = tuple[str, str]
 

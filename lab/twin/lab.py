@@ -1,7 +1,7 @@
 """The lab: every device of a site served in one asyncio loop, with persistence and faults.
 
 In-process use (tests):     lab = Lab("inventory/dc1", state_dir, base_port=0); lab.start(); ...; lab.stop()
-Background (CLI `lab up`):  lab_up(site_dir) spawns `python -m lab.twin.lab serve ...`, writes a pid file.
+Background (CLI `lab up`):  lab_up(site_dir) spawns `python -m nr_run.lab.twin.lab serve ...`, writes a pid file.
 State dir layout (default lab/.state/<site>/):
   addresses.json   {host: {"host": "127.0.0.1", "port": N, "protocol": "https", "http_port": M, "platform": "eos"}}
   control.json     {"pid": P, "control_port": C} while a background lab runs (HTTP control API)
@@ -30,18 +30,18 @@ from pathlib import Path
 
 from aiohttp import web
 
-from lab.twin.fabric import Fabric
-from lab.twin.faults import Faults
-from lab.twin.platforms import DEFAULT_BASE_PORT, LOOPBACK, LabContext, service_class
-from lab.twin.tls import server_context
-from lab.twin.topology import Topology
+from nr_run.lab.twin.fabric import Fabric
+from nr_run.lab.twin.faults import Faults
+from nr_run.lab.twin.platforms import DEFAULT_BASE_PORT, LOOPBACK, LabContext, service_class
+from nr_run.lab.twin.tls import server_context
+from nr_run.lab.twin.topology import Topology
 
-REPO = Path(__file__).resolve().parents[2]
 CREDENTIALS = {"eos": ("admin", "admin"), "sonic": ("admin", "YourPaSsWoRd"), "linux": ("admin", "admin")}
 
 
 def default_state_dir(site: str) -> Path:
-    return REPO / "lab" / ".state" / site
+    """The twin's state folder when none is given: under the working folder's artifacts, never the package."""
+    return Path.cwd() / ".nr-run" / "lab" / site
 
 
 def _raise_fd_limit() -> None:
@@ -60,7 +60,7 @@ class Lab:
         if topology is None:
             if site_dir is None:
                 raise ValueError("Lab needs site_dir or topology")
-            from runbooks.intent import compile_site
+            from nr_run.intent import compile_site
 
             fabric_intent = compile_site(str(site_dir))
             topology = Topology.from_intent(fabric_intent)
@@ -225,16 +225,17 @@ def lab_up(site_dir: str | Path, state_dir: str | Path | None = None, base_port:
            latency_ms: int = 0, timeout: float = 60) -> dict:
     """Start the twin as a background process (no-op if already running); returns lab_status()."""
     site_dir = Path(site_dir)
-    sd = Path(state_dir) if state_dir else default_state_dir(site_dir.name)
+    sd = (Path(state_dir) if state_dir else default_state_dir(site_dir.name)).resolve()
+    site_dir = Path(site_dir).resolve()
     sd.mkdir(parents=True, exist_ok=True)
     st = lab_status(sd)
     if st["running"]:
         return st
     (sd / "control.json").unlink(missing_ok=True)
-    cmd = [sys.executable, "-m", "lab.twin.lab", "serve", "--site-dir", str(site_dir), "--state-dir", str(sd),
+    cmd = [sys.executable, "-m", "nr_run.lab.twin.lab", "serve", "--site-dir", str(site_dir), "--state-dir", str(sd),
            "--base-port", str(base_port), "--latency-ms", str(latency_ms)]
     with open(sd / "lab.out", "ab") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, cwd=str(REPO))
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, cwd=str(sd))
     (sd / "lab.pid").write_text(str(proc.pid))
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -346,7 +347,7 @@ async def _serve(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m lab.twin.lab")
+    p = argparse.ArgumentParser(prog="python -m nr_run.lab.twin.lab")
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("serve", help="run the twin in the foreground")
     s.add_argument("--site-dir", required=True)

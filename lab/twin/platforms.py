@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from lab.twin.fabric import Fabric
-from lab.twin.topology import Node, Topology
-from runbooks.intent.models import FabricIntent
+from nr_run.intent.models import FabricIntent
+from nr_run.lab.twin.fabric import Fabric
+from nr_run.lab.twin.topology import Node, Topology
 
 LOOPBACK = "127.0.0.1"
 DEFAULT_BASE_PORT = 16000    # device i (sorted node names) listens on base + i (+ CHANNEL_STRIDE per extra channel)
@@ -86,9 +86,9 @@ class PlatformService(Protocol):
 
 
 PLATFORMS: dict[str, str | type] = {
-    "eos": "lab.twin.eos.service:EosService",
-    "sonic": "lab.twin.sonic.service:SonicService",
-    "linux": "lab.twin.linux.service:LinuxService",
+    "eos": "nr_run.lab.twin.eos.service:EosService",
+    "sonic": "nr_run.lab.twin.sonic.service:SonicService",
+    "linux": "nr_run.lab.twin.linux.service:LinuxService",
 }
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lab.twin.topology import Cable, Node, Topology
+from nr_run.lab.twin.topology import Cable, Node, Topology
 
 
 def leaf_spine(switches: int = 1024, spines: int = 32, uplinks: int = 2) -> Topology:

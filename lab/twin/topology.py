@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from runbooks.intent.models import FabricIntent
+from nr_run.intent.models import FabricIntent
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from runbooks.cli import EXIT_DIFF, EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, emit_json
-from runbooks.commands import load_intent
+from nr_run.cli.commands import load_intent
+from nr_run.cli.common import EXIT_DIFF, EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, emit_json
 
 
 def _checks(args) -> list[str] | None:
@@ -18,10 +18,10 @@ def _checks(args) -> list[str] | None:
 
 
 def check(args: argparse.Namespace) -> int:
-    from runbooks.check import print_report, run_checks
-    from runbooks.commands.lab import device_session
-    from runbooks.records import RunRecords
-    from validators.base import UnknownCheck
+    from nr_run.cli.lab import device_session
+    from nr_run.runbooks.check import print_report, run_checks
+    from nr_run.runbooks.records import RunRecords
+    from nr_run.validators.base import UnknownCheck
 
     console = Console(stderr=args.json)
     intent, findings = load_intent(args, console)
@@ -48,14 +48,14 @@ def _interval(spec: str) -> float:
 
 
 def _compliance_once(args: argparse.Namespace, console: Console) -> int:
-    from runbooks.check import print_report, run_checks
-    from runbooks.commands import select_switches
-    from runbooks.commands.lab import device_session
-    from runbooks.deploy import Deployment
-    from runbooks.progress import DeviceProgress
-    from runbooks.records import RunRecords
-    from runbooks.render import render_device
-    from runbooks.report.formats import WRITERS
+    from nr_run.cli.commands import select_switches
+    from nr_run.cli.lab import device_session
+    from nr_run.runbooks.check import print_report, run_checks
+    from nr_run.runbooks.deploy import Deployment
+    from nr_run.runbooks.progress import DeviceProgress
+    from nr_run.runbooks.records import RunRecords
+    from nr_run.runbooks.render import render_device
+    from nr_run.runbooks.report.formats import WRITERS
 
     formats = [f.strip() for f in args.format.split(",") if f.strip()]
     unknown = [f for f in formats if f != "table" and f not in WRITERS]

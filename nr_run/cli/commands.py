@@ -7,14 +7,14 @@ import argparse
 from rich.console import Console
 from rich.table import Table
 
-from runbooks.cli import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, emit_json
-from runbooks.intent.errors import Finding
+from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, emit_json
+from nr_run.intent.errors import Finding
 
 
 def load_intent(args: argparse.Namespace, console: Console):
     """Compile the site or print its findings; returns (intent, exit code or None)."""
-    from runbooks.intent.compile import compile_with_findings
-    from runbooks.inventory import site_dir
+    from nr_run.intent.compile import compile_with_findings
+    from nr_run.runbooks.inventory import site_dir
 
     directory = site_dir(args.site, args.inventory_dir)
     if not directory.is_dir():
@@ -58,7 +58,7 @@ def inventory_validate(args: argparse.Namespace) -> int:
 
 def select_switches(intent, hosts: str | None, role: str | None) -> list[str]:
     """Switch names selected by --hosts/--role (GPU servers are never rendered or pushed)."""
-    from runbooks.render import select_switches as rendered
+    from nr_run.runbooks.render import select_switches as rendered
 
     wanted = [h.strip() for h in hosts.split(",") if h.strip()] if hosts else None
     servers = [h for h in wanted or [] if h in intent.devices and intent.devices[h].role == "gpu"]
@@ -73,8 +73,8 @@ def select_switches(intent, hosts: str | None, role: str | None) -> list[str]:
 def render(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from runbooks.records import RunRecords
-    from runbooks.render import render_device, write_configs
+    from nr_run.runbooks.records import RunRecords
+    from nr_run.runbooks.render import render_device, write_configs
 
     console = Console(stderr=args.json)
     intent, findings = load_intent(args, console)

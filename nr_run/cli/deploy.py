@@ -9,25 +9,25 @@ from rich.console import Console
 from rich.syntax import Syntax
 from rich.table import Table
 
-from runbooks.cli import EXIT_FAIL, EXIT_INVALID, UsageError, emit_json
-from runbooks.commands import load_intent, select_switches
+from nr_run.cli.commands import load_intent, select_switches
+from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, UsageError, emit_json
 
 
 def _post_check(intent):
     """Stage post-checks through the validators, scoped to links whose both ends are at intent."""
-    from runbooks.deploy_checks import stage_post_check
+    from nr_run.runbooks.deploy_checks import stage_post_check
 
     return lambda nr, stage, at_intent: stage_post_check(nr, intent, stage, at_intent)
 
 
 def deploy(args: argparse.Namespace) -> int:
-    from runbooks.commands.lab import device_session
-    from runbooks.deploy import Deployment
-    from runbooks.lock import SiteLock, SiteLocked
-    from runbooks.plan import batch_size
-    from runbooks.progress import DeviceProgress
-    from runbooks.records import RunRecords
-    from runbooks.render import config_filename, render_device
+    from nr_run.cli.lab import device_session
+    from nr_run.runbooks.deploy import Deployment, check_policies
+    from nr_run.runbooks.lock import SiteLock, SiteLocked
+    from nr_run.runbooks.plan import batch_size
+    from nr_run.runbooks.progress import DeviceProgress
+    from nr_run.runbooks.records import RunRecords
+    from nr_run.runbooks.render import config_filename, render_device
 
     console = Console(stderr=args.json)
     if args.commit and not args.yes and not sys.stdin.isatty():
@@ -44,6 +44,7 @@ def deploy(args: argparse.Namespace) -> int:
             emit_json({"site": args.site, "exit_code": EXIT_INVALID, "findings": [f.as_dict() for f in findings]})
         return EXIT_INVALID
     names = select_switches(intent, args.hosts, args.role)
+    check_policies({intent.devices[n].platform for n in names})
     configs = {n: render_device(intent.devices[n]) for n in names}
     records = RunRecords(args.artifacts, args.site, "deploy" if args.commit else "deploy-dry-run")
     for n, text in configs.items():
@@ -86,7 +87,7 @@ def deploy(args: argparse.Namespace) -> int:
 
 def _final_check(nr, intent, report, console: Console, args) -> None:
     """Every check (RDMA included) over the whole site once the rollout is done; reported, not rolled back."""
-    from runbooks.check import print_report, run_checks
+    from nr_run.runbooks.check import print_report, run_checks
 
     checks = run_checks(nr, intent, None)
     data = checks.to_dict()

@@ -10,15 +10,15 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from runbooks.cli import EXIT_FAIL, EXIT_OK, UsageError, emit_json
-from runbooks.inventory import init_nornir, site_dir
+from nr_run.cli.common import EXIT_FAIL, EXIT_OK, UsageError, emit_json
+from nr_run.runbooks.inventory import init_nornir, site_dir
 
 
 def _state_dir(args: argparse.Namespace) -> Path:
     """The twin's state folder: NR_RUN_LAB_STATE_DIR, else lab/.state/<site>/."""
     import os
 
-    from lab.twin.lab import default_state_dir
+    from nr_run.lab.twin.lab import default_state_dir
 
     override = os.environ.get("NR_RUN_LAB_STATE_DIR")
     return Path(override) if override else default_state_dir(args.site)
@@ -39,7 +39,7 @@ def device_session(args: argparse.Namespace) -> Iterator:
     fabric = yaml.safe_load((site_dir(args.site, args.inventory_dir) / "fabric.yaml").read_text()) or {}
     if not fabric.get("lab"):
         raise UsageError(f"site {args.site} is not a lab site (fabric.yaml lab: true); --lab refused")
-    from lab.twin.lab import Lab, lab_status
+    from nr_run.lab.twin.lab import Lab, lab_status
 
     state = _state_dir(args)
     status = lab_status(state)
@@ -72,7 +72,7 @@ def _fault_params(items: list[str]) -> dict[str, object]:
 
 
 def lab(args: argparse.Namespace) -> int:
-    from lab.twin import lab as twin
+    from nr_run.lab.twin import lab as twin
 
     console = Console(stderr=args.json)
     state = _state_dir(args)
@@ -88,9 +88,9 @@ def lab(args: argparse.Namespace) -> int:
     elif args.action == "status":
         status = twin.lab_status(state)
     elif args.action == "topology":
-        import lab as lab_package
-        from lab.clab import write_topology
-        from runbooks.intent import compile_site
+        import nr_run.lab as lab_package
+        from nr_run.intent import compile_site
+        from nr_run.lab.clab import write_topology
 
         path = Path(lab_package.__file__).parent / f"{args.site}.clab.yml"
         write_topology(compile_site(directory), path)

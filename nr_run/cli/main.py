@@ -6,15 +6,10 @@ Exit codes (DESIGN.md): 0 success, 1 failure, 2 differences/pending changes, 3 i
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Sequence
 
-EXIT_OK, EXIT_FAIL, EXIT_DIFF, EXIT_INVALID = 0, 1, 2, 3
-
-
-class UsageError(Exception):
-    """Bad combination of options: exit 3."""
+from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -87,26 +82,26 @@ def build_parser() -> argparse.ArgumentParser:
 def _handler(args: argparse.Namespace) -> Callable[[argparse.Namespace], int]:
     # imported lazily: each command pulls in only what it needs
     if args.command == "inventory":
-        from runbooks.commands import inventory_validate
+        from nr_run.cli.commands import inventory_validate
 
         return inventory_validate
     if args.command == "render":
-        from runbooks.commands import render
+        from nr_run.cli.commands import render
 
         return render
     if args.command == "lab":
-        from runbooks.commands.lab import lab
+        from nr_run.cli.lab import lab
 
         return lab
     if args.command == "check":
-        from runbooks.commands.check import check
+        from nr_run.cli.check import check
 
         return check
     if args.command == "compliance":
-        from runbooks.commands.check import compliance
+        from nr_run.cli.check import compliance
 
         return compliance
-    from runbooks.commands.deploy import deploy
+    from nr_run.cli.deploy import deploy
 
     return deploy
 
@@ -122,21 +117,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # argparse exits 2 on usage errors; DESIGN.md says 3
         return EXIT_INVALID if exc.code else EXIT_OK
-    from runbooks.inventory import CredentialsMissing
+    from nr_run.platforms.policy import PolicyMissing
+    from nr_run.platforms.registry import UnknownPlatform
+    from nr_run.platforms.templates import TemplateMissing
+    from nr_run.runbooks.inventory import CredentialsMissing
 
     try:
         return _handler(args)(args)
-    except (UsageError, CredentialsMissing) as exc:
+    except (UsageError, CredentialsMissing, PolicyMissing, TemplateMissing, UnknownPlatform) as exc:
         print(f"nr-run: {exc}", file=sys.stderr)
         return EXIT_INVALID
     except KeyboardInterrupt:
         print("nr-run: interrupted", file=sys.stderr)
         return EXIT_FAIL
-
-
-def emit_json(payload: dict) -> None:
-    json.dump(payload, sys.stdout, indent=2, sort_keys=True)
-    sys.stdout.write("\n")
 
 
 if __name__ == "__main__":

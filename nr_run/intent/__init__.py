@@ -1,7 +1,7 @@
 """Site inventory -> one DeviceIntent per host (pure, deterministic)."""
 
-from runbooks.intent.compile import compile_site
-from runbooks.intent.errors import Finding, InventoryError
-from runbooks.intent.models import DeviceIntent, FabricIntent
+from nr_run.intent.compile import compile_site
+from nr_run.intent.errors import Finding, InventoryError
+from nr_run.intent.models import DeviceIntent, FabricIntent
 
 __all__ = ["compile_site", "DeviceIntent", "FabricIntent", "Finding", "InventoryError"]

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from runbooks.intent import headroom as hr
-from runbooks.intent.errors import Finding, InventoryError
-from runbooks.intent.models import (
+from nr_run.intent import headroom as hr
+from nr_run.intent.errors import Finding, InventoryError
+from nr_run.intent.models import (
     Bgp,
     BgpPeer,
     BufferPool,
@@ -31,8 +31,8 @@ from runbooks.intent.models import (
     Scheduler,
     Watchdog,
 )
-from runbooks.intent.preflight import check_fabric
-from runbooks.intent.schema import (
+from nr_run.intent.preflight import check_fabric
+from nr_run.intent.schema import (
     FabricFile,
     Hardware,
     HostData,
@@ -41,7 +41,7 @@ from runbooks.intent.schema import (
     RoceProfileSettings,
     speed_to_mbps,
 )
-from runbooks.intent.source import FABRIC, HOSTS, SiteSource, load_site
+from nr_run.intent.source import FABRIC, HOSTS, SiteSource, load_site
 
 # Buffer pool sizes of the traditional SONiC model (Broadcom TH, T1 BALANCED; sonic.md §1 example).
 INGRESS_LOSSLESS_POOL = 10_875_072

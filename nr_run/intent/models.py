@@ -15,7 +15,7 @@ class Frozen(BaseModel):
 
 
 class Headroom(Frozen):
-    """Lossless PG headroom of one port (bytes), from runbooks.intent.headroom."""
+    """Lossless PG headroom of one port (bytes), from nr_run.intent.headroom."""
 
     xoff_bytes: int
     xon_bytes: int

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
-from runbooks.intent.errors import Finding
-from runbooks.intent.source import FABRIC, HOSTS
+from nr_run.intent.errors import Finding
+from nr_run.intent.source import FABRIC, HOSTS
 
 if TYPE_CHECKING:
-    from runbooks.intent.models import FabricIntent
-    from runbooks.intent.schema import FabricFile
-    from runbooks.intent.source import SiteSource
+    from nr_run.intent.models import FabricIntent
+    from nr_run.intent.schema import FabricFile
+    from nr_run.intent.source import SiteSource
 
 # RoCEv2 with a 4096-byte RDMA MTU: IPv4 20 + UDP 8 + BTH 12 + RETH 16 + ICRC 4 bytes of headers.
 ROCE_PATH_MTU = 4096

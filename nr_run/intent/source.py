@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from runbooks.intent.errors import Finding
+from nr_run.intent.errors import Finding
 
 HOSTS, GROUPS, DEFAULTS, FABRIC = "hosts.yaml", "groups.yaml", "defaults.yaml", "fabric.yaml"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import napalm
 import pyeapi
 
-from lab.twin.lab import Lab
+from nr_run.lab.twin.lab import Lab
 
 DC1 = Path(__file__).resolve().parents[2] / "inventory" / "dc1"
 

@@ -6,10 +6,10 @@ import asyncio
 import threading
 from pathlib import Path
 
-from lab.twin.fabric import Fabric
-from lab.twin.platforms import LabContext, service_class
-from lab.twin.topology import Topology
-from runbooks.intent import compile_site
+from nr_run.intent import compile_site
+from nr_run.lab.twin.fabric import Fabric
+from nr_run.lab.twin.platforms import LabContext, service_class
+from nr_run.lab.twin.topology import Topology
 
 
 class LabThread:

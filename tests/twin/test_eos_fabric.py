@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from runbooks.intent import compile_site
-from runbooks.render import render_device
+from nr_run.intent import compile_site
+from nr_run.runbooks.render import render_device
 from tests.twin.eos_lab import DC1, eapi, napalm_eos, start_dc1
 
 FABRIC = compile_site(str(DC1))

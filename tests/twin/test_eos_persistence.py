@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lab.twin.lab import lab_clear, lab_down, lab_fault, lab_status, lab_up
+from nr_run.lab.twin.lab import lab_clear, lab_down, lab_fault, lab_status, lab_up
 from tests.twin.eos_lab import DC1, napalm_eos, start_dc1
 
 

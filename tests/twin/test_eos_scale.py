@@ -8,8 +8,8 @@ import time
 import pyeapi
 import pytest
 
-from lab.twin.lab import Lab
-from lab.twin.synth import leaf_spine
+from nr_run.lab.twin.lab import Lab
+from nr_run.lab.twin.synth import leaf_spine
 
 
 def _version(addr: dict) -> str:

@@ -8,7 +8,7 @@ import napalm
 import paramiko
 import pytest
 
-from runbooks.render import render_device
+from nr_run.runbooks.render import render_device
 from tests.twin.sonic_lab import LabThread
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import napalm
 import pytest
 
-from runbooks.render import render_device
+from nr_run.runbooks.render import render_device
 from tests.twin.sonic_lab import LabThread
 
 

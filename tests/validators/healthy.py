@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from runbooks.intent.models import FabricIntent
-from validators.rdma import plan_pairs
-from validators.state import (
+from nr_run.intent.models import FabricIntent
+from nr_run.validators.rdma import plan_pairs
+from nr_run.validators.state import (
     BgpPeerState,
     BufferPgState,
     CounterSample,

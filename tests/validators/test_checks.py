@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from runbooks.intent import compile_site
+from nr_run.intent import compile_site
+from nr_run.validators.base import UnknownCheck, evaluate_all, select
+from nr_run.validators.state import BgpPeerState
 from tests.validators.healthy import healthy_states
-from validators.base import UnknownCheck, evaluate_all, select
-from validators.state import BgpPeerState
 
 FABRIC = compile_site("inventory/dc1")
 ALL = [c.name for c in select(None)]

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 import napalm
 import pytest
 
-from lab.twin.lab import Lab
-from runbooks.check import CheckReport, run_checks
-from runbooks.intent import compile_site
-from runbooks.inventory import init_nornir
-from runbooks.render import render_device
-from validators.base import Finding
+from nr_run.intent import compile_site
+from nr_run.lab.twin.lab import Lab
+from nr_run.runbooks.check import CheckReport, run_checks
+from nr_run.runbooks.inventory import init_nornir
+from nr_run.runbooks.render import render_device
+from nr_run.validators.base import Finding
 
 pytestmark = pytest.mark.slow
 

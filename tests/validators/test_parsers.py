@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from validators.collect import eos, linux, sonic
+from nr_run.validators.collect import eos, linux, sonic
 
 S = Path(__file__).parent / "samples"
 

@@ -7,10 +7,10 @@ import json
 
 from rich.console import Console
 
-from runbooks.check import SCHEMA, CheckReport, print_report, rdma_matrix
-from runbooks.intent import compile_site
+from nr_run.intent import compile_site
+from nr_run.runbooks.check import SCHEMA, CheckReport, print_report, rdma_matrix
+from nr_run.validators.base import evaluate_all, select
 from tests.validators.healthy import healthy_states
-from validators.base import evaluate_all, select
 
 FABRIC = compile_site("inventory/dc1")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from validators.base import Check, Finding, register
+from nr_run.validators.base import Check, Finding, register
 
 
 @register

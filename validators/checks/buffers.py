@@ -3,8 +3,8 @@ headroom not below intent."""
 
 from __future__ import annotations
 
-from validators.base import Check, Finding, register
-from validators.helpers import lossless
+from nr_run.validators.base import Check, Finding, register
+from nr_run.validators.helpers import lossless
 
 
 @register

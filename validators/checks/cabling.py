@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from validators.base import Check, Finding, register
-from validators.helpers import short
+from nr_run.validators.base import Check, Finding, register
+from nr_run.validators.helpers import short
 
 
 @register

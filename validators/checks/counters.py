@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from validators.base import Check, Finding, register
-from validators.helpers import lossless
+from nr_run.validators.base import Check, Finding, register
+from nr_run.validators.helpers import lossless
 
 
 def _delta(a: dict[int, int], b: dict[int, int], keys: list[int]) -> int:

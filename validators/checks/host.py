@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from validators.base import Check, Finding, register
-from validators.helpers import fmt_list
+from nr_run.validators.base import Check, Finding, register
+from nr_run.validators.helpers import fmt_list
 
 
 @register

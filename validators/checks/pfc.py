@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from validators.base import Check, Finding, register
-from validators.helpers import fmt_list, lossless
+from nr_run.validators.base import Check, Finding, register
+from nr_run.validators.helpers import fmt_list, lossless
 
 # Watchdog actions that keep forwarding are equivalent across platforms (EOS notify-only, SONiC alert/forward).
 _ACTION = {"notify-only": "forward", "alert": "forward", "forward": "forward", "drop": "drop"}

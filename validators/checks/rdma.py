@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from validators.base import Check, Finding, register
-from validators.rdma import plan_pairs
+from nr_run.validators.base import Check, Finding, register
+from nr_run.validators.rdma import plan_pairs
 
 
 @register

@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import Any
 
-from runbooks.intent.models import DeviceIntent
-from validators.collect import eos, linux, sonic
-from validators.state import SECTIONS, DeviceState
+from nr_run.intent.models import DeviceIntent
+from nr_run.validators.collect import eos, linux, sonic
+from nr_run.validators.state import SECTIONS, DeviceState
 
 PLATFORMS: dict[str, ModuleType] = {"eos": eos, "sonic": sonic, "linux": linux}
 

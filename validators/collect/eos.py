@@ -25,9 +25,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from runbooks.intent.models import DeviceIntent
-from validators.helpers import as_int
-from validators.state import (
+from nr_run.intent.models import DeviceIntent
+from nr_run.validators.helpers import as_int
+from nr_run.validators.state import (
     BgpPeerState,
     CounterSample,
     DeviceState,

@@ -19,8 +19,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from runbooks.intent.models import DeviceIntent
-from validators.state import DeviceState, NicState
+from nr_run.intent.models import DeviceIntent
+from nr_run.validators.state import DeviceState, NicState
 
 Runner = Callable[[list[str]], dict[str, Any]]
 

@@ -16,10 +16,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from runbooks.intent.models import DeviceIntent
-from validators.collect.linux import drop_connection
-from validators.helpers import as_int
-from validators.state import (
+from nr_run.intent.models import DeviceIntent
+from nr_run.validators.collect.linux import drop_connection
+from nr_run.validators.helpers import as_int
+from nr_run.validators.state import (
     BgpPeerState,
     BufferPgState,
     CounterSample,

@@ -13,10 +13,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from lab.twin.eos.config import ConfigError, ConfigTree, parse
-from lab.twin.eos.interp import interpret
-from lab.twin.fabric import Fabric
-from lab.twin.state import DeviceState
+from nr_run.lab.twin.eos.config import ConfigError, ConfigTree, parse
+from nr_run.lab.twin.eos.interp import interpret
+from nr_run.lab.twin.fabric import Fabric
+from nr_run.lab.twin.state import DeviceState
 
 VERSION = "4.32.1F"
 MODEL = "cEOSLab"

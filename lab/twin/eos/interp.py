@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import ipaddress
 
-from lab.twin.eos.config import CfgNode, ConfigTree
-from lab.twin.state import BgpConfig, BgpNeighborConfig, DeviceState, EcnQueue, IfState, StaticRoute, Watchdog
+from nr_run.lab.twin.eos.config import CfgNode, ConfigTree
+from nr_run.lab.twin.state import (
+    BgpConfig,
+    BgpNeighborConfig,
+    DeviceState,
+    EcnQueue,
+    IfState,
+    StaticRoute,
+    Watchdog,
+)
 
 _UNITS = {"bytes": 1, "kbytes": 1000, "mbytes": 1000_000, "segments": 208}
 

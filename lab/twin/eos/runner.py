@@ -6,9 +6,9 @@ import json
 import re
 from collections.abc import Callable
 
-from lab.twin.eos import show
-from lab.twin.eos.config import CfgNode, ConfigError, ConfigTree
-from lab.twin.eos.device import _SESSION, CommandFailed, EosDevice
+from nr_run.lab.twin.eos import show
+from nr_run.lab.twin.eos.config import CfgNode, ConfigError, ConfigTree
+from nr_run.lab.twin.eos.device import _SESSION, CommandFailed, EosDevice
 
 
 def _running_json(node: CfgNode) -> dict:
@@ -164,7 +164,7 @@ def _session_text(dev: EosDevice, name: str) -> str:
 def _one_if(data: dict, dev: EosDevice, arg: str | None) -> dict:
     if not arg:
         return data
-    from lab.twin.eos.config import _canon_ifname
+    from nr_run.lab.twin.eos.config import _canon_ifname
     name = _canon_ifname(arg)
     if name not in data["interfaces"]:
         raise CommandFailed([f"Interface does not exist (at token 2: '{arg}')"])

@@ -12,9 +12,9 @@ import json
 
 from aiohttp import web
 
-from lab.twin.eos.device import EosDevice
-from lab.twin.eos.runner import run_request
-from lab.twin.platforms import LabContext
+from nr_run.lab.twin.eos.device import EosDevice
+from nr_run.lab.twin.eos.runner import run_request
+from nr_run.lab.twin.platforms import LabContext
 
 
 def _auth_ok(request: web.Request, user: str, password: str) -> bool:

@@ -7,10 +7,10 @@ import socket
 
 from aiohttp import web
 
-from lab.twin.eos.device import EosDevice, day0_config
-from lab.twin.eos.server import make_app
-from lab.twin.platforms import LOOPBACK, LabContext
-from lab.twin.topology import Node
+from nr_run.lab.twin.eos.device import EosDevice, day0_config
+from nr_run.lab.twin.eos.server import make_app
+from nr_run.lab.twin.platforms import LOOPBACK, LabContext
+from nr_run.lab.twin.topology import Node
 
 HTTP_CHANNEL = 1     # plain-HTTP eAPI listens on ctx.port(node, HTTP_CHANNEL)
 

@@ -15,7 +15,7 @@ import ipaddress
 import re
 import time
 
-from lab.twin.eos.device import MODEL, VERSION, CommandFailed, EosDevice
+from nr_run.lab.twin.eos.device import MODEL, VERSION, CommandFailed, EosDevice
 
 
 def _mac(name: str, salt: str = "") -> str:
@@ -261,7 +261,7 @@ def _intf_arg(dev: EosDevice, arg: str | None) -> list[str]:
     names = [n for n in _iface_names(dev) if n.startswith("Ethernet")]
     if not arg:
         return names
-    from lab.twin.eos.config import _canon_ifname
+    from nr_run.lab.twin.eos.config import _canon_ifname
     want = _canon_ifname(arg)
     if want not in names:
         raise CommandFailed([f"Interface does not exist (at token 2: '{arg}')"], 1002)
@@ -370,7 +370,7 @@ def ping_text(dev: EosDevice, args: list[str]) -> str:
         raise CommandFailed(["Incomplete command"])
     src_ip = None
     if src:
-        from lab.twin.eos.config import _canon_ifname
+        from nr_run.lab.twin.eos.config import _canon_ifname
         st = dev.state()
         name = _canon_ifname(src)
         if name in st.loopbacks:

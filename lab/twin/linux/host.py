@@ -7,10 +7,10 @@ import time
 import zlib
 from typing import Any
 
-from lab.twin.fabric import Fabric
-from lab.twin.linux.ping import ping
-from lab.twin.state import DeviceState, IfState, StaticRoute
-from runbooks.intent.models import DeviceIntent, FabricIntent
+from nr_run.intent.models import DeviceIntent, FabricIntent
+from nr_run.lab.twin.fabric import Fabric
+from nr_run.lab.twin.linux.ping import ping
+from nr_run.lab.twin.state import DeviceState, IfState, StaticRoute
 
 Result = tuple[int, str, str]
 ROCE_MTU = 4096          # RDMA path MTU; the IP packet is ~4096 + 58 bytes of RoCEv2 headers

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 
-from lab.twin.fabric import Fabric
+from nr_run.lab.twin.fabric import Fabric
 
 
 def ping(fabric: Fabric, dev: str, args: list[str], nic_addr: dict[str, str] | None = None) -> tuple[int, str, str]:

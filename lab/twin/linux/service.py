@@ -5,10 +5,10 @@ Needs the compiled intent for the NICs: the lab runner sets `ctx.intent` (Fabric
 
 from __future__ import annotations
 
-from lab.twin.linux import shell, sshd
-from lab.twin.linux.host import LinuxHost
-from lab.twin.platforms import LabContext
-from lab.twin.topology import Node
+from nr_run.lab.twin.linux import shell, sshd
+from nr_run.lab.twin.linux.host import LinuxHost
+from nr_run.lab.twin.platforms import LabContext
+from nr_run.lab.twin.topology import Node
 
 
 class LinuxService:

@@ -8,7 +8,7 @@ from typing import Protocol
 
 import asyncssh
 
-from lab.twin.linux import shell
+from nr_run.lab.twin.linux import shell
 
 
 class ShellDevice(shell.Device, Protocol):

@@ -9,10 +9,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lab.twin.fabric import Fabric
-from lab.twin.sonic import gcu, show
-from lab.twin.sonic.interpret import to_state
-from lab.twin.topology import Node
+from nr_run.lab.twin.fabric import Fabric
+from nr_run.lab.twin.sonic import gcu, show
+from nr_run.lab.twin.sonic.interpret import to_state
+from nr_run.lab.twin.topology import Node
 
 CHECKPOINTS = "/etc/sonic/checkpoints"
 STARTUP = "/etc/sonic/config_db.json"
@@ -30,6 +30,7 @@ def factory_config(node: Node) -> dict[str, Any]:
         "DEVICE_METADATA": {"localhost": {"hostname": node.name, "hwsku": node.model or "Force10-S6000",
                                           "platform": "x86_64-kvm_x86_64-r0", "mac": _mac(node.name),
                                           "type": "LeafRouter", "buffer_model": "traditional"}},
+        "MGMT_PORT": {"eth0": {"admin_status": "up", "alias": "eth0"}},
         "MGMT_INTERFACE": {f"eth0|{node.mgmt_prefix or node.mgmt_address + '/24'}": {}},
         "PORT": ports,
     }
@@ -236,7 +237,7 @@ class SonicDevice:
         return show.ecnconfig(self, args)
 
     def _ping(self, args: list[str], stdin: str | None) -> Result:
-        from lab.twin.linux.ping import ping
+        from nr_run.lab.twin.linux.ping import ping
         return ping(self.fabric, self.node.name, args)
 
 

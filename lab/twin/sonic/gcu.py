@@ -9,7 +9,7 @@ from typing import Any
 import jsonpatch
 import jsonpointer
 
-from lab.twin.sonic.checker import check, empty_tables
+from nr_run.lab.twin.sonic.checker import check, empty_tables
 
 PREFIX = "Patch Applier: "
 PROTECTED = ("/PFC_WD/GLOBAL", "/PFC_WD/GLOBAL/POLL_INTERVAL", "/LOOPBACK_INTERFACE/Loopback0")

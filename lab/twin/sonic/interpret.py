@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lab.twin.state import (
+from nr_run.lab.twin.state import (
     BgpConfig,
     BgpNeighborConfig,
     DeviceState,

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from lab.twin.linux import sshd
-from lab.twin.platforms import LabContext
-from lab.twin.sonic.device import SonicDevice
-from lab.twin.topology import Node
+from nr_run.lab.twin.linux import sshd
+from nr_run.lab.twin.platforms import LabContext
+from nr_run.lab.twin.sonic.device import SonicDevice
+from nr_run.lab.twin.topology import Node
 
 
 class SonicService:
@@ -36,7 +36,7 @@ class SonicService:
 
     def apply_drift(self, node: str, lines: list[str]) -> None:
         """Drift on SONiC: each line is a `config` command run outside nr-run (e.g. `config apply-patch`)."""
-        from lab.twin.linux import shell
+        from nr_run.lab.twin.linux import shell
         dev = self.devices[node]
         for line in lines:
             shell.execute(dev, line)

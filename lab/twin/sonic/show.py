@@ -7,7 +7,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from lab.twin.sonic.device import SonicDevice
+    from nr_run.lab.twin.sonic.device import SonicDevice
 
 Result = tuple[int, str, str]
 

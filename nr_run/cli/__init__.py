@@ -1,0 +1,1 @@
+"""The nr-run command line: argument parsing and output only (DESIGN.md layers)."""

@@ -1,0 +1,1 @@
+"""Platform plug-ins (DESIGN.md contract 2): the contract in `base`, lookup in `registry`."""

@@ -1,0 +1,26 @@
+"""EOS over eAPI (NAPALM eos driver, pyeapi): HTTPS with certificate verification unless --insecure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from nornir.core.inventory import Host
+
+from nr_run.platforms.transport import netmiko_lab_overlay, secure_netmiko, set_options
+
+
+class EosTransport:
+    env_name = "EOS"
+    lab_credentials = ("admin", "admin")           # cEOS image default
+    deploy_connection = "napalm"
+
+    def secure(self, host: Host, insecure: bool) -> None:
+        set_options(host, "napalm", extras={"optional_args": {"enforce_verification": not insecure}})
+        secure_netmiko(host, insecure)
+
+    def lab_overlay(self, host: Host, endpoint: Mapping[str, Any]) -> None:
+        port = int(endpoint["port"])
+        set_options(host, "napalm", port=port, extras={"optional_args": {
+            "transport": endpoint.get("protocol", "https"), "port": port, "enforce_verification": False}})
+        netmiko_lab_overlay(host, endpoint)

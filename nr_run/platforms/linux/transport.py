@@ -1,0 +1,22 @@
+"""GPU servers over SSH (netmiko `linux`): host keys checked unless --insecure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from nornir.core.inventory import Host
+
+from nr_run.platforms.transport import netmiko_lab_overlay, secure_netmiko
+
+
+class LinuxTransport:
+    env_name = "LINUX"
+    lab_credentials = ("admin", "admin")           # the twin's and the clab linux nodes' login
+    deploy_connection = "netmiko"
+
+    def secure(self, host: Host, insecure: bool) -> None:
+        secure_netmiko(host, insecure)
+
+    def lab_overlay(self, host: Host, endpoint: Mapping[str, Any]) -> None:
+        netmiko_lab_overlay(host, endpoint)

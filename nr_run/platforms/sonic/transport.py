@@ -1,0 +1,25 @@
+"""Community SONiC over SSH (napalm_sonic driver on netmiko): host keys checked unless --insecure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from nornir.core.inventory import Host
+
+from nr_run.platforms.transport import netmiko_lab_overlay, secure_netmiko, set_options
+
+
+class SonicTransport:
+    env_name = "SONIC"
+    lab_credentials = ("admin", "YourPaSsWoRd")    # sonic-vs image default
+    deploy_connection = "napalm"
+
+    def secure(self, host: Host, insecure: bool) -> None:
+        set_options(host, "napalm", extras={"optional_args": {"ssh_strict": not insecure}})
+        secure_netmiko(host, insecure)
+
+    def lab_overlay(self, host: Host, endpoint: Mapping[str, Any]) -> None:
+        port = int(endpoint["port"])
+        set_options(host, "napalm", port=port, extras={"optional_args": {"port": port, "ssh_strict": False}})
+        netmiko_lab_overlay(host, endpoint)

@@ -1,0 +1,1 @@
+"""Runbooks: Nornir tasks and their compositions (render, deploy, check, compliance)."""
