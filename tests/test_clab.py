@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from nr_run.intent import compile_site
-from nr_run.lab.clab import write_topology
+from nr_run.runbooks.clab import write_topology
 
 
 @pytest.fixture(scope="module")

@@ -6,11 +6,11 @@ import pytest
 
 from nr_run.cli.main import main
 from nr_run.intent import InventoryError, compile_site
-from nr_run.intent.compile import compile_with_findings
+from nr_run.platforms.site import load_site
 
 
 def findings_of(site, rule: str):
-    _, findings = compile_with_findings(site.path)
+    _, findings = load_site(site.path)
     return [f for f in findings if f.rule == rule]
 
 
@@ -21,8 +21,42 @@ def only(site, rule: str):
 
 
 def test_dc1_is_clean(site):
-    _, findings = compile_with_findings(site.path)
+    _, findings = load_site(site.path)
     assert findings == []
+
+
+def test_unknown_platform_names_file_host_and_field(site):
+    def edit(d):
+        d["hardware"]["eos-ctsw"]["platform"] = "junos"
+    site.edit("fabric.yaml", edit)
+    site.edit("groups.yaml", lambda d: d.update(junos={"platform": "junos"}))
+    site.edit("hosts.yaml", lambda d: [d[h].update(groups=["ctsw", "junos"]) for h in ("ctsw1", "ctsw2")])
+    intent, findings = load_site(site.path)
+    found = [f for f in findings if f.rule == "unknown-platform"]
+    assert [(f.host, f.field) for f in found] == [("ctsw1", "hardware.eos-ctsw.platform"),
+                                                  ("ctsw2", "hardware.eos-ctsw.platform")]
+    assert all(f.severity == "error" and f.file.endswith("fabric.yaml") and "'junos'" in f.message for f in found)
+
+
+def test_platform_name_must_be_a_safe_name(site):
+    site.edit("fabric.yaml", lambda d: d["hardware"]["eos-ctsw"].update(platform="../eos"))
+    f = only(site, "schema")
+    assert f.file.endswith("fabric.yaml") and f.field == "hardware.eos-ctsw.platform"
+
+
+def test_sonic_asic_without_pool_sizes(site):
+    site.edit("fabric.yaml", lambda d: d["hardware"]["sonic-rtsw"].update(asic="td9"))
+    found = findings_of(site, "sonic-hardware")
+    assert [(f.host, f.field) for f in found] == [("rtsw3", "hardware.sonic-rtsw.asic"),
+                                                  ("rtsw4", "hardware.sonic-rtsw.asic")]
+    assert "'td9'" in found[0].message and "th" in found[0].message
+
+
+def test_headroom_above_the_sonic_ingress_pool(site):
+    site.edit("fabric.yaml", lambda d: d["cabling"]["rules"][0].update(cable_length_m=20000))
+    found = findings_of(site, "headroom-exceeds-pool")
+    assert sorted(f.host for f in found) == ["rtsw3", "rtsw4"]
+    assert found[0].field == "hardware.sonic-rtsw" and "10875072" in found[0].message
 
 
 def test_unknown_key_in_fabric(site):

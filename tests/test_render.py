@@ -1,4 +1,5 @@
-"""Rendering: golden files, determinism, StrictUndefined, vendor content, the Nornir task path."""
+"""Rendering: golden files, determinism, StrictUndefined, structured configs, vendor content, file names,
+the Nornir task path."""
 
 from __future__ import annotations
 
@@ -18,9 +19,14 @@ from nornir.core.task import Result, Task
 from nornir.plugins.runners import SerialRunner
 
 from nr_run.intent import compile_site
+from nr_run.platforms import registry
+from nr_run.platforms.eos.config import EosConfig
+from nr_run.platforms.eos.structured import seconds
+from nr_run.platforms.sonic.buffers import POOL_SIZES, pool_sizes, ranges
+from nr_run.platforms.sonic.config import SonicConfig
+from nr_run.platforms.templates import template_dir
 from nr_run.runbooks.render import (
-    TEMPLATES_DIR,
-    ranges,
+    config_filename,
     render_config,
     render_device,
     render_site,
@@ -91,16 +97,25 @@ def test_shuffled_hosts_give_identical_bytes(tmp_path, configs):
 
 def test_missing_intent_value_raises(fabric):
     broken = fabric.devices["rtsw3"].model_copy(update={"buffers": None})
-    with pytest.raises(jinja2.UndefinedError):
+    with pytest.raises(ValueError, match="rtsw3: no buffer model"):
         render_device(broken)
 
 
-def test_misspelled_field_in_template_raises(fabric, tmp_path):
-    shutil.copytree(TEMPLATES_DIR, tmp_path / "templates")
-    main = tmp_path / "templates" / "eos" / "main.j2"
-    main.write_text(main.read_text().replace("hostname {{ intent.name }}", "hostname {{ intent.nmae }}"))
+def test_missing_structured_value_raises(fabric):
+    eos = EosConfig()
+    structured = eos.structured_config(fabric.devices["ctsw1"])
+    del structured["pfc_watchdog"]
     with pytest.raises(jinja2.UndefinedError):
-        render_device(fabric.devices["ctsw1"], tmp_path / "templates")
+        eos.render(structured)
+
+
+def test_misspelled_field_in_template_raises(fabric, tmp_path):
+    shutil.copytree(template_dir("eos"), tmp_path / "eos")
+    main = tmp_path / "eos" / "main.j2"
+    main.write_text(main.read_text().replace("hostname {{ hostname }}", "hostname {{ hostnmae }}"))
+    eos = EosConfig(tmp_path / "eos")
+    with pytest.raises(jinja2.UndefinedError):
+        eos.render(eos.structured_config(fabric.devices["ctsw1"]))
 
 
 def test_servers_are_not_rendered(fabric):
@@ -118,11 +133,22 @@ def test_render_site_filters(fabric):
         render_site(fabric, hosts=["nosuch"])
 
 
-@pytest.mark.parametrize("with_fabric", [True, False])
-def test_write_configs_suffixes(fabric, configs, tmp_path, with_fabric):
-    paths = write_configs(configs, tmp_path, fabric if with_fabric else None)
+def test_write_configs_suffixes(fabric, configs, tmp_path):
+    paths = write_configs(configs, tmp_path, fabric)
     assert {n: p.name for n, p in paths.items()} == {n: n + _suffix(fabric, n) for n in SWITCHES}
     assert all(paths[n].read_text() == configs[n] for n in SWITCHES)
+
+
+@pytest.mark.parametrize("name", ["../escape", "/etc/passwd", "a/b", "..", ".hidden", "x\\y", "", "a\nb"])
+def test_file_names_cannot_leave_the_output_folder(fabric, tmp_path, name):
+    device = fabric.devices["ctsw1"].model_copy(update={"name": name})
+    bad = fabric.model_copy(update={"devices": {**fabric.devices, name: device}})
+    with pytest.raises(ValueError, match="not a safe file name"):
+        config_filename(device)
+    out = tmp_path / "deep" / "out"
+    with pytest.raises(ValueError, match="not a safe file name"):
+        write_configs({name: "text"}, out, bad)
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
 
 
 def test_ranges():
@@ -188,13 +214,15 @@ def test_eos_bgp(fabric, configs, name):
     block = _block(configs[name], f"router bgp {bgp.asn}")
     assert f"   router-id {bgp.router_id}" in block
     assert "   maximum-paths 64 ecmp 64" in block
-    # BFD on the peer group when every peer runs it, else per neighbor toward the peers that can
-    if all(p.bfd for p in bgp.peers):
+    # BFD on the peer group when every peer runs it, else per neighbor toward the peers whose platform can
+    bfd = {p.address: bgp.bfd and registry.get(p.peer_platform).config.bgp_neighbor_bfd for p in bgp.peers}
+    if all(bfd.values()):
         assert f"   neighbor {bgp.peer_group} bfd" in block
     else:
         assert f"   neighbor {bgp.peer_group} bfd" not in block
         assert sorted(ln.split()[1] for ln in block if ln.endswith(" bfd") and "FABRIC" not in ln) == sorted(
-            p.address for p in bgp.peers if p.bfd)
+            a for a, on in bfd.items() if on)
+    assert name != "ctsw1" or sorted(a for a, on in bfd.items() if on) == ["10.254.0.1", "10.254.0.5"]
     assert f"   neighbor {bgp.peer_group} timers 3 9" in block
     assert f"      neighbor {bgp.peer_group} activate" in block
     assert "   redistribute connected" in block
@@ -211,6 +239,58 @@ def test_eos_watchdog_alert_maps_to_notify_only(fabric):
     assert "priority-flow-control pause watchdog action notify-only" in text
     assert "   priority-flow-control pause watchdog port action notify-only" in text
     assert not [line for line in text.splitlines() if line.endswith("action drop")]
+
+
+# --- structured configs -----------------------------------------------------------------------
+
+def test_eos_structured_config_shape(fabric):
+    sc = EosConfig().structured_config(fabric.devices["ctsw1"], fabric)
+    assert sc["hostname"] == "ctsw1"
+    assert [i["name"] for i in sc["ethernet_interfaces"]] == ["Ethernet1", "Ethernet2", "Ethernet3", "Ethernet4"]
+    assert sc["ethernet_interfaces"][0]["ip_address"] == "10.254.0.0/31"
+    assert sc["pfc_watchdog"] == {"timeout": "0.2", "polling_interval": "0.1", "recovery_time": "0.4",
+                                  "action": "drop"}
+    assert sc["qos_maps"]["dscp_to_traffic_class"] == [{"dscps": [26], "traffic_class": 3},
+                                                       {"dscps": [48], "traffic_class": 6}]
+    bgp = sc["router_bgp"]
+    assert bgp["asn"] == 65100 and bgp["peer_group"]["bfd"] is False
+    # per-neighbor BFD toward the EOS peers only (SONiC's bgpcfgd cannot carry it)
+    assert [(n["ip_address"], n["bfd"]) for n in bgp["neighbors"]] == [
+        ("10.254.0.1", True), ("10.254.0.5", True), ("10.254.0.9", False), ("10.254.0.13", False)]
+    rtsw1 = EosConfig().structured_config(fabric.devices["rtsw1"], fabric)["router_bgp"]
+    assert rtsw1["peer_group"]["bfd"] is True and not any(n["bfd"] for n in rtsw1["neighbors"])
+
+
+def test_eos_formats_watchdog_seconds():
+    assert [seconds(ms) for ms in (100, 200, 1000, 1500)] == ["0.1", "0.2", "1", "1.5"]
+
+
+def test_sonic_structured_config_shape(fabric):
+    db = SonicConfig().structured_config(fabric.devices["rtsw3"], fabric)
+    assert db["PORT"]["Ethernet8"]["lanes"] == "8,9,10,11,12,13,14,15"
+    assert (db["PORT"]["Ethernet8"]["alias"], db["PORT"]["Ethernet8"]["index"]) == ("etp2", "2")
+    assert db["DEVICE_METADATA"]["localhost"]["platform"] == "x86_64-kvm_x86_64-r0"
+    assert db["BUFFER_POOL"]["ingress_lossless_pool"] == {
+        "type": "ingress", "mode": "dynamic", "size": "10875072",
+        "xoff": str(fabric.devices["rtsw3"].buffers.headroom_bytes)}
+    assert "bfd" not in json.dumps(db["BGP_NEIGHBOR"])
+
+
+def test_sonic_render_is_json_dumps_of_the_structured_dict(fabric, configs):
+    sonic = SonicConfig()
+    for name in ("rtsw3", "rtsw4"):
+        structured = sonic.structured_config(fabric.devices[name], fabric)
+        assert configs[name] == sonic.render(structured) == json.dumps(structured, indent=4, sort_keys=True) + "\n"
+    assert sorted(p.name for p in template_dir("sonic").iterdir() if p.suffix == ".j2") == []
+
+
+def test_pool_size_table_lookup():
+    th = pool_sizes("th")
+    assert th is POOL_SIZES["th"]
+    assert (th.ingress_lossless_pool, th.egress_lossless_pool, th.egress_lossy_pool) == (
+        10_875_072, 15_982_720, 9_243_812)
+    assert "BALANCED" in th.source
+    assert pool_sizes("td3") is None and pool_sizes("") is None
 
 
 # --- SONiC content ----------------------------------------------------------------------------
@@ -266,7 +346,7 @@ def test_sonic_all_values_are_strings(configs):
 
 def _render_by_name(task: Task, fabric) -> Result:
     """How a user script would call the task: look up the host's intent, render it."""
-    return render_config(task, intent=fabric.devices[task.host.name])
+    return render_config(task, intent=fabric.devices[task.host.name], fabric=fabric)
 
 
 def test_nornir_task_equals_render_device(fabric, configs):
@@ -276,7 +356,6 @@ def test_nornir_task_equals_render_device(fabric, configs):
     assert not results.failed
     for name in SWITCHES:
         assert results[name][0].result == configs[name]       # render_config's Result
-        assert results[name][1].name == "template_file"       # it went through nornir-jinja2
 
 
 # --- scale ------------------------------------------------------------------------------------

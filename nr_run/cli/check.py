@@ -65,7 +65,7 @@ def _compliance_once(args: argparse.Namespace, console: Console) -> int:
     if intent is None:
         return EXIT_INVALID
     names = select_switches(intent, None, None)
-    configs = {n: render_device(intent.devices[n]) for n in names}
+    configs = {n: render_device(intent.devices[n], intent) for n in names}
     records = RunRecords(args.artifacts, args.site, "compliance")
     with device_session(args) as nr:
         drift_run = Deployment(nr, intent, configs, records, DeviceProgress(None, names))

@@ -13,13 +13,13 @@ from nr_run.intent.errors import Finding
 
 def load_intent(args: argparse.Namespace, console: Console):
     """Compile the site or print its findings; returns (intent, exit code or None)."""
-    from nr_run.intent.compile import compile_with_findings
+    from nr_run.platforms.site import load_site
     from nr_run.runbooks.inventory import site_dir
 
     directory = site_dir(args.site, args.inventory_dir)
     if not directory.is_dir():
         raise UsageError(f"no site {args.site!r}: {directory} is not a folder")
-    intent, findings = compile_with_findings(directory)
+    intent, findings = load_site(directory)
     errors = [f for f in findings if f.severity == "error"]
     if errors or intent is None:
         if not getattr(args, "json", False):
@@ -85,7 +85,7 @@ def render(args: argparse.Namespace) -> int:
     names = select_switches(intent, args.hosts, args.role)
     out = Path(args.out) if args.out else RunRecords(args.artifacts, args.site, "render").dir / "configs"
     try:
-        configs = {n: render_device(intent.devices[n]) for n in names}
+        configs = {n: render_device(intent.devices[n], intent) for n in names}
     except Exception as exc:  # a template bug must name the device
         console.print(f"[red]render failed[/]: {exc}")
         return EXIT_FAIL

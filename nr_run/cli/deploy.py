@@ -45,7 +45,7 @@ def deploy(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     names = select_switches(intent, args.hosts, args.role)
     check_policies({intent.devices[n].platform for n in names})
-    configs = {n: render_device(intent.devices[n]) for n in names}
+    configs = {n: render_device(intent.devices[n], intent) for n in names}
     records = RunRecords(args.artifacts, args.site, "deploy" if args.commit else "deploy-dry-run")
     for n, text in configs.items():
         records.write(f"configs/{config_filename(intent.devices[n])}", text)

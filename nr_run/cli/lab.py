@@ -90,7 +90,7 @@ def lab(args: argparse.Namespace) -> int:
     elif args.action == "topology":
         import nr_run.lab as lab_package
         from nr_run.intent import compile_site
-        from nr_run.lab.clab import write_topology
+        from nr_run.runbooks.clab import write_topology
 
         path = Path(lab_package.__file__).parent / f"{args.site}.clab.yml"
         write_topology(compile_site(directory), path)

@@ -18,11 +18,11 @@ from nr_run.intent.errors import Finding, InventoryError
 from nr_run.intent.models import (
     Bgp,
     BgpPeer,
-    BufferPool,
     Buffers,
     DeviceIntent,
     Ecn,
     FabricIntent,
+    HardwareFacts,
     Headroom,
     Interface,
     Link,
@@ -42,11 +42,6 @@ from nr_run.intent.schema import (
     speed_to_mbps,
 )
 from nr_run.intent.source import FABRIC, HOSTS, SiteSource, load_site
-
-# Buffer pool sizes of the traditional SONiC model (Broadcom TH, T1 BALANCED; sonic.md §1 example).
-INGRESS_LOSSLESS_POOL = 10_875_072
-EGRESS_LOSSLESS_POOL = 15_982_720
-EGRESS_LOSSY_POOL = 9_243_812
 
 
 @dataclass(frozen=True)
@@ -267,15 +262,12 @@ def _roce(name: str, settings: RoceProfileSettings) -> Roce:
                 min_kbytes=ecn.min_kbytes, max_kbytes=ecn.max_kbytes, max_mark_probability=ecn.max_mark_probability),
         schedulers=[Scheduler(queue=s.queue, type=s.type, weight=s.weight)
                     for s in sorted(settings.schedulers, key=lambda s: s.queue)],
-        watchdog=Watchdog(**settings.pfc_watchdog.model_dump(), detection_s=_seconds(settings.pfc_watchdog.detection_ms),
-                          restoration_s=_seconds(settings.pfc_watchdog.restoration_ms),
-                          poll_s=_seconds(settings.pfc_watchdog.poll_ms)),
+        watchdog=Watchdog(**settings.pfc_watchdog.model_dump()),
     )
 
 
-def _seconds(ms: int) -> str:
-    """200 -> '0.2' (EOS takes watchdog timers in seconds)."""
-    return f"{ms / 1000:g}"
+def _hardware(hw: Hardware, name: str) -> HardwareFacts:
+    return HardwareFacts(name=name, platform_id=hw.platform_id, asic=hw.asic, lanes_per_port=hw.lanes_per_port)
 
 
 def _nth_p31(pool: ipaddress.IPv4Network, n: int) -> tuple[ipaddress.IPv4Address, ipaddress.IPv4Address]:
@@ -413,17 +405,14 @@ class _Compiler:
                 role = "host" if peer_host.data.role == "gpu" else "fabric"
                 mtu = self.mtu_of(host)
                 slot = host.hw.slot_of(port) or 0
-                lanes = ""
-                if host.hw.lanes_per_port:
-                    first = slot * host.hw.lanes_per_port
-                    lanes = ",".join(str(first + i) for i in range(host.hw.lanes_per_port))
-                xoff = hr.headroom_bytes(lk.speed_mbps, lk.cable_length_m, mtu, host.hw.buffer_cell_bytes)
-                frame = hr.round_to_cells(hr.frame_bytes(mtu), host.hw.buffer_cell_bytes)
+                cell = host.hw.buffer_cell_bytes or 1
+                xoff = hr.headroom_bytes(lk.speed_mbps, lk.cable_length_m, mtu, cell)
+                frame = hr.round_to_cells(hr.frame_bytes(mtu), cell)
                 interfaces.append(Interface(
                     name=port, role=role, peer_device=peer, peer_port=peer_port, speed_mbps=lk.speed_mbps,
                     cable_length_m=lk.cable_length_m, mtu=mtu, address=address, ip=ip, peer_ip=peer_ip,
                     description=f"{'P2P' if role == 'fabric' else 'GPU'}_{peer}_{peer_port}",
-                    fec=host.hw.fec, lanes=lanes, alias=f"etp{slot + 1}", index=slot + 1,
+                    fec=host.hw.fec, slot=slot,
                     lossless_priorities=roce.lossless_priorities,
                     headroom=Headroom(xoff_bytes=xoff, xon_bytes=frame, xon_offset_bytes=frame, size_bytes=frame,
                                       profile_name=f"pg_lossless_{lk.speed_mbps}_{lk.cable_length_m}m_profile"),
@@ -432,31 +421,25 @@ class _Compiler:
                     peer_asn = idents[peer][0]
                     peers.append(BgpPeer(address=peer_ip, remote_asn=peer_asn or 0, description=f"{peer}_{peer_port}",
                                          peer_device=peer, local_address=ip, local_port=port,
-                                         # BFD only where both ends can configure it, else it never comes up
-                                         bfd=self.fabric.bgp.bfd and host.hw.bfd and peer_host.hw.bfd))
+                                         peer_platform=peer_host.hw.platform))
             bgp_cfg = self.fabric.bgp
             router_id = loopback.split("/")[0] if loopback else None
-            bgp = Bgp(asn=asn or 0, router_id=router_id or "0.0.0.0", peer_group=bgp_cfg.peer_group,
+            bgp = Bgp(asn=asn or 0, router_id=router_id or "0.0.0.0", peer_group=bgp_cfg.peer_group, bfd=bgp_cfg.bfd,
                       maximum_paths=bgp_cfg.maximum_paths, ecmp=bgp_cfg.maximum_paths, keepalive=bgp_cfg.keepalive,
                       holdtime=bgp_cfg.holdtime, maximum_routes=bgp_cfg.maximum_routes, peers=sorted(peers, key=lambda p: ipaddress.IPv4Address(p.address)))
             buffers = None
-            if host.hw.platform == "sonic":
+            if host.hw.buffer_cell_bytes is not None:
                 shared_xoff = sum(i.headroom.xoff_bytes * len(roce.lossless_priorities) for i in interfaces if i.headroom)
-                buffers = Buffers(cell_bytes=host.hw.buffer_cell_bytes, pools=[
-                    BufferPool(name="ingress_lossless_pool", type="ingress", mode="dynamic",
-                               size=INGRESS_LOSSLESS_POOL, xoff=shared_xoff),
-                    BufferPool(name="egress_lossless_pool", type="egress", mode="static", size=EGRESS_LOSSLESS_POOL),
-                    BufferPool(name="egress_lossy_pool", type="egress", mode="dynamic", size=EGRESS_LOSSY_POOL),
-                ])
+                buffers = Buffers(cell_bytes=host.hw.buffer_cell_bytes, headroom_bytes=shared_xoff)
             devices[name] = DeviceIntent(
                 name=name, site=self.fabric.site, role=host.data.role, platform=host.hw.platform, mgmt_address=host.mgmt,
-                **self.mgmt(host), model=host.hw.model, sonic_platform=host.hw.sonic_platform, su=host.data.su, index=host.data.index,
+                **self.mgmt(host), model=host.hw.model, hardware=_hardware(host.hw, host.data.hardware), su=host.data.su, index=host.data.index,
                 asn=asn, loopback=loopback, router_id=router_id, interfaces=interfaces, bgp=bgp, roce=roce,
                 host_block=str(self.blocks[name]) if self.blocks.get(name) else None,
                 buffers=buffers,
             )
         return FabricIntent(
-            site=self.fabric.site, lab=self.fabric.lab, devices=devices,
+            site=self.fabric.site, lab=self.fabric.lab, devices=devices, fabric_file=self.fabric_file,
             links=sorted((_link(lk, self.hosts) for lk in links), key=lambda lk: (lk.a_device, lk.a_port, lk.b_device)),
         )
 
@@ -471,7 +454,8 @@ class _Compiler:
                             speed_mbps=lk.speed_mbps, lossless_priorities=roce.lossless_priorities, trust=roce.trust,
                             routes=[str(self.fabric.pools.host_p2p)]))
         return DeviceIntent(name=host.name, site=self.fabric.site, role="gpu", platform=host.hw.platform,
-                            mgmt_address=host.mgmt, **self.mgmt(host), model=host.hw.model, su=host.data.su, index=host.data.index,
+                            mgmt_address=host.mgmt, **self.mgmt(host), model=host.hw.model,
+                            hardware=_hardware(host.hw, host.data.hardware), su=host.data.su, index=host.data.index,
                             roce=roce, nics=nics)
 
 

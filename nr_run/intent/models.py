@@ -1,13 +1,18 @@
 """The compiled intent: one DeviceIntent per host, the single source of truth downstream.
 
-Templates only format these values; validators compare observed state with them.
+Platform-neutral: port lanes and aliases, time formats, buffer pool sizes and per-platform capabilities
+are derived by the platform plug-ins from the facts kept here. Validators compare observed state with them.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, StringConstraints
+
+# A platform plug-in name (an entry point of the nr_run.platforms group); safe in file names and messages.
+PLATFORM_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
+PlatformName = Annotated[str, StringConstraints(pattern=PLATFORM_PATTERN)]
 
 
 class Frozen(BaseModel):
@@ -37,9 +42,7 @@ class Interface(Frozen):
     peer_ip: str
     description: str
     fec: str = "rs"
-    lanes: str = ""       # SONiC PORT lanes, "0,1,2,3,4,5,6,7"
-    alias: str = ""
-    index: int = 0
+    slot: int = 0         # 0-based front-panel slot of the port on its hardware
     lossless_priorities: list[int] = []
     headroom: Headroom | None = None
 
@@ -51,13 +54,14 @@ class BgpPeer(Frozen):
     peer_device: str
     local_address: str
     local_port: str
-    bfd: bool
+    peer_platform: str    # the peer's platform: whether BFD can come up depends on both ends' configs
 
 
 class Bgp(Frozen):
     asn: int
     router_id: str
     peer_group: str
+    bfd: bool             # BFD wanted on the sessions (where both ends' platforms can configure it)
     maximum_paths: int
     ecmp: int
     keepalive: int
@@ -88,9 +92,6 @@ class Watchdog(Frozen):
     restoration_ms: int
     poll_ms: int
     action: str
-    detection_s: str = ""      # the same times in seconds ("0.2"), as EOS takes them
-    restoration_s: str = ""
-    poll_s: str = ""
 
 
 class Roce(Frozen):
@@ -113,19 +114,20 @@ class Roce(Frozen):
     watchdog: Watchdog
 
 
-class BufferPool(Frozen):
-    name: str
-    type: Literal["ingress", "egress"]
-    mode: Literal["static", "dynamic"]
-    size: int
-    xoff: int | None = None
-
-
 class Buffers(Frozen):
-    """SONiC traditional buffer model: pools sized from the per-port headroom."""
+    """A shared-buffer model nr-run configures (hardware with a buffer cell size); sizes are the platform's."""
 
-    pools: list[BufferPool]
     cell_bytes: int
+    headroom_bytes: int   # lossless headroom of every port and lossless priority, summed
+
+
+class HardwareFacts(Frozen):
+    """Neutral facts of the device's hardware model (fabric.yaml `hardware.<name>`)."""
+
+    name: str                 # the hardware key in fabric.yaml
+    platform_id: str = ""     # the vendor's hardware platform string (ONIE platform), if it has one
+    asic: str = ""            # switch ASIC family, e.g. "th" (Broadcom Tomahawk)
+    lanes_per_port: int = 0   # SerDes lanes per front-panel port
 
 
 class Nic(Frozen):
@@ -149,12 +151,12 @@ class DeviceIntent(Frozen):
     name: str
     site: str
     role: Literal["ctsw", "rtsw", "gpu"]
-    platform: Literal["eos", "sonic", "linux"]
+    platform: PlatformName
     mgmt_address: str                    # "172.20.20.21"
     mgmt_prefix: str = ""                # "172.20.20.21/24"
     mgmt_gateway: str = ""
     model: str
-    sonic_platform: str = ""
+    hardware: HardwareFacts
     su: int | None = None
     index: int
     asn: int | None = None
@@ -185,6 +187,7 @@ class FabricIntent(Frozen):
     lab: bool
     devices: dict[str, DeviceIntent]
     links: list[Link]
+    fabric_file: str = ""     # the fabric.yaml it was compiled from, for findings that name a file
 
     def switches(self) -> list[DeviceIntent]:
         return [d for d in self.devices.values() if d.role != "gpu"]

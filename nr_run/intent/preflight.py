@@ -79,11 +79,6 @@ def check_fabric(intent: FabricIntent, fabric: FabricFile, source: SiteSource) -
             if dev.bgp and uplinks > dev.bgp.maximum_paths:
                 out.append(Finding("error", "ecmp-width", ff, name, "bgp.maximum_paths",
                                    f"{uplinks} equal-cost uplinks but maximum-paths {dev.bgp.maximum_paths}"))
-        if dev.buffers:
-            pool = next(p for p in dev.buffers.pools if p.name == "ingress_lossless_pool")
-            if pool.xoff and pool.xoff > pool.size:
-                out.append(Finding("error", "headroom-exceeds-pool", ff, name, f"hardware.{dev.model}",
-                                   f"lossless headroom {pool.xoff} B exceeds the ingress pool {pool.size} B"))
 
     for pname, prof in sorted(fabric.roce_profiles.items()):
         where = f"roce_profiles.{pname}"

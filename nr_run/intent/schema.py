@@ -9,7 +9,9 @@ import ipaddress
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from nr_run.intent.models import PlatformName
 
 SPEED_RE = re.compile(r"^(\d+)G$")
 
@@ -48,11 +50,16 @@ class PortBlock(Strict):
 
 
 class Hardware(Strict):
-    """A switch or server model: how its ports are named and which slots are uplinks/downlinks."""
+    """A switch or server model: how its ports are named and which slots are uplinks/downlinks.
 
-    platform: Literal["eos", "sonic", "linux"]
+    Only neutral facts: what a platform makes of them (lanes, aliases, buffer pools) is the platform's.
+    """
+
+    platform: PlatformName        # an installed platform plug-in (checked at the platforms layer)
     model: str = ""
-    sonic_platform: str = ""
+    # the vendor's hardware platform string; `sonic_platform` is its earlier name
+    platform_id: str = Field(default="", validation_alias=AliasChoices("platform_id", "sonic_platform"))
+    asic: str = Field(default="", pattern=r"^[a-z0-9_]{0,32}$")
     port_name: str
     first_port: int = 1
     port_step: int = Field(default=1, ge=1)
@@ -60,8 +67,8 @@ class Hardware(Strict):
     ports: int = Field(ge=1)
     speed: str
     fec: Literal["rs", "fc", "none", "auto"] = "rs"
-    buffer_cell_bytes: int = Field(default=1, ge=1)
-    bfd: bool = True            # can its config carry per-neighbor BFD (SONiC bgpcfgd cannot)
+    # set where nr-run configures the shared-buffer model (headroom is rounded to these cells)
+    buffer_cell_bytes: int | None = Field(default=None, ge=1)
     uplinks: PortBlock | None = None
     downlinks: PortBlock | None = None
 

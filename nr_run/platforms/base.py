@@ -24,23 +24,44 @@ if TYPE_CHECKING:
     from nornir.core.inventory import Host
 
     from nr_run.intent.errors import Finding
-    from nr_run.intent.models import DeviceIntent, FabricIntent
+    from nr_run.intent.models import DeviceIntent, FabricIntent, Interface
     from nr_run.platforms.state import DeviceState
 
 # commands -> raw outputs keyed by command, over the host's Nornir connection
 Runner = Callable[[list[Any]], dict[Any, Any]]
 
 
+@dataclass(frozen=True)
+class ClabNode:
+    """How containerlab runs the platform's lab image (`nr-run lab topology`)."""
+
+    kind: str                                     # containerlab kind, e.g. "ceos"
+    image: str
+    startup_suffix: str                           # startup config file: <device><startup_suffix>
+
+
 class ConfigBuilder(Protocol):
-    """Intent -> structured config -> text. Templates (if any) only format the structured config."""
+    """Intent -> structured config -> text. Templates (if any) only format the structured config.
+
+    `bgp_neighbor_bfd` says whether this platform's config can carry BFD per BGP neighbor: a builder
+    asks the peer's platform before configuring BFD toward it, since a one-sided BFD never comes up.
+    `startup_config` is the minimal day-0 config of the lab image (None: the image boots without one);
+    `clab_interface` names a front-panel port as containerlab's link endpoints do.
+    """
 
     suffix: str                                   # file name suffix of a rendered config: ".cfg", ".json"
+    bgp_neighbor_bfd: bool
+    clab: ClabNode
 
-    def structured_config(self, device: DeviceIntent, fabric: FabricIntent) -> dict[str, Any]: ...
+    def structured_config(self, device: DeviceIntent, fabric: FabricIntent | None = None) -> dict[str, Any]: ...
 
     def render(self, structured: Mapping[str, Any]) -> str: ...
 
     def preflight(self, fabric: FabricIntent) -> list[Finding]: ...
+
+    def startup_config(self, device: DeviceIntent) -> str | None: ...
+
+    def clab_interface(self, interface: Interface) -> str: ...
 
 
 class Transport(Protocol):

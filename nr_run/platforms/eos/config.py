@@ -1,24 +1,69 @@
-"""Eos structured config and rendering (SCAFFOLD: delegates to the old renderer until the builder lands)."""
+"""EOS config builder: DeviceIntent -> structured config -> CLI text through templates/eos/ (Jinja2)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
 from nr_run.intent.errors import Finding
-from nr_run.intent.models import DeviceIntent, FabricIntent
+from nr_run.intent.models import DeviceIntent, FabricIntent, Interface
+from nr_run.platforms.base import ClabNode
+from nr_run.platforms.eos.structured import structured_config
+from nr_run.platforms.templates import template_dir
+
+MAIN_TEMPLATE = "main.j2"
+
+
+@lru_cache(maxsize=8)
+def _env(folder: str) -> Environment:
+    """One environment per template folder, so a site of hundreds of switches compiles each template once.
+
+    StrictUndefined: a value missing from the structured config raises instead of printing nothing.
+    """
+    return Environment(loader=FileSystemLoader(folder), undefined=StrictUndefined, trim_blocks=True,
+                       lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
 
 
 class EosConfig:
     suffix = ".cfg"
+    bgp_neighbor_bfd = True
+    clab = ClabNode(kind="ceos", image="ceos:4.32.0F", startup_suffix=".cfg")
 
-    def structured_config(self, device: DeviceIntent, fabric: FabricIntent) -> dict[str, Any]:
-        return {"intent": device}
+    def __init__(self, templates: Path | None = None) -> None:
+        self._templates = templates            # another template folder (tests); default: templates/eos
+
+    def environment(self) -> Environment:
+        folder = self._templates if self._templates is not None else template_dir("eos")
+        return _env(str(Path(folder).resolve()))
+
+    def structured_config(self, device: DeviceIntent, fabric: FabricIntent | None = None) -> dict[str, Any]:
+        return structured_config(device, local_bfd=self.bgp_neighbor_bfd)
 
     def render(self, structured: Mapping[str, Any]) -> str:
-        from nr_run.runbooks.render import render_device
-
-        return render_device(structured["intent"])
+        return self.environment().get_template(MAIN_TEMPLATE).render(**structured)
 
     def preflight(self, fabric: FabricIntent) -> list[Finding]:
         return []
+
+    def startup_config(self, device: DeviceIntent) -> str:
+        """Minimal cEOS config: routing model, management address, admin user, SSH and eAPI over HTTPS.
+
+        The multi-agent routing model must be in the startup config (changing it needs a reload). No
+        default route toward management: the runbook host is on the management subnet, and a default
+        route there would attract fabric traffic that has no route.
+        """
+        return "\n".join([
+            "service routing protocols model multi-agent", "!",
+            f"hostname {device.name}", "username admin privilege 15 role network-admin secret admin", "!",
+            "interface Management0", f"   ip address {device.mgmt_prefix}", "!",
+            "management api http-commands", "   protocol https", "   no shutdown", "!",
+            "management ssh", "   no shutdown", "!", "end", ""])
+
+    def clab_interface(self, interface: Interface) -> str:
+        """cEOS maps the container's ethN to EthernetN."""
+        return "eth" + re.sub(r"\D", "", interface.name)

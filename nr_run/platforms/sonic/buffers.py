@@ -1,0 +1,120 @@
+"""SONiC traditional buffer model: pool sizes per ASIC and the BUFFER_* tables of one switch.
+
+The intent carries the neutral facts (per-port headroom, the summed lossless headroom, the cell size);
+the pool and fixed profile sizes are properties of the ASIC's SONiC buffer profile, kept here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from nr_run.intent.models import DeviceIntent, Headroom
+
+
+@dataclass(frozen=True)
+class PoolSizes:
+    """Bytes of the shared pools and of the fixed (non-PG) profiles of one SONiC buffer profile."""
+
+    source: str
+    ingress_lossless_pool: int
+    egress_lossless_pool: int
+    egress_lossy_pool: int
+    lossy_profile_size: int
+    egress_profile_size: int
+    lossy_dynamic_th: int
+
+
+# Keyed by the hardware's ASIC family (fabric.yaml hardware.<name>.asic). Values are the T1 BALANCED
+# profile of sonic-buildimage (shared/reference/sonic.md §1 example).
+POOL_SIZES: dict[str, PoolSizes] = {
+    "th": PoolSizes(
+        source="sonic-buildimage device/common/profiles/th/gen/BALANCED/buffers_defaults_t1.j2",
+        ingress_lossless_pool=10_875_072,
+        egress_lossless_pool=15_982_720,
+        egress_lossy_pool=9_243_812,
+        lossy_profile_size=0,
+        egress_profile_size=1518,
+        lossy_dynamic_th=3,
+    ),
+}
+
+
+def pool_sizes(asic: str) -> PoolSizes | None:
+    """The buffer profile of an ASIC family, or None when none is known (a preflight error)."""
+    return POOL_SIZES.get(asic)
+
+
+def ranges(values: Iterable[int]) -> list[str]:
+    """Compress integers into SONiC-style range strings: [0,1,2,4] -> ["0-2", "4"]."""
+    out: list[str] = []
+    nums = sorted(set(values))
+    i = 0
+    while i < len(nums):
+        j = i
+        while j + 1 < len(nums) and nums[j + 1] == nums[j] + 1:
+            j += 1
+        out.append(str(nums[i]) if i == j else f"{nums[i]}-{nums[j]}")
+        i = j + 1
+    return out
+
+
+def headroom_profiles(device: DeviceIntent) -> list[Headroom]:
+    """Distinct lossless PG headroom profiles of the device, sorted by name."""
+    seen: dict[str, Headroom] = {}
+    for itf in device.interfaces:
+        if itf.headroom is None:
+            continue
+        prev = seen.setdefault(itf.headroom.profile_name, itf.headroom)
+        if prev != itf.headroom:
+            raise ValueError(f"{device.name}: headroom profile {prev.profile_name} has two different values")
+    return [seen[name] for name in sorted(seen)]
+
+
+def buffer_tables(device: DeviceIntent) -> dict[str, Any]:
+    """BUFFER_POOL, BUFFER_PROFILE, BUFFER_PG and BUFFER_QUEUE of a switch whose buffers nr-run configures."""
+    if device.buffers is None:
+        raise ValueError(f"{device.name}: no buffer model in the intent (hardware {device.hardware.name} "
+                         "has no buffer_cell_bytes)")
+    sizes = pool_sizes(device.hardware.asic)
+    if sizes is None:
+        raise ValueError(f"{device.name}: no SONiC buffer pool sizes for ASIC {device.hardware.asic!r}")
+    roce = device.roce
+    lossless_pgs = ranges({roce.tc_to_pg[p] for p in roce.lossless_priorities})
+    lossless_queues = ranges(roce.lossless_queues)
+    lossy_queues = ranges(q for q in set(roce.tc_to_queue.values()) if q not in roce.lossless_queues)
+    profiles: dict[str, dict[str, str]] = {
+        "ingress_lossy_profile": {"pool": "ingress_lossless_pool", "size": str(sizes.lossy_profile_size),
+                                  "dynamic_th": str(sizes.lossy_dynamic_th)},
+        "egress_lossless_profile": {"pool": "egress_lossless_pool", "size": str(sizes.egress_profile_size),
+                                    "static_th": str(sizes.egress_lossless_pool)},
+        "egress_lossy_profile": {"pool": "egress_lossy_pool", "size": str(sizes.egress_profile_size),
+                                 "dynamic_th": str(sizes.lossy_dynamic_th)},
+    }
+    for hr in headroom_profiles(device):
+        profiles[hr.profile_name] = {"pool": "ingress_lossless_pool", "xon": str(hr.xon_bytes),
+                                     "xon_offset": str(hr.xon_offset_bytes), "xoff": str(hr.xoff_bytes),
+                                     "size": str(hr.size_bytes), "dynamic_th": "0"}
+    pgs: dict[str, dict[str, str]] = {}
+    queues: dict[str, dict[str, str]] = {}
+    for itf in device.interfaces:
+        pgs[f"{itf.name}|0"] = {"profile": "ingress_lossy_profile"}
+        if itf.headroom is not None:
+            for pg in lossless_pgs:
+                pgs[f"{itf.name}|{pg}"] = {"profile": itf.headroom.profile_name}
+        for q in lossless_queues:
+            queues[f"{itf.name}|{q}"] = {"profile": "egress_lossless_profile"}
+        for q in lossy_queues:
+            queues[f"{itf.name}|{q}"] = {"profile": "egress_lossy_profile"}
+    return {
+        "BUFFER_POOL": {
+            "ingress_lossless_pool": {"type": "ingress", "mode": "dynamic", "size": str(sizes.ingress_lossless_pool),
+                                      "xoff": str(device.buffers.headroom_bytes)},
+            "egress_lossless_pool": {"type": "egress", "mode": "static", "size": str(sizes.egress_lossless_pool)},
+            "egress_lossy_pool": {"type": "egress", "mode": "dynamic", "size": str(sizes.egress_lossy_pool)},
+        },
+        "BUFFER_PROFILE": profiles,
+        "BUFFER_PG": pgs,
+        "BUFFER_QUEUE": queues,
+    }

@@ -1,0 +1,137 @@
+"""A switch's SONiC CONFIG_DB as a Python dict (202111+ plain-name references); every value is a string."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nr_run.intent.models import DeviceIntent, Interface
+from nr_run.platforms.format import tx_queues
+from nr_run.platforms.sonic.buffers import buffer_tables
+
+DEVICE_TYPES = {"rtsw": "LeafRouter", "ctsw": "SpineRouter"}
+
+
+def port_facts(itf: Interface, device: DeviceIntent) -> dict[str, str]:
+    """PORT lanes, alias and index of a front-panel port, from its slot and the hardware's lanes per port."""
+    per_port = device.hardware.lanes_per_port
+    first = itf.slot * per_port
+    return {"lanes": ",".join(str(first + i) for i in range(per_port)),
+            "alias": f"etp{itf.slot + 1}", "index": str(itf.slot + 1)}
+
+
+def metadata(device: DeviceIntent) -> dict[str, Any]:
+    return {
+        "DEVICE_METADATA": {"localhost": {
+            "hostname": device.name,
+            "bgp_asn": str(device.asn),
+            "bgp_router_id": device.router_id,
+            "type": DEVICE_TYPES[device.role],
+            "hwsku": device.model,
+            "platform": device.hardware.platform_id,
+            "docker_routing_config_mode": "separated",
+            "buffer_model": "traditional",
+            "default_pfcwd_status": "enable" if device.roce.watchdog.enabled else "disable",
+        }},
+        # MGMT_INTERFACE keys refer to a MGMT_PORT entry (sonic-mgmt_interface leafref)
+        "MGMT_PORT": {"eth0": {"admin_status": "up", "alias": "eth0"}},
+        "MGMT_INTERFACE": {f"eth0|{device.mgmt_prefix}": {"gwaddr": device.mgmt_gateway}},
+        "LLDP": {"GLOBAL": {"enabled": "true"}},
+        "FLEX_COUNTER_TABLE": {table: {"FLEX_COUNTER_STATUS": "enable"}
+                               for table in ("PFCWD", "QUEUE", "PG_WATERMARK", "QUEUE_WATERMARK")},
+    }
+
+
+def ports(device: DeviceIntent) -> dict[str, Any]:
+    return {
+        "PORT": {itf.name: {**port_facts(itf, device), "speed": str(itf.speed_mbps), "mtu": str(itf.mtu),
+                            "fec": itf.fec, "admin_status": "up", "description": itf.description}
+                 for itf in device.interfaces},
+        "DEVICE_NEIGHBOR": {itf.name: {"name": itf.peer_device, "port": itf.peer_port, "local_port": itf.name}
+                            for itf in device.interfaces},
+        "CABLE_LENGTH": {"AZURE": {itf.name: f"{itf.cable_length_m}m" for itf in device.interfaces}},
+    }
+
+
+def routing(device: DeviceIntent) -> dict[str, Any]:
+    if device.bgp is None or device.loopback is None:
+        raise ValueError(f"{device.name}: a SONiC switch needs a loopback and BGP in the intent")
+    bgp = device.bgp
+    interfaces: dict[str, dict[str, str]] = {}
+    for itf in device.interfaces:
+        interfaces[itf.name] = {}
+        interfaces[f"{itf.name}|{itf.address}"] = {}
+    out: dict[str, Any] = {
+        "INTERFACE": interfaces,
+        "LOOPBACK_INTERFACE": {"Loopback0": {}, f"Loopback0|{device.loopback}": {}},
+        # bgpcfgd renders these into FRR; it has no per-neighbor BFD (bgp_neighbor_bfd is False)
+        "BGP_NEIGHBOR": {peer.address: {"asn": str(peer.remote_asn), "name": peer.peer_device,
+                                        "local_addr": peer.local_address, "admin_status": "up",
+                                        "holdtime": str(bgp.holdtime), "keepalive": str(bgp.keepalive)}
+                         for peer in bgp.peers},
+    }
+    if device.host_block:
+        # bgpcfgd advertises only Loopback0, never routed-port subnets: a blackhole summary of the host /31s
+        # is redistributed instead (StaticRouteMgr, tag 1 unless "advertise" is "false"). The key is
+        # "<vrf>|<prefix>": a one-part key is sonic-static-route's template list, which has no blackhole.
+        out["STATIC_ROUTE"] = {f"default|{device.host_block}": {"blackhole": "true"}}
+    return out
+
+
+def _int_map(mapping: dict[int, int]) -> dict[str, str]:
+    return {str(k): str(v) for k, v in sorted(mapping.items())}
+
+
+def qos(device: DeviceIntent) -> dict[str, Any]:
+    roce = device.roce
+    name = roce.profile.upper()
+    wred = f"{roce.profile}_lossless".upper()
+    maps = {"dscp_to_tc_map": name, "tc_to_queue_map": name, "tc_to_pg_map": name, "pfc_to_queue_map": name}
+    port_qos: dict[str, dict[str, str]] = {"global": {"dscp_to_tc_map": name}}
+    for itf in device.interfaces:
+        pfc = ",".join(str(p) for p in itf.lossless_priorities)
+        port_qos[itf.name] = {**maps, "pfc_enable": pfc, "pfcwd_sw_enable": pfc if roce.watchdog.enabled else ""}
+    schedulers = {f"scheduler.q{s.queue}": {"type": "STRICT"} if s.type == "strict"
+                  else {"type": "DWRR", "weight": str(s.weight)} for s in roce.schedulers}
+    queues: dict[str, dict[str, str]] = {}
+    for itf in device.interfaces:
+        for txq in tx_queues(roce):
+            entry: dict[str, str] = {}
+            if txq.scheduler is not None:
+                entry["scheduler"] = f"scheduler.q{txq.queue}"
+            if txq.ecn:
+                entry["wred_profile"] = wred
+            queues[f"{itf.name}|{txq.queue}"] = entry
+    out: dict[str, Any] = {
+        "DSCP_TO_TC_MAP": {name: _int_map(roce.dscp_to_tc)},
+        "TC_TO_PRIORITY_GROUP_MAP": {name: _int_map(roce.tc_to_pg)},
+        "TC_TO_QUEUE_MAP": {name: _int_map(roce.tc_to_queue)},
+        "MAP_PFC_PRIORITY_TO_QUEUE": {name: _int_map(roce.pfc_priority_to_queue)},
+        "PORT_QOS_MAP": port_qos,
+        "SCHEDULER": schedulers,
+        "QUEUE": queues,
+    }
+    if roce.ecn.enabled:
+        ecn = roce.ecn
+        profile = {"ecn": "ecn_all"}
+        for color in ("green", "yellow", "red"):
+            profile |= {f"wred_{color}_enable": "true", f"{color}_min_threshold": str(ecn.min_bytes),
+                        f"{color}_max_threshold": str(ecn.max_bytes),
+                        f"{color}_drop_probability": str(ecn.max_mark_probability)}
+        out["WRED_PROFILE"] = {wred: profile}
+    return out
+
+
+def pfc_watchdog(device: DeviceIntent) -> dict[str, Any]:
+    wd = device.roce.watchdog
+    table: dict[str, dict[str, str]] = {"GLOBAL": {"POLL_INTERVAL": str(wd.poll_ms)}}
+    if wd.enabled:
+        for itf in device.interfaces:
+            table[itf.name] = {"action": wd.action, "detection_time": str(wd.detection_ms),
+                               "restoration_time": str(wd.restoration_ms)}
+    return {"PFC_WD": table}
+
+
+def config_db(device: DeviceIntent) -> dict[str, Any]:
+    """The whole CONFIG_DB of a switch: every table, each built from the intent."""
+    return {**metadata(device), **ports(device), **routing(device), **qos(device), **buffer_tables(device),
+            **pfc_watchdog(device)}
