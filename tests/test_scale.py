@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from nr_run.intent.compile import compile_with_findings
+from nr_run.platforms.site import load_site
 from tests.sitegen import generate_site
 
 
 @pytest.mark.slow
 def test_512_rtsw_16_ctsw_site_compiles(tmp_path):
     site = generate_site(tmp_path, rtsw=512, ctsw=16)
-    intent, findings = compile_with_findings(site)
+    intent, findings = load_site(site)
     assert [f for f in findings if f.severity == "error"] == []
     switches = intent.switches()
     assert len(switches) == 528 and len(intent.servers()) == 1024

@@ -10,8 +10,10 @@ import ipaddress
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from nr_run.intent import headroom as hr
 from nr_run.intent.errors import Finding, InventoryError
@@ -67,7 +69,11 @@ class RawLink:
         return (self.a, self.a_port), (self.b, self.b_port)
 
 
-def _loc(error: dict) -> str:
+# one cabled end of a device: (its port, the link, the peer device, the peer's port)
+End = tuple[str, "RawLink", str, str]
+
+
+def _loc(error: ErrorDetails) -> str:
     return ".".join(str(p) for p in error["loc"])
 
 
@@ -173,22 +179,22 @@ def _generate_links(fabric: FabricFile, hosts: dict[str, Host], file: str) -> tu
         elif isinstance(rule, RailRule):
             leaves = role_members(rule.leaf_role)
             servers = role_members(rule.server_role)
-            for su in sorted({s.data.su for s in servers}):
-                unit_leaves = {lf.data.index: lf for lf in leaves if lf.data.su == su}
-                unit_servers = [s for s in servers if s.data.su == su]
+            for su in sorted({s.data.su or 0 for s in servers}):
+                unit_leaves = {lf.data.index: lf for lf in leaves if (lf.data.su or 0) == su}
+                unit_servers = [s for s in servers if (s.data.su or 0) == su]
                 for position, server in enumerate(unit_servers):
                     nic_block = server.hw.downlinks
                     nics = server.hw.ports - (nic_block.from_ if nic_block else 0)
                     for rail in range(nics):
-                        leaf = unit_leaves.get(rail + 1)
-                        if leaf is None:
+                        rail_leaf = unit_leaves.get(rail + 1)
+                        if rail_leaf is None:
                             findings.append(Finding("error", "cabling", file, server.name, where,
                                                     f"no {rule.leaf_role} with index {rail + 1} in su {su} for rail {rail + 1}"))
                             continue
                         a_port = slot_port(server, "downlinks", rail, where)
-                        b_port = slot_port(leaf, "downlinks", position, where)
+                        b_port = slot_port(rail_leaf, "downlinks", position, where)
                         if a_port and b_port:
-                            links.append(RawLink(leaf.name, b_port, server.name, a_port, speed, rule.cable_length_m, where))
+                            links.append(RawLink(rail_leaf.name, b_port, server.name, a_port, speed, rule.cable_length_m, where))
     return links, findings
 
 
@@ -232,11 +238,11 @@ def _apply_overrides(fabric: FabricFile, hosts: dict[str, Host], links: list[Raw
                 lk.cable_length_m = ov.cable_length_m
     used: dict[tuple[str, str], RawLink] = {}
     for lk in links:
-        for ep in lk.ends():
-            if ep in used:
-                findings.append(Finding("error", "port-cabled-twice", file, ep[0], "cabling",
-                                        f"port {ep[1]} is cabled twice ({lk.origin} and {used[ep].origin})"))
-            used[ep] = lk
+        for end in lk.ends():
+            if end in used:
+                findings.append(Finding("error", "port-cabled-twice", file, end[0], "cabling",
+                                        f"port {end[1]} is cabled twice ({lk.origin} and {used[end].origin})"))
+            used[end] = lk
     return findings
 
 
@@ -276,7 +282,7 @@ def _nth_p31(pool: ipaddress.IPv4Network, n: int) -> tuple[ipaddress.IPv4Address
 
 
 class _Compiler:
-    def __init__(self, source: SiteSource, fabric: FabricFile, hosts: dict[str, Host]):
+    def __init__(self, source: SiteSource, fabric: FabricFile, hosts: dict[str, Host]) -> None:
         self.source, self.fabric, self.hosts = source, fabric, hosts
         self.findings: list[Finding] = []
         self.fabric_file = source.file(FABRIC)
@@ -287,10 +293,10 @@ class _Compiler:
     def mtu_of(self, host: Host) -> int:
         return host.data.mtu or self.fabric.roles[host.data.role].mtu
 
-    def mgmt(self, host: Host) -> dict[str, str]:
+    def mgmt(self, host: Host) -> tuple[str, str]:
+        """The host's management prefix and the site's management gateway ("" when none)."""
         gateway = self.fabric.management.gateway
-        return {"mgmt_prefix": f"{host.mgmt}/{self.fabric.management.prefix_length}",
-                "mgmt_gateway": str(gateway) if gateway else ""}
+        return f"{host.mgmt}/{self.fabric.management.prefix_length}", str(gateway) if gateway else ""
 
     def asn_and_loopback(self, host: Host) -> tuple[int | None, str | None]:
         if host.data.role == "gpu":
@@ -338,7 +344,7 @@ class _Compiler:
             upper = (lk.b, lk.b_port) if lower == (lk.a, lk.a_port) else (lk.a, lk.a_port)
             return upper, lower
 
-        def order(lk: RawLink) -> tuple:
+        def order(lk: RawLink) -> tuple[Any, ...]:
             upper, lower = ends(lk)
             lh, uh = self.hosts[lower[0]], self.hosts[upper[0]]
             return (lh.data.role, lh.ordinal, lh.hw.slot_of(lower[1]) or 0, uh.ordinal, upper, lower)
@@ -378,7 +384,7 @@ class _Compiler:
         addressing = self.address_links(links)
         idents = {h.name: self.asn_and_loopback(h) for h in self.hosts.values()}
         roces = {n: _roce(n, p) for n, p in sorted(self.fabric.roce_profiles.items())}
-        by_end: dict[str, list[tuple[str, RawLink, str, str]]] = {}
+        by_end: dict[str, list[End]] = {}
         for lk in links:
             by_end.setdefault(lk.a, []).append((lk.a_port, lk, lk.b, lk.b_port))
             by_end.setdefault(lk.b, []).append((lk.b_port, lk, lk.a, lk.a_port))
@@ -402,7 +408,7 @@ class _Compiler:
                     continue
                 address, ip, peer_ip = addressing[(name, port)]
                 peer_host = self.hosts[peer]
-                role = "host" if peer_host.data.role == "gpu" else "fabric"
+                role: Literal["fabric", "host"] = "host" if peer_host.data.role == "gpu" else "fabric"
                 mtu = self.mtu_of(host)
                 slot = host.hw.slot_of(port) or 0
                 cell = host.hw.buffer_cell_bytes or 1
@@ -433,7 +439,8 @@ class _Compiler:
                 buffers = Buffers(cell_bytes=host.hw.buffer_cell_bytes, headroom_bytes=shared_xoff)
             devices[name] = DeviceIntent(
                 name=name, site=self.fabric.site, role=host.data.role, platform=host.hw.platform, mgmt_address=host.mgmt,
-                **self.mgmt(host), model=host.hw.model, hardware=_hardware(host.hw, host.data.hardware), su=host.data.su, index=host.data.index,
+                mgmt_prefix=self.mgmt(host)[0], mgmt_gateway=self.mgmt(host)[1],
+                model=host.hw.model, hardware=_hardware(host.hw, host.data.hardware), su=host.data.su, index=host.data.index,
                 asn=asn, loopback=loopback, router_id=router_id, interfaces=interfaces, bgp=bgp, roce=roce,
                 host_block=str(self.blocks[name]) if self.blocks.get(name) else None,
                 buffers=buffers,
@@ -443,7 +450,8 @@ class _Compiler:
             links=sorted((_link(lk, self.hosts) for lk in links), key=lambda lk: (lk.a_device, lk.a_port, lk.b_device)),
         )
 
-    def _server(self, host: Host, roce: Roce, ends, addressing) -> DeviceIntent:
+    def _server(self, host: Host, roce: Roce, ends: list[End],
+                addressing: dict[tuple[str, str], tuple[str, str, str]]) -> DeviceIntent:
         nics = []
         for port, lk, peer, peer_port in ends:
             if (host.name, port) not in addressing:
@@ -454,14 +462,15 @@ class _Compiler:
                             speed_mbps=lk.speed_mbps, lossless_priorities=roce.lossless_priorities, trust=roce.trust,
                             routes=[str(self.fabric.pools.host_p2p)]))
         return DeviceIntent(name=host.name, site=self.fabric.site, role="gpu", platform=host.hw.platform,
-                            mgmt_address=host.mgmt, **self.mgmt(host), model=host.hw.model,
+                            mgmt_address=host.mgmt, mgmt_prefix=self.mgmt(host)[0],
+                            mgmt_gateway=self.mgmt(host)[1], model=host.hw.model,
                             hardware=_hardware(host.hw, host.data.hardware), su=host.data.su, index=host.data.index,
                             roce=roce, nics=nics)
 
 
 def _link(lk: RawLink, hosts: dict[str, Host]) -> Link:
     (a, ap), (b, bp) = sorted(lk.ends())
-    role = "host" if "gpu" in (hosts[a].data.role, hosts[b].data.role) else "fabric"
+    role: Literal["fabric", "host"] = "host" if "gpu" in (hosts[a].data.role, hosts[b].data.role) else "fabric"
     return Link(a_device=a, a_port=ap, b_device=b, b_port=bp, role=role, speed_mbps=lk.speed_mbps,
                 cable_length_m=lk.cable_length_m)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from nr_run.intent.errors import Finding
@@ -24,7 +25,7 @@ def check_fabric(intent: FabricIntent, fabric: FabricFile, source: SiteSource) -
     out: list[Finding] = []
     devices = intent.devices
 
-    def dupes(kind: str, rule: str, values: dict[str, str | int | None], file: str, field: str) -> None:
+    def dupes(kind: str, rule: str, values: Mapping[str, str | int | None], file: str, field: str) -> None:
         seen: dict[str | int, list[str]] = defaultdict(list)
         for name, value in sorted(values.items()):
             if value is not None:
@@ -56,10 +57,10 @@ def check_fabric(intent: FabricIntent, fabric: FabricFile, source: SiteSource) -
 
     for name, dev in sorted(devices.items()):
         mtus = [(i.name, i.mtu) for i in dev.interfaces] + [(n.name, n.mtu) for n in dev.nics]
-        for port, mtu in mtus:
+        for port_name, mtu in mtus:
             if mtu < ROCE_MIN_MTU:
                 out.append(Finding("error", "mtu-too-small", ff, name, f"roles.{dev.role}.mtu",
-                                   f"{port} MTU {mtu} < {ROCE_MIN_MTU} (RoCE path MTU {ROCE_PATH_MTU} + "
+                                   f"{port_name} MTU {mtu} < {ROCE_MIN_MTU} (RoCE path MTU {ROCE_PATH_MTU} + "
                                    f"{ROCE_HEADERS} bytes of RoCEv2 headers)"))
         for nic in dev.nics:
             switch = devices.get(nic.peer_device)
