@@ -67,11 +67,16 @@ def render_site(fabric: FabricIntent, hosts: list[str] | None = None,
     return {d.name: render_device(d, fabric) for d in select_switches(fabric, hosts, role)}
 
 
+def safe_filename(name: str, suffix: str) -> str:
+    """``name + suffix`` when the device name is a plain file name (no folder, no leading dot), else ValueError."""
+    if not SAFE_NAME.match(name) or ".." in name:
+        raise ValueError(f"device name {name!r} is not a safe file name")
+    return name + suffix
+
+
 def config_filename(intent: DeviceIntent) -> str:
     """``<device><suffix>`` with the platform's suffix (``.cfg``, ``.json``); refuses an unsafe device name."""
-    if not SAFE_NAME.match(intent.name) or ".." in intent.name:
-        raise ValueError(f"device name {intent.name!r} is not a safe file name")
-    return intent.name + _builder_or_raise(intent).suffix
+    return safe_filename(intent.name, _builder_or_raise(intent).suffix)
 
 
 def write_configs(configs: dict[str, str], out_dir: Path, fabric: FabricIntent) -> dict[str, Path]:

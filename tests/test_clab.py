@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from nr_run.intent import compile_site
-from nr_run.runbooks.clab import write_topology
+from nr_run.runbooks.clab import topology, write_topology
 
 
 @pytest.fixture(scope="module")
@@ -41,6 +41,27 @@ def test_one_link_per_cabled_pair_with_clab_names(fabric, tmp_path):
     assert ("gpu3:eth1", "rtsw3:eth3") in links
     endpoints = [e for lk in links for e in lk]
     assert len(endpoints) == len(set(endpoints))      # no interface used twice
+
+
+def test_startup_files_stay_in_their_folder(fabric, tmp_path):
+    bad = fabric.devices["rtsw3"].model_copy(update={"name": "../rtsw3"})
+    site = fabric.model_copy(update={"devices": {**fabric.devices, "../rtsw3": bad}})
+    with pytest.raises(ValueError, match="not a safe file name"):
+        write_topology(site, tmp_path / "lab" / "dc1.clab.yml")
+    assert not (tmp_path / "lab" / "rtsw3.config_db.json").exists()
+
+
+def test_node_kinds_and_startup_come_from_the_platform_plugins(fabric):
+    from nr_run.platforms import registry
+
+    nodes = topology(fabric)["topology"]["nodes"]
+    for name, d in fabric.devices.items():
+        config = registry.get(d.platform).config
+        if config is None:          # GPU servers: plain containers, no startup config
+            assert nodes[name]["kind"] == "linux" and "startup-config" not in nodes[name]
+        else:
+            assert nodes[name]["kind"] == config.clab.kind and nodes[name]["image"] == config.clab.image
+            assert nodes[name]["startup-config"] == f"startup/{name}{config.clab.startup_suffix}"
 
 
 def test_committed_topology_is_up_to_date(fabric, tmp_path):
