@@ -38,6 +38,15 @@ def test_unknown_platform_names_file_host_and_field(site):
     assert all(f.severity == "error" and f.file.endswith("fabric.yaml") and "'junos'" in f.message for f in found)
 
 
+def test_cli_refuses_an_unknown_platform(site, capsys):
+    site.edit("fabric.yaml", lambda d: d["hardware"]["gpu-2nic"].update(platform="windows"))
+    site.edit("groups.yaml", lambda d: d["linux"].update(platform="windows"))
+    rc = main(["inventory", "validate", "--site", "dc1", "--inventory-dir", str(site.path.parent), "--json"])
+    assert rc == 3
+    out = capsys.readouterr().out
+    assert '"rule": "unknown-platform"' in out and '"field": "hardware.gpu-2nic.platform"' in out
+
+
 def test_platform_name_must_be_a_safe_name(site):
     site.edit("fabric.yaml", lambda d: d["hardware"]["eos-ctsw"].update(platform="../eos"))
     f = only(site, "schema")

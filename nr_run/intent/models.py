@@ -54,7 +54,7 @@ class BgpPeer(Frozen):
     peer_device: str
     local_address: str
     local_port: str
-    peer_platform: str    # the peer's platform: whether BFD can come up depends on both ends' configs
+    peer_platform: PlatformName  # the peer's platform: whether BFD can come up depends on both ends' configs
 
 
 class Bgp(Frozen):
