@@ -42,7 +42,7 @@ class Interface(Frozen):
     peer_ip: str
     description: str
     fec: str = "rs"
-    slot: int = 0         # 0-based front-panel slot of the port on its hardware
+    slot: int             # 0-based front-panel slot of the port on its hardware
     lossless_priorities: list[int] = []
     headroom: Headroom | None = None
 
