@@ -41,11 +41,11 @@ from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
 from nr_run.intent.models import FabricIntent
+from nr_run.platforms.linux import collect as linux_collect
+from nr_run.platforms.state import SECTIONS, DeviceState, RdmaProbe
 from nr_run.validators.base import SEVERITY_ORDER, Check, Finding, evaluate_all, required_sections, select
 from nr_run.validators.collect import collect_sections, runner_for
-from nr_run.validators.collect import linux as linux_collect
 from nr_run.validators.rdma import Pair, plan_pairs
-from nr_run.validators.state import SECTIONS, DeviceState, RdmaProbe
 
 SCHEMA = "nr-run.check/1"
 

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Literal
 
 from nr_run.intent.models import DeviceIntent, FabricIntent
-from nr_run.validators.state import DeviceState
+from nr_run.platforms.state import DeviceState
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}

@@ -53,8 +53,8 @@ class EcnCheck(Check):
             out.append(self.ok(intent.name, f"{port} trust", f"trust {roce.trust}") if qos.trust == roce.trust else
                        self.fail(intent.name, f"{port} trust", f"trust {roce.trust}", f"trust {qos.trust}",
                                  f"set qos trust {roce.trust} on {port}"))
-            # DSCP->TC: full map when the platform reports one (SONiC), else the configured overrides (EOS)
-            want = roce.dscp_to_tc if len(qos.dscp_to_tc) == 64 else roce.dscp_overrides
+            # DSCP->TC: the full intended map when the device reports its complete map, else the overrides
+            want = roce.dscp_to_tc if qos.dscp_map == "complete" else roce.dscp_overrides
             if qos.dscp_to_tc != dict(want):
                 exp, got = _map_diff(dict(want), qos.dscp_to_tc)
                 out.append(self.fail(intent.name, f"{port} dscp map", exp, got, "restore the DSCP->TC map"))

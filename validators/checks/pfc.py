@@ -5,8 +5,10 @@ from __future__ import annotations
 from nr_run.validators.base import Check, Finding, register
 from nr_run.validators.helpers import fmt_list, lossless
 
-# Watchdog actions that keep forwarding are equivalent across platforms (EOS notify-only, SONiC alert/forward).
-_ACTION = {"notify-only": "forward", "alert": "forward", "forward": "forward", "drop": "drop"}
+
+def _intended_action(action: str) -> str:
+    """The intent's watchdog action in the collectors' neutral terms: "alert" and "forward" both keep forwarding."""
+    return "drop" if action == "drop" else "forward"
 
 
 @register
@@ -68,7 +70,7 @@ class PfcCheck(Check):
         if obs is None or not obs.enabled:
             return [self.fail(device, target, exp, "off", f"enable the PFC watchdog on {port}")]
         got = f"on, {obs.action}, detect {obs.detection_ms} ms, restore {obs.restoration_ms} ms"
-        same = (_ACTION.get(obs.action, obs.action) == _ACTION.get(wd.action, wd.action)
+        same = (obs.action == _intended_action(wd.action)
                 and obs.detection_ms == wd.detection_ms and obs.restoration_ms == wd.restoration_ms)
         return [self.ok(device, target, exp, got)] if same else [
             self.fail(device, target, exp, got, f"set watchdog timers/action on {port}")]
