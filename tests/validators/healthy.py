@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from nr_run.intent.models import FabricIntent
-from nr_run.validators.rdma import plan_pairs
 from nr_run.platforms.state import (
     BgpPeerState,
     BufferPgState,
@@ -21,6 +20,7 @@ from nr_run.platforms.state import (
     StormState,
     WatchdogState,
 )
+from nr_run.validators.rdma import plan_pairs
 
 
 def healthy_states(fabric: FabricIntent, pattern: str = "ring") -> dict[str, DeviceState]:
