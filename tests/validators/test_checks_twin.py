@@ -94,7 +94,7 @@ def test_fresh_deploy_every_check_passes(twin):
     assert sorted(report.checks) == sorted(NO_RDMA + ["rdma"])
     s = report.summary()
     assert all(c["passed"] > 0 for c in s["by_check"].values()), s["by_check"]
-    assert len(report.rdma["cells"]) == 8 and all(c["gbps"] and c["gbps"] > 360 for c in report.rdma["cells"])
+    assert len(report.probe_results["rdma"]["cells"]) == 8 and all(c["gbps"] and c["gbps"] > 360 for c in report.probe_results["rdma"]["cells"])
 
 
 @dataclass
