@@ -188,9 +188,9 @@ def select(selectors: list[str] | None, options: Mapping[str, Mapping[str, Any]]
     `options` maps a check name to its tunables ({"counters": {"interval_s": 0.5}}); see each check's
     Options model. Raises UnknownCheck or InvalidOption."""
     checks = all_checks()
-    options = validate_options(options)
+    typed = validate_options(options)
     if not selectors:
-        return [cls(options.get(n)) for n, cls in checks.items()]
+        return [cls(typed.get(n)) for n, cls in checks.items()]
     chosen: dict[str, type[Check]] = {}
     for sel in selectors:
         # a check name selects that check only; otherwise the selector is a tag
@@ -198,7 +198,7 @@ def select(selectors: list[str] | None, options: Mapping[str, Mapping[str, Any]]
         if not matched:
             raise UnknownCheck(f"no check or tag named {sel!r}; known: {', '.join(checks)}")
         chosen.update(matched)
-    return [chosen[n](options.get(n)) for n in sorted(chosen)]
+    return [chosen[n](typed.get(n)) for n in sorted(chosen)]
 
 
 def required_sections(checks: list[Check], intent: DeviceIntent) -> set[str]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from nr_run.intent.models import DeviceIntent, FabricIntent
+from nr_run.platforms.state import DeviceState
 from nr_run.validators.base import Check, CheckOptions, Finding, Where, register
 
 
@@ -20,7 +22,8 @@ class BgpCheck(Check):
     Options = BgpOptions
     options: BgpOptions
 
-    def evaluate(self, intent, state, fabric, states) -> list[Finding]:
+    def evaluate(self, intent: DeviceIntent, state: DeviceState, fabric: FabricIntent,
+                 states: dict[str, DeviceState]) -> list[Finding]:
         out: list[Finding] = []
         if intent.bgp is None:
             return out

@@ -3,6 +3,8 @@ headroom not below intent."""
 
 from __future__ import annotations
 
+from nr_run.intent.models import DeviceIntent, FabricIntent
+from nr_run.platforms.state import DeviceState
 from nr_run.validators.base import Check, Finding, on_port, register
 from nr_run.validators.helpers import lossless
 
@@ -14,11 +16,12 @@ class BuffersCheck(Check):
     description = "Lossless PG and profile on every lossless port; xoff headroom >= intent (where the intent has buffers)"
     requires = ("buffers",)
 
-    def applies_to(self, intent) -> bool:
+    def applies_to(self, intent: DeviceIntent) -> bool:
         # decided by the intent (devices whose buffers nr-run configures), not by a platform name
         return super().applies_to(intent) and intent.buffers is not None
 
-    def evaluate(self, intent, state, fabric, states) -> list[Finding]:
+    def evaluate(self, intent: DeviceIntent, state: DeviceState, fabric: FabricIntent,
+                 states: dict[str, DeviceState]) -> list[Finding]:
         out: list[Finding] = []
         for itf in intent.interfaces:
             prios = lossless(itf, intent)

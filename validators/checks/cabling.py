@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from nr_run.intent.models import DeviceIntent, FabricIntent
+from nr_run.platforms.state import DeviceState
 from nr_run.validators.base import Check, CheckOptions, Finding, on_port, register
 from nr_run.validators.helpers import short
 
@@ -20,7 +22,8 @@ class CablingCheck(Check):
     Options = CablingOptions
     options: CablingOptions
 
-    def evaluate(self, intent, state, fabric, states) -> list[Finding]:
+    def evaluate(self, intent: DeviceIntent, state: DeviceState, fabric: FabricIntent,
+                 states: dict[str, DeviceState]) -> list[Finding]:
         seen: dict[str, list[tuple[str, str]]] = {}
         for n in state.lldp:
             seen.setdefault(n.local_port, []).append((short(n.remote_device), n.remote_port))

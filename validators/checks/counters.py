@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from nr_run.intent.models import DeviceIntent, FabricIntent
+from nr_run.platforms.state import DeviceState
 from nr_run.validators.base import Check, CheckOptions, Finding, on_port, register
 from nr_run.validators.helpers import lossless
 from nr_run.validators.probes import CounterResample, Probe
@@ -30,7 +32,8 @@ class CountersCheck(Check):
     def probes(self) -> list[Probe]:
         return [CounterResample(self.options.interval_s)]
 
-    def evaluate(self, intent, state, fabric, states) -> list[Finding]:
+    def evaluate(self, intent: DeviceIntent, state: DeviceState, fabric: FabricIntent,
+                 states: dict[str, DeviceState]) -> list[Finding]:
         first, second = state.counters_first, state.counters_second
         if first is None or second is None:
             return [self.fail(intent.name, "", "two counter samples", "one sample", "rerun; counters sampled once")]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from nr_run.intent.models import DeviceIntent, FabricIntent
+from nr_run.platforms.state import DeviceState
 from nr_run.validators.base import Check, Finding, Where, register
 
 
@@ -13,7 +15,8 @@ class EcmpCheck(Check):
     requires = ("routes",)
     roles = ("rtsw",)
 
-    def evaluate(self, intent, state, fabric, states) -> list[Finding]:
+    def evaluate(self, intent: DeviceIntent, state: DeviceState, fabric: FabricIntent,
+                 states: dict[str, DeviceState]) -> list[Finding]:
         uplinks = sorted((i.peer_ip, i.name) for i in intent.interfaces if i.role == "fabric")
         want_hops = {ip for ip, _ in uplinks}
         out: list[Finding] = []

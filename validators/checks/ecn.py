@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from nr_run.intent.models import DeviceIntent, FabricIntent
+from nr_run.platforms.state import DeviceState
 from nr_run.validators.base import Check, Finding, on_port, register
 
 
@@ -18,7 +20,8 @@ class EcnCheck(Check):
     description = "Lossless queue ECN thresholds/probability, CNP queue strict, DSCP->TC map and DSCP trust"
     requires = ("qos",)
 
-    def evaluate(self, intent, state, fabric, states) -> list[Finding]:
+    def evaluate(self, intent: DeviceIntent, state: DeviceState, fabric: FabricIntent,
+                 states: dict[str, DeviceState]) -> list[Finding]:
         roce = intent.roce
         ecn = roce.ecn
         out: list[Finding] = []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from nr_run.intent.models import DeviceIntent, FabricIntent
+from nr_run.platforms.state import DeviceState
 from nr_run.validators.base import Check, Finding, on_port, register
 from nr_run.validators.helpers import fmt_list
 
@@ -14,7 +16,8 @@ class HostNicCheck(Check):
     requires = ("nics",)
     roles = ("gpu",)
 
-    def evaluate(self, intent, state, fabric, states) -> list[Finding]:
+    def evaluate(self, intent: DeviceIntent, state: DeviceState, fabric: FabricIntent,
+                 states: dict[str, DeviceState]) -> list[Finding]:
         out: list[Finding] = []
         for nic in intent.nics:
             obs = state.nics.get(nic.name)

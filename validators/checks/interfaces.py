@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from nr_run.intent.models import DeviceIntent, FabricIntent
+from nr_run.platforms.state import DeviceState
 from nr_run.validators.base import Check, Finding, on_port, register
 
 
@@ -12,7 +14,8 @@ class InterfacesCheck(Check):
     description = "Fabric and host ports admin up, oper up, at the intended speed and MTU"
     requires = ("interfaces",)
 
-    def evaluate(self, intent, state, fabric, states) -> list[Finding]:
+    def evaluate(self, intent: DeviceIntent, state: DeviceState, fabric: FabricIntent,
+                 states: dict[str, DeviceState]) -> list[Finding]:
         out: list[Finding] = []
         for itf in intent.interfaces:
             obs = state.interfaces.get(itf.name)
