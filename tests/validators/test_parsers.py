@@ -235,3 +235,33 @@ def test_sonic_collector_and_driver_share_one_table_parser():
     assert rx and tx and "Port Rx" in rx[0] and "Port Tx" in tx[0]
     assert parsers.parse_table(pfc) == rx                      # no header given: the first table
     assert parsers.parse_table(pfc, "Nope") == []
+
+
+# ------------------------------------------------------------------ the generic collection driver
+
+def test_driver_collects_through_the_platform_plugin():
+    from nr_run.intent import compile_site
+    from nr_run.platforms import registry
+    from nr_run.platforms.state import DeviceState
+    from nr_run.validators.collect import collect_sections, collector_for
+
+    rtsw1 = compile_site("inventory/dc1").devices["rtsw1"]          # an EOS switch
+    assert collector_for(rtsw1) is registry.get("eos").collector
+    outputs = {("show interfaces", "json"): j("eos/show_interfaces.json"),
+               ("show lldp neighbors", "json"): j("eos/show_lldp_neighbors.json"),
+               ("show running-config", "text"): t("eos/running_config.txt")}
+    calls: list[list] = []
+
+    def run(cmds):
+        calls.append(list(cmds))
+        if ("show ip bgp summary vrf all", "json") in cmds:        # this command fails on the device
+            raise RuntimeError("eAPI error")
+        return {c[0]: outputs[c] for c in cmds}
+
+    state = DeviceState("rtsw1", "eos")
+    collect_sections(run, rtsw1, ["interfaces", "bgp", "lldp", "qos"], state)
+    assert state.sections == {"interfaces", "lldp", "qos"}
+    assert state.errors == {"bgp": "RuntimeError: eAPI error"}
+    assert state.interfaces["Ethernet1"].mtu == 9214 and state.qos["Ethernet1"].dscp_map == "configured"
+    # one batch first, then each section alone; the shared running-config is asked once per batch
+    assert sum(c == ("show running-config", "text") for c in calls[0]) == 1 and len(calls) == 1 + 4
