@@ -189,7 +189,9 @@ class RdmaPairs:
         """Sequential pairs: server on the destination, then the client on the source."""
         devmap: dict[str, dict[str, str]] = {}
         for server in sorted(s.name for s in fabric.servers() if s.name in states):
-            ep = _endpoint(fabric, server)
+            ep = collector_for(fabric.devices[server])
+            if not isinstance(ep, RdmaEndpoint):
+                continue
             res = _hosts(nr, [server]).run(task=run_command, fabric=fabric, command=ep.rdma_devices_command(),
                                            on_failed=True)
             r = res.get(server)
@@ -200,7 +202,11 @@ class RdmaPairs:
                 if not probe.ping_ok:
                     continue
                 dscp = roce_dscp(fabric, probe.src_device)
-                src_ep, dst_ep = _endpoint(fabric, probe.src_device), _endpoint(fabric, probe.dst_device)
+                try:
+                    src_ep, dst_ep = _endpoint(fabric, probe.src_device), _endpoint(fabric, probe.dst_device)
+                except TypeError as exc:
+                    probe.bw_gbps, probe.bw_detail = None, str(exc)
+                    continue
                 server_dev = devmap.get(probe.dst_device, {}).get(probe.dst_nic, probe.dst_nic)
                 client_dev = devmap.get(probe.src_device, {}).get(probe.src_nic, probe.src_nic)
                 srv = _hosts(nr, [probe.dst_device])
