@@ -4,31 +4,39 @@ from __future__ import annotations
 
 import re
 
+_RULE = re.compile(r"\s*-+(\s+-+)*\s*")
 
-def parse_table(text: str) -> list[dict[str, str]]:
-    """Parse a tabulate 'simple' table: header line, dashed rule, rows.
 
-    Column extents come from the dashed rule, so cells containing spaces and right-aligned
-    columns both work. Lines after the first blank line following the rows are ignored.
+def parse_table(text: str, first_header: str | None = None) -> list[dict[str, str]]:
+    """Rows of a tabulate 'simple' table: header line, dashed rule, rows.
+
+    The first table in `text`, or the first whose header starts with `first_header` (some commands print
+    several, e.g. `show pfc counters`). Column extents come from the dashed rule, each widened to the start
+    of the next, so cells containing spaces, empty cells and right-aligned columns all work. Rows end at a
+    blank or all-dashes line (a footer such as "Total entries displayed" is ignored).
     """
     lines = text.splitlines()
-    for i, line in enumerate(lines):
-        if i > 0 and re.fullmatch(r"\s*-+(\s+-+)*\s*", line) and lines[i - 1].strip():
-            header, rule, start = lines[i - 1], line, i + 1
-            break
-    else:
-        return []
-    spans = [m.span() for m in re.finditer(r"-+", rule)]
-    # Widen each column to the start of the next so a cell overhanging its rule is not cut.
-    bounds = [(s, spans[j + 1][0] if j + 1 < len(spans) else None) for j, (s, _) in enumerate(spans)]
-    bounds = [(0 if j == 0 else s, e) for j, (s, e) in enumerate(bounds)]
-    names = [header[s:e].strip() for s, e in bounds]
-    rows: list[dict[str, str]] = []
-    for line in lines[start:]:
-        if not line.strip() or re.fullmatch(r"-+", line.strip()):
-            break
-        rows.append({n: line[s:e].strip() if e else line[s:].strip() for n, (s, e) in zip(names, bounds, strict=True)})
-    return rows
+    for i in range(1, len(lines)):
+        header, rule = lines[i - 1], lines[i]
+        if not header.strip() or not _RULE.fullmatch(rule):
+            continue
+        if first_header and not header.strip().startswith(first_header):
+            continue
+        starts = [m.start() for m in re.finditer(r"-+", rule)]
+        bounds = [(0 if j == 0 else s, starts[j + 1] if j + 1 < len(starts) else None) for j, s in enumerate(starts)]
+        names = [_cell(header, b) for b in bounds]
+        rows: list[dict[str, str]] = []
+        for line in lines[i + 1:]:
+            if not line.strip() or set(line.strip()) <= {"-"}:
+                break
+            rows.append({n: _cell(line, b) for n, b in zip(names, bounds, strict=True)})
+        return rows
+    return []
+
+
+def _cell(line: str, bounds: tuple[int, int | None]) -> str:
+    start, end = bounds
+    return line[start:end].strip()
 
 
 def parse_show_version(text: str) -> dict[str, str]:

@@ -68,3 +68,10 @@ def test_gcu_reason_extracts_failure_block():
            "- localhost: given patch is not valid\nError: given patch is not valid\n")
     assert _gcu_reason(out).startswith("Failed to apply patch due to:")
     assert "given patch is not valid" in _gcu_reason(out)
+
+
+def test_table_keeps_empty_cells_and_picks_a_table_by_header():
+    text = ("Port Rx    PFC0    PFC3\n---------  ------  ------\nEthernet0       1\n\n"
+            "Port Tx    PFC0    PFC3\n---------  ------  ------\nEthernet0       7      9\n")
+    assert parsers.parse_table(text) == [{"Port Rx": "Ethernet0", "PFC0": "1", "PFC3": ""}]
+    assert parsers.parse_table(text, "Port Tx") == [{"Port Tx": "Ethernet0", "PFC0": "7", "PFC3": "9"}]

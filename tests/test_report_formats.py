@@ -47,3 +47,14 @@ def test_markdown_lists_failures_and_drift():
 def test_every_writer_is_deterministic():
     for _name, (filename, writer) in WRITERS.items():
         assert writer(PAYLOAD) == writer(json.loads(json.dumps(PAYLOAD))), filename
+
+
+def test_write_reports_writes_named_files_and_refuses_unknown_formats(tmp_path):
+    import pytest
+
+    from nr_run.runbooks.report.formats import write_reports
+
+    [path] = write_reports(PAYLOAD, ["prom"], tmp_path)
+    assert path.name == "nr_run.prom" and path.read_text() == to_prom(PAYLOAD)
+    with pytest.raises(ValueError, match="xlsx"):
+        write_reports(PAYLOAD, ["xlsx"], tmp_path)

@@ -1,20 +1,27 @@
-"""Check framework: Finding, Check base class and the registry.
+"""Check framework: Finding, Check base class, typed check options and the registry.
 
 A check is one module in validators/checks/ holding one `Check` subclass decorated with `@register`.
-It declares the normalized state sections it needs (`requires`) and which devices it applies to;
-`evaluate` compares state with intent and returns findings, passing ones included, so a report can
-say what was verified and not only what failed.
+It declares the normalized state sections it needs (`requires`), the probes it needs beyond them
+(`probes()`: measurements such as a second counter sample), its typed options (`Options`, a pydantic
+model) and which devices it applies to; `evaluate` compares state with intent and returns findings,
+passing ones included, so a report can say what was verified and not only what failed.
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from nr_run.intent.models import DeviceIntent, FabricIntent
-from nr_run.validators.state import DeviceState
+from nr_run.platforms.state import DeviceState
+
+if TYPE_CHECKING:
+    from nr_run.validators.probes import Probe
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
@@ -22,6 +29,13 @@ SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 @dataclass(frozen=True)
 class Finding:
+    """One verified or failed expectation.
+
+    `target` is the human wording of what was checked. The structured fields say where: `port` is the
+    device's own port or NIC, `peer_device`/`peer_port` the intended far end of that port, BGP session,
+    route or probe ("" when not applicable). Code reads these, never the wording.
+    """
+
     check: str
     device: str
     target: str                 # port, peer, prefix, NIC pair... ("" for the device itself)
@@ -30,6 +44,9 @@ class Finding:
     passed: bool
     severity: Severity = "error"
     hint: str = ""
+    port: str = ""
+    peer_device: str = ""
+    peer_port: str = ""
 
     def sort_key(self) -> tuple[Any, ...]:
         return (self.passed, SEVERITY_ORDER[self.severity], self.check, self.device, self.target,
@@ -39,34 +56,91 @@ class Finding:
         return asdict(self)
 
 
+class CheckOptions(BaseModel):
+    """Tunables of a check, overridable per run. Subclasses declare typed fields with defaults and ranges;
+    an unknown key or an out-of-range value is refused."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class InvalidOption(ValueError):
+    """An option names an unknown check or key, or has a bad value (the message names `check.key`)."""
+
+
+@dataclass(frozen=True)
+class Where:
+    """Structured location of a finding (see Finding)."""
+
+    port: str = ""
+    peer_device: str = ""
+    peer_port: str = ""
+
+
+DEVICE = Where()
+
+
+def on_port(port: Any) -> Where:
+    """Where of an intended port or NIC (anything with name, peer_device and peer_port)."""
+    return Where(port.name, port.peer_device, port.peer_port)
+
+
 class Check:
-    """Base class. Subclasses set the class attributes and implement `evaluate`."""
+    """Base class. Subclasses set the class attributes and implement `evaluate` (and `probes` if they
+    need measurements beyond the collected sections)."""
 
     name: ClassVar[str] = ""
     tags: ClassVar[tuple[str, ...]] = ()
     description: ClassVar[str] = ""
     requires: ClassVar[tuple[str, ...]] = ()
     roles: ClassVar[tuple[str, ...]] = ("ctsw", "rtsw")          # device roles the check applies to
-    defaults: ClassVar[dict[str, Any]] = {}       # tunables, overridable per run (options[name][key])
+    Options: ClassVar[type[CheckOptions]] = CheckOptions
 
-    def __init__(self, options: dict[str, Any] | None = None) -> None:
-        self.options = {**self.defaults, **(options or {})}
+    def __init__(self, options: Mapping[str, Any] | CheckOptions | None = None) -> None:
+        self.options = parse_options(type(self), options)
 
     def applies_to(self, intent: DeviceIntent) -> bool:
         return intent.role in self.roles
+
+    def probes(self) -> list[Probe]:
+        """Measurements the check needs besides `requires` (run once per run, shared by equal probes)."""
+        return []
 
     def evaluate(self, intent: DeviceIntent, state: DeviceState, fabric: FabricIntent,
                  states: dict[str, DeviceState]) -> list[Finding]:
         raise NotImplementedError
 
     # Helpers so checks read as comparisons.
-    def ok(self, device: str, target: str, expected: Any, observed: Any = None) -> Finding:
+    def ok(self, device: str, target: str, expected: Any, observed: Any = None, where: Where = DEVICE) -> Finding:
         return Finding(self.name, device, target, str(expected), str(expected if observed is None else observed),
-                       True, "info")
+                       True, "info", "", where.port, where.peer_device, where.peer_port)
 
     def fail(self, device: str, target: str, expected: Any, observed: Any, hint: str = "",
-             severity: Severity = "error") -> Finding:
-        return Finding(self.name, device, target, str(expected), str(observed), False, severity, hint)
+             severity: Severity = "error", where: Where = DEVICE) -> Finding:
+        return Finding(self.name, device, target, str(expected), str(observed), False, severity, hint,
+                       where.port, where.peer_device, where.peer_port)
+
+
+def parse_options(cls: type[Check], options: Mapping[str, Any] | CheckOptions | None) -> CheckOptions:
+    """`options` validated by the check's Options model; InvalidOption names the offending `check.key`."""
+    if isinstance(options, cls.Options):
+        return options
+    if isinstance(options, CheckOptions):
+        raise InvalidOption(f"options of {cls.name!r} must be {cls.Options.__name__}, not {type(options).__name__}")
+    try:
+        return cls.Options.model_validate(dict(options or {}))
+    except ValidationError as exc:
+        errors = []
+        for err in exc.errors():
+            key = ".".join(str(p) for p in err["loc"])
+            msg = "unknown option" if err["type"] == "extra_forbidden" else err["msg"]
+            errors.append(f"{cls.name}.{key}: {msg}" + ("" if err["type"] == "extra_forbidden"
+                                                         else f" (got {err.get('input')!r})"))
+        raise InvalidOption("; ".join(errors) + _known(cls)) from None
+
+
+def _known(cls: type[Check]) -> str:
+    fields = ", ".join(f"{k}={f.default!r}" for k, f in cls.Options.model_fields.items())
+    return f" [options of {cls.name}: {fields or 'none'}]"
 
 
 _REGISTRY: dict[str, type[Check]] = {}
@@ -98,13 +172,25 @@ class UnknownCheck(ValueError):
     pass
 
 
-def select(selectors: list[str] | None, options: dict[str, dict[str, Any]] | None = None) -> list[Check]:
-    """Instances of the checks named or tagged by `selectors` (all when None/empty), in name order.
-    `options` maps a check name to its tunables."""
+def validate_options(options: Mapping[str, Mapping[str, Any]] | None) -> dict[str, CheckOptions]:
+    """Every check's options validated by its model, selected or not (a typo is an error, not ignored)."""
     checks = all_checks()
-    options = options or {}
+    out: dict[str, CheckOptions] = {}
+    for name, values in (options or {}).items():
+        if name not in checks:
+            raise InvalidOption(f"option for unknown check {name!r}; known: {', '.join(checks)}")
+        out[name] = parse_options(checks[name], values)
+    return out
+
+
+def select(selectors: list[str] | None, options: Mapping[str, Mapping[str, Any]] | None = None) -> list[Check]:
+    """Instances of the checks named or tagged by `selectors` (all when None/empty), in name order.
+    `options` maps a check name to its tunables ({"counters": {"interval_s": 0.5}}); see each check's
+    Options model. Raises UnknownCheck or InvalidOption."""
+    checks = all_checks()
+    typed = validate_options(options)
     if not selectors:
-        return [cls(options.get(n)) for n, cls in checks.items()]
+        return [cls(typed.get(n)) for n, cls in checks.items()]
     chosen: dict[str, type[Check]] = {}
     for sel in selectors:
         # a check name selects that check only; otherwise the selector is a tag
@@ -112,7 +198,7 @@ def select(selectors: list[str] | None, options: dict[str, dict[str, Any]] | Non
         if not matched:
             raise UnknownCheck(f"no check or tag named {sel!r}; known: {', '.join(checks)}")
         chosen.update(matched)
-    return [chosen[n](options.get(n)) for n in sorted(chosen)]
+    return [chosen[n](typed.get(n)) for n in sorted(chosen)]
 
 
 def required_sections(checks: list[Check], intent: DeviceIntent) -> set[str]:

@@ -2,17 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from nr_run.intent.models import DeviceIntent, Interface
-
-
-def as_int(value: Any) -> int | None:
-    """int(value), or None for anything a device prints that is not a number."""
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
 
 
 def short(name: str) -> str:

@@ -1,4 +1,7 @@
-"""`nr-run check` (post-checks now) and `nr-run compliance` (drift + checks, reports, optionally repeated)."""
+"""`nr-run check` (post-checks now) and `nr-run compliance` (drift + checks, reports, optionally repeated).
+
+Argument parsing and output only: the work is runbooks.check.run_checks and runbooks.compliance.run_compliance.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +9,36 @@ import argparse
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
 from nr_run.cli.commands import load_intent
 from nr_run.cli.common import EXIT_DIFF, EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, emit_json
 
+_OPTION = re.compile(r"(?P<check>[A-Za-z0-9_-]+)\.(?P<key>[A-Za-z0-9_]+)=(?P<value>.*)", re.S)
 
-def _checks(args) -> list[str] | None:
+
+def _checks(args: argparse.Namespace) -> list[str] | None:
     return [c.strip() for c in args.checks.split(",") if c.strip()] if getattr(args, "checks", None) else None
+
+
+def parse_options(specs: list[str]) -> dict[str, dict[str, str]]:
+    """`--option CHECK.KEY=VALUE` values -> {check: {key: value}}, validated by each check's Options model
+    (values stay strings here; the model converts them). Any problem is a UsageError naming the option."""
+    from nr_run.validators.base import InvalidOption, validate_options
+
+    options: dict[str, dict[str, str]] = {}
+    for spec in specs:
+        m = _OPTION.fullmatch(spec.strip())
+        if not m:
+            raise UsageError(f"--option {spec!r}: use CHECK.KEY=VALUE, e.g. counters.interval_s=0.5")
+        options.setdefault(m["check"], {})[m["key"]] = m["value"].strip()
+    try:
+        validate_options(options)
+    except InvalidOption as exc:
+        raise UsageError(f"--option: {exc}") from None
+    return options
 
 
 def check(args: argparse.Namespace) -> int:
@@ -24,12 +48,13 @@ def check(args: argparse.Namespace) -> int:
     from nr_run.validators.base import UnknownCheck
 
     console = Console(stderr=args.json)
+    options = parse_options(args.options)
     intent, findings = load_intent(args, console)
     if intent is None:
         return EXIT_INVALID
     try:
         with device_session(args) as nr:
-            report = run_checks(nr, intent, _checks(args))
+            report = run_checks(nr, intent, _checks(args), options)
     except UnknownCheck as exc:
         raise UsageError(str(exc)) from exc
     RunRecords(args.artifacts, args.site, "check").write_json("results.json", report.to_dict())
@@ -47,57 +72,51 @@ def _interval(spec: str) -> float:
     return int(match.group(1)) * {"s": 1, "m": 60, "h": 3600}[match.group(2)]
 
 
-def _compliance_once(args: argparse.Namespace, console: Console) -> int:
-    from nr_run.cli.commands import select_switches
-    from nr_run.cli.lab import device_session
-    from nr_run.runbooks.check import print_report, run_checks
-    from nr_run.runbooks.deploy import Deployment
-    from nr_run.runbooks.progress import DeviceProgress
-    from nr_run.runbooks.records import RunRecords
-    from nr_run.runbooks.render import render_device
+def _formats(spec: str) -> list[str]:
     from nr_run.runbooks.report.formats import WRITERS
 
-    formats = [f.strip() for f in args.format.split(",") if f.strip()]
+    formats = [f.strip() for f in spec.split(",") if f.strip()]
     unknown = [f for f in formats if f != "table" and f not in WRITERS]
     if unknown:
         raise UsageError(f"unknown format(s): {', '.join(unknown)}")
+    return formats
+
+
+_EXIT = {"ok": EXIT_OK, "drift": EXIT_DIFF, "failed": EXIT_FAIL}
+
+
+def _compliance_once(args: argparse.Namespace, console: Console, options: dict[str, Any]) -> int:
+    from nr_run.cli.lab import device_session
+    from nr_run.runbooks.check import print_report
+    from nr_run.runbooks.compliance import run_compliance
+    from nr_run.runbooks.records import RunRecords
+    from nr_run.runbooks.report.formats import write_reports
+
+    formats = _formats(args.format)
     intent, _ = load_intent(args, console)
     if intent is None:
         return EXIT_INVALID
-    names = select_switches(intent, None, None)
-    configs = {n: render_device(intent.devices[n], intent) for n in names}
     records = RunRecords(args.artifacts, args.site, "compliance")
     with device_session(args) as nr:
-        drift_run = Deployment(nr, intent, configs, records, DeviceProgress(None, names))
-        drift_run.dry_run()
-        report = run_checks(nr, intent, None)
-    drift = {n: d.diff for n, d in drift_run.report.devices.items()}
-    unreachable = {n: d.detail for n, d in drift_run.report.devices.items() if d.state in ("failed", "skipped")}
-    payload = {**report.to_dict(), "drift": drift, "drift_errors": unreachable}
+        result = run_compliance(nr, intent, records, options=options)
     out = Path(args.out) if args.out else records.dir
-    out.mkdir(parents=True, exist_ok=True)
-    for fmt in formats:
-        if fmt in WRITERS:
-            filename, writer = WRITERS[fmt]
-            (out / filename).write_text(writer(payload), encoding="utf-8")
+    write_reports(result.to_dict(), [f for f in formats if f != "table"], out)
     if args.json:
-        emit_json(payload)
+        emit_json(result.to_dict())
     elif "table" in formats:
-        print_report(report, console)
-        drifted = sorted(n for n, d in drift.items() if d)
-        console.print(f"drift: {', '.join(drifted) or 'none'}; reports in {out}")
-    if not report.passed or unreachable:
-        return EXIT_FAIL
-    return EXIT_DIFF if any(drift.values()) else EXIT_OK
+        print_report(result.report, console)
+        console.print(f"drift: {', '.join(result.drifted) or 'none'}; reports in {out}")
+    return _EXIT[result.outcome]
 
 
 def compliance(args: argparse.Namespace) -> int:
     console = Console(stderr=args.json)
+    options = parse_options(args.options)
     if not args.every:
-        return _compliance_once(args, console)
+        return _compliance_once(args, console, options)
     period = _interval(args.every)
     while True:
         started = time.monotonic()
-        rc = _compliance_once(args, console)
+        rc = _compliance_once(args, console, options)
         console.print(f"compliance run exit {rc}; next in {args.every}")
         time.sleep(max(0.0, period - (time.monotonic() - started)))

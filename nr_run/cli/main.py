@@ -32,6 +32,12 @@ def _selection(p: argparse.ArgumentParser) -> None:
     p.add_argument("--role", choices=["rtsw", "ctsw"], help="only this switch role")
 
 
+def _check_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--option", action="append", default=[], metavar="CHECK.KEY=VALUE", dest="options",
+                   help="set a check option, repeatable (e.g. counters.interval_s=0.5, rdma.pattern=same_rail); "
+                        "unknown options or bad values exit 3. Options per check: docs/json-output.md")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nr-run", description="Runbook for lossless RoCEv2 AI back-end fabrics.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -63,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     _common(chk)
     _device_io(chk)
     chk.add_argument("--checks", help="comma-separated check names or tags")
+    _check_options(chk)
 
     com = sub.add_parser("compliance", help="scheduled compliance: drift + checks, reports")
     _common(com)
@@ -70,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     com.add_argument("--format", default="table", help="table,json,junit,md,html,prom")
     com.add_argument("--out", help="report folder")
     com.add_argument("--every", help="repeat every interval (e.g. 15m)")
+    _check_options(com)
 
     lab = sub.add_parser("lab", help="the embedded lab twin")
     lab.add_argument("action", choices=["up", "down", "status", "reset", "fault", "topology"])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
@@ -116,3 +117,18 @@ WRITERS: dict[str, tuple[str, Callable[[Payload], str]]] = {
     "html": ("compliance.html", to_html),
     "prom": ("nr_run.prom", to_prom),
 }
+
+
+def write_reports(payload: Payload, formats: list[str], out: Path) -> list[Path]:
+    """Write `payload` in each of `formats` (WRITERS keys) into the folder `out`; returns the files."""
+    unknown = [f for f in formats if f not in WRITERS]
+    if unknown:
+        raise ValueError(f"unknown report format(s): {', '.join(unknown)}; known: {', '.join(WRITERS)}")
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for fmt in formats:
+        filename, writer = WRITERS[fmt]
+        path = out / filename
+        path.write_text(writer(payload), encoding="utf-8")
+        written.append(path)
+    return written

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from nr_run.intent.models import FabricIntent
-from nr_run.validators.rdma import plan_pairs
-from nr_run.validators.state import (
+from nr_run.platforms.state import (
     BgpPeerState,
     BufferPgState,
     CounterSample,
@@ -21,6 +20,7 @@ from nr_run.validators.state import (
     StormState,
     WatchdogState,
 )
+from nr_run.validators.rdma import plan_pairs
 
 
 def healthy_states(fabric: FabricIntent, pattern: str = "ring") -> dict[str, DeviceState]:
@@ -39,7 +39,9 @@ def healthy_states(fabric: FabricIntent, pattern: str = "ring") -> dict[str, Dev
             s.lldp.append(LldpNeighbor(i.name, i.peer_device, i.peer_port))
             s.pfc_priorities[i.name] = list(i.lossless_priorities)
             wd = roce.watchdog
-            s.watchdog[i.name] = WatchdogState(wd.enabled, wd.action, wd.detection_ms, wd.restoration_ms)
+            # collectors report the neutral action: "alert" keeps forwarding
+            action = "drop" if wd.action == "drop" else "forward"
+            s.watchdog[i.name] = WatchdogState(wd.enabled, action, wd.detection_ms, wd.restoration_ms)
             s.storms.append(StormState(i.name, 3, False))
             e = roce.ecn
             s.ecn[(i.name, e.queue)] = EcnQueueState(i.name, e.queue, True, e.min_bytes, e.max_bytes,
@@ -47,7 +49,8 @@ def healthy_states(fabric: FabricIntent, pattern: str = "ring") -> dict[str, Dev
             full = d.platform == "sonic"
             s.qos[i.name] = QosPortState(i.name, roce.trust,
                                          dict(roce.dscp_to_tc if full else roce.dscp_overrides),
-                                         {sc.queue: sc.type for sc in roce.schedulers})
+                                         {sc.queue: sc.type for sc in roce.schedulers},
+                                         "complete" if full else "configured")
             if i.headroom:
                 s.buffer_pgs[i.name] = [BufferPgState(i.name, [3], i.headroom.profile_name, i.headroom.xoff_bytes,
                                                       i.headroom.xon_bytes, i.headroom.size_bytes)]

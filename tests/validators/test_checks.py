@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from nr_run.intent import compile_site
+from nr_run.platforms.state import BgpPeerState
 from nr_run.validators.base import UnknownCheck, evaluate_all, select
-from nr_run.validators.state import BgpPeerState
 from tests.validators.healthy import healthy_states
 
 FABRIC = compile_site("inventory/dc1")

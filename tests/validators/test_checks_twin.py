@@ -94,7 +94,7 @@ def test_fresh_deploy_every_check_passes(twin):
     assert sorted(report.checks) == sorted(NO_RDMA + ["rdma"])
     s = report.summary()
     assert all(c["passed"] > 0 for c in s["by_check"].values()), s["by_check"]
-    assert len(report.rdma["cells"]) == 8 and all(c["gbps"] and c["gbps"] > 360 for c in report.rdma["cells"])
+    assert len(report.probe_results["rdma"]["cells"]) == 8 and all(c["gbps"] and c["gbps"] > 360 for c in report.probe_results["rdma"]["cells"])
 
 
 @dataclass
@@ -191,3 +191,13 @@ def test_fault_is_named_by_its_check(twin, case: Case):
 def test_healed_fabric_passes_again(twin):
     report = twin.check(NO_RDMA)
     assert report.passed, show(report)
+
+
+def test_measurement_window_comes_from_the_options(twin):
+    waited: list[float] = []
+    report = run_checks(twin.nr, FABRIC, ["counters", "rdma"],
+                        {"counters": {"interval_s": "0.3"}, "rdma": {"bandwidth": False}}, sleep=waited.append)
+    # one counter resample after the configured window; no bandwidth test, so no server wait
+    assert waited == [0.3]
+    assert report.passed, show(report)
+    assert all("ping" in f.expected for f in report.findings if f.check == "rdma")

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from nr_run.validators.collect import eos, linux, sonic
+from nr_run.platforms.eos import collect as eos
+from nr_run.platforms.linux import collect as linux
+from nr_run.platforms.sonic import collect as sonic
 
 S = Path(__file__).parent / "samples"
 
@@ -195,3 +197,71 @@ def test_linux_rdma_link_map_and_commands():
     assert linux.rdma_device_map(t("linux/rdma_link.txt")) == {"eth1": "mlx5_0", "eth2": "mlx5_1"}
     assert linux.ping_command("10.10.0.1", "10.10.0.9", 9000, 26) == \
         "ping -c 3 -i 0.2 -W 1 -M do -s 8972 -Q 104 -I 10.10.0.1 10.10.0.9"
+
+
+# ------------------------------------------------------------------ normalised vendor values
+
+def test_eos_watchdog_action_is_neutral():
+    cfg = t("eos/running_config.txt").replace("pause watchdog port action drop", "pause watchdog port action notify-only")
+    assert eos.parse_running_qos(cfg)["watchdog"]["Ethernet1"].action == "forward"
+    assert eos.parse_running_qos(t("eos/running_config.txt"))["watchdog"]["Ethernet1"].action == "drop"
+
+
+def test_sonic_watchdog_alert_is_forward():
+    text = t("sonic/pfcwd_show_config.txt")
+    alert = text.replace("Ethernet4      drop", "Ethernet4     alert")
+    forward = text.replace("Ethernet4      drop", "Ethernet4   forward")
+    assert sonic.parse_pfcwd_config(alert)["Ethernet4"].action == "forward"
+    assert sonic.parse_pfcwd_config(forward)["Ethernet4"].action == "forward"
+    assert sonic.parse_pfcwd_config(text)["Ethernet0"].action == "drop"
+
+
+def test_dscp_map_scope_per_platform():
+    # EOS running-config carries only the entries that differ from the default map
+    e = eos.parse_running_qos(t("eos/running_config.txt"))["qos"]["Ethernet1"]
+    assert (e.dscp_map, e.dscp_to_tc) == ("configured", {26: 3, 48: 6})
+    # SONiC's bound DSCP_TO_TC_MAP is the whole classification
+    s = sonic.parse_qos(j("sonic/config_db_example.json"))["qos"]["Ethernet0"]
+    assert s.dscp_map == "complete" and len(s.dscp_to_tc) == 64
+
+
+def test_sonic_collector_and_driver_share_one_table_parser():
+    from napalm_sonic import parsers
+
+    assert sonic.parse_table is parsers.parse_table
+    # two tables in one output: the header selects which one
+    pfc = t("sonic/show_pfc_counters.txt")
+    rx, tx = parsers.parse_table(pfc, "Port Rx"), parsers.parse_table(pfc, "Port Tx")
+    assert rx and tx and "Port Rx" in rx[0] and "Port Tx" in tx[0]
+    assert parsers.parse_table(pfc) == rx                      # no header given: the first table
+    assert parsers.parse_table(pfc, "Nope") == []
+
+
+# ------------------------------------------------------------------ the generic collection driver
+
+def test_driver_collects_through_the_platform_plugin():
+    from nr_run.intent import compile_site
+    from nr_run.platforms import registry
+    from nr_run.platforms.state import DeviceState
+    from nr_run.validators.collect import collect_sections, collector_for
+
+    rtsw1 = compile_site("inventory/dc1").devices["rtsw1"]          # an EOS switch
+    assert collector_for(rtsw1) is registry.get("eos").collector
+    outputs = {("show interfaces", "json"): j("eos/show_interfaces.json"),
+               ("show lldp neighbors", "json"): j("eos/show_lldp_neighbors.json"),
+               ("show running-config", "text"): t("eos/running_config.txt")}
+    calls: list[list] = []
+
+    def run(cmds):
+        calls.append(list(cmds))
+        if ("show ip bgp summary vrf all", "json") in cmds:        # this command fails on the device
+            raise RuntimeError("eAPI error")
+        return {c[0]: outputs[c] for c in cmds}
+
+    state = DeviceState("rtsw1", "eos")
+    collect_sections(run, rtsw1, ["interfaces", "bgp", "lldp", "qos"], state)
+    assert state.sections == {"interfaces", "lldp", "qos"}
+    assert state.errors == {"bgp": "RuntimeError: eAPI error"}
+    assert state.interfaces["Ethernet1"].mtu == 9214 and state.qos["Ethernet1"].dscp_map == "configured"
+    # one batch first, then each section alone; the shared running-config is asked once per batch
+    assert sum(c == ("show running-config", "text") for c in calls[0]) == 1 and len(calls) == 1 + 4

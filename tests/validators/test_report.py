@@ -8,8 +8,9 @@ import json
 from rich.console import Console
 
 from nr_run.intent import compile_site
-from nr_run.runbooks.check import SCHEMA, CheckReport, print_report, rdma_matrix
+from nr_run.runbooks.check import SCHEMA, CheckReport, print_report
 from nr_run.validators.base import evaluate_all, select
+from nr_run.validators.probes import RdmaPairs
 from tests.validators.healthy import healthy_states
 
 FABRIC = compile_site("inventory/dc1")
@@ -18,7 +19,8 @@ FABRIC = compile_site("inventory/dc1")
 def report_for(states) -> CheckReport:
     checks = select(None)
     findings = evaluate_all(checks, FABRIC, states)
-    return CheckReport("dc1", [c.name for c in checks], findings, {}, rdma_matrix("ring", states, findings), 10)
+    return CheckReport("dc1", [c.name for c in checks], findings, {},
+                       {"rdma": RdmaPairs("ring").summary(states, findings)}, 10)
 
 
 def test_report_schema_and_determinism():
@@ -28,7 +30,8 @@ def test_report_schema_and_determinism():
     assert a["schema"] == SCHEMA and a["passed"] is True
     assert list(a) == ["schema", "site", "passed", "checks", "summary", "findings", "collection_errors", "rdma"]
     assert a["summary"]["failed"] == 0 and a["summary"]["passed"] == a["summary"]["findings"] > 100
-    assert set(a["findings"][0]) == {"check", "device", "target", "expected", "observed", "passed", "severity", "hint"}
+    assert set(a["findings"][0]) == {"check", "device", "target", "expected", "observed", "passed", "severity", "hint",
+                                     "port", "peer_device", "peer_port"}
     # ring over 8 NICs: 8 cells, each NIC once as a source
     assert len(a["rdma"]["cells"]) == 8 and len(a["rdma"]["sources"]) == 8
 

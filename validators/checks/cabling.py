@@ -2,20 +2,28 @@
 
 from __future__ import annotations
 
-from nr_run.validators.base import Check, Finding, register
+from nr_run.intent.models import DeviceIntent, FabricIntent
+from nr_run.platforms.state import DeviceState
+from nr_run.validators.base import Check, CheckOptions, Finding, on_port, register
 from nr_run.validators.helpers import short
+
+
+class CablingOptions(CheckOptions):
+    # Servers often run no LLDP agent; with False a missing neighbor on a host port is only a warning.
+    host_ports_require_lldp: bool = True
 
 
 @register
 class CablingCheck(Check):
     name = "cabling"
-    tags = ("fabric", "l1", "lldp")
+    tags = ("fabric", "l1", "lldp", "stage")
     description = "LLDP neighbor on every intended port equals the planned peer device and port"
     requires = ("lldp",)
-    # Servers often run no LLDP agent; a missing neighbor on a host port is then only a warning.
-    defaults = {"host_ports_require_lldp": True}
+    Options = CablingOptions
+    options: CablingOptions
 
-    def evaluate(self, intent, state, fabric, states) -> list[Finding]:
+    def evaluate(self, intent: DeviceIntent, state: DeviceState, fabric: FabricIntent,
+                 states: dict[str, DeviceState]) -> list[Finding]:
         seen: dict[str, list[tuple[str, str]]] = {}
         for n in state.lldp:
             seen.setdefault(n.local_port, []).append((short(n.remote_device), n.remote_port))
@@ -26,18 +34,19 @@ class CablingCheck(Check):
             want = (itf.peer_device, itf.peer_port)
             got = seen.get(itf.name, [])
             exp = f"{want[0]}:{want[1]}"
+            at = on_port(itf)
             if want in got:
-                out.append(self.ok(intent.name, itf.name, exp))
+                out.append(self.ok(intent.name, itf.name, exp, where=at))
                 continue
             if not got:
-                sev = "error" if itf.role == "fabric" or self.options["host_ports_require_lldp"] else "warning"
+                sev = "error" if itf.role == "fabric" or self.options.host_ports_require_lldp else "warning"
                 out.append(self.fail(intent.name, itf.name, exp, "no LLDP neighbor",
                                      f"link missing: check the cable {intent.name}:{itf.name} <-> {exp} and both ports",
-                                     sev))
+                                     sev, at))
                 continue
             obs = ", ".join(f"{d}:{p}" for d, p in got)
             other = next((where_planned[g] for g in got if g in where_planned), None)
             hint = (f"cable swapped: the neighbor seen here is planned on {intent.name}:{other}"
                     if other else f"miscabled: move the cable so {itf.name} reaches {exp}")
-            out.append(self.fail(intent.name, itf.name, exp, obs, hint))
+            out.append(self.fail(intent.name, itf.name, exp, obs, hint, where=at))
         return out

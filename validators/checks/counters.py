@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
-from nr_run.validators.base import Check, Finding, register
+from pydantic import Field
+
+from nr_run.intent.models import DeviceIntent, FabricIntent
+from nr_run.platforms.state import DeviceState
+from nr_run.validators.base import Check, CheckOptions, Finding, on_port, register
 from nr_run.validators.helpers import lossless
+from nr_run.validators.probes import CounterResample, Probe
+
+
+class CountersOptions(CheckOptions):
+    interval_s: float = Field(2.0, gt=0, le=3600, description="seconds between the two counter samples")
+    max_pause_pps: float = Field(50.0, ge=0, description="PFC pause frames/s allowed per port and direction")
 
 
 def _delta(a: dict[int, int], b: dict[int, int], keys: list[int]) -> int:
@@ -16,29 +26,36 @@ class CountersCheck(Check):
     tags = ("roce", "counters")
     description = "Two samples apart: zero lossless-queue drops, PFC pause rate below threshold, ECN marks"
     requires = ("counters",)
-    # interval_s is read by the runbook (time between the samples); max_pause_pps is per port and direction.
-    defaults = {"interval_s": 2.0, "max_pause_pps": 50.0}
+    Options = CountersOptions
+    options: CountersOptions
 
-    def evaluate(self, intent, state, fabric, states) -> list[Finding]:
+    def probes(self) -> list[Probe]:
+        return [CounterResample(self.options.interval_s)]
+
+    def evaluate(self, intent: DeviceIntent, state: DeviceState, fabric: FabricIntent,
+                 states: dict[str, DeviceState]) -> list[Finding]:
         first, second = state.counters_first, state.counters_second
         if first is None or second is None:
             return [self.fail(intent.name, "", "two counter samples", "one sample", "rerun; counters sampled once")]
         dt = max(second.taken_at - first.taken_at, 1e-3)
         out: list[Finding] = []
-        limit = self.options["max_pause_pps"]
+        limit = self.options.max_pause_pps
         for itf in intent.interfaces:
             a, b = first.ports.get(itf.name), second.ports.get(itf.name)
+            at = on_port(itf)
             if a is None or b is None:
-                out.append(self.fail(intent.name, itf.name, "counters", "absent", "port not in counter output"))
+                out.append(self.fail(intent.name, itf.name, "counters", "absent", "port not in counter output",
+                                     where=at))
                 continue
             prios = lossless(itf, intent)
             queues = sorted({intent.roce.pfc_priority_to_queue.get(p, p) for p in prios})
             drops = _delta(a.queue_drops, b.queue_drops, queues)
             qs = ",".join(map(str, queues))
-            out.append(self.ok(intent.name, f"{itf.name} queue {qs} drops", "0 drops") if drops == 0 else
+            out.append(self.ok(intent.name, f"{itf.name} queue {qs} drops", "0 drops", where=at) if drops == 0 else
                        self.fail(intent.name, f"{itf.name} queue {qs} drops", "0 drops",
                                  f"{drops} drops in {dt:.1f} s",
-                                 "lossless queue dropping: check PFC on both ends, headroom and the watchdog"))
+                                 "lossless queue dropping: check PFC on both ends, headroom and the watchdog",
+                                 where=at))
             for direction in ("rx", "tx"):
                 per_a, per_b = getattr(a, f"pfc_{direction}"), getattr(b, f"pfc_{direction}")
                 if per_a or per_b:
@@ -48,13 +65,14 @@ class CountersCheck(Check):
                 rate = n / dt
                 target = f"{itf.name} pfc {direction}"
                 if rate <= limit:
-                    out.append(self.ok(intent.name, target, f"pause <= {limit:g}/s", f"{rate:.1f}/s"))
+                    out.append(self.ok(intent.name, target, f"pause <= {limit:g}/s", f"{rate:.1f}/s", at))
                     continue
                 toward_rtsw = intent.role == "ctsw" and direction == "tx"
                 hint = (f"persistent pause from CTSW toward {itf.peer_device}: abnormal, find the congested egress"
                         if toward_rtsw else f"sustained pause on {itf.name}: congestion or a stuck receiver")
                 out.append(self.fail(intent.name, target, f"pause <= {limit:g}/s", f"{rate:.1f}/s", hint,
-                                     "error" if toward_rtsw else "warning"))
+                                     "error" if toward_rtsw else "warning", at))
             marks = _delta(a.ecn_marks, b.ecn_marks, [intent.roce.ecn.queue])
-            out.append(self.ok(intent.name, f"{itf.name} ecn marks", "reported", f"{marks} ECN marks in {dt:.1f} s"))
+            out.append(self.ok(intent.name, f"{itf.name} ecn marks", "reported", f"{marks} ECN marks in {dt:.1f} s",
+                               at))
         return out

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from nr_run.validators.base import Check, Finding, register
+from nr_run.intent.models import DeviceIntent, FabricIntent
+from nr_run.platforms.state import DeviceState
+from nr_run.validators.base import Check, Finding, on_port, register
 from nr_run.validators.helpers import fmt_list
 
 
@@ -14,12 +16,15 @@ class HostNicCheck(Check):
     requires = ("nics",)
     roles = ("gpu",)
 
-    def evaluate(self, intent, state, fabric, states) -> list[Finding]:
+    def evaluate(self, intent: DeviceIntent, state: DeviceState, fabric: FabricIntent,
+                 states: dict[str, DeviceState]) -> list[Finding]:
         out: list[Finding] = []
         for nic in intent.nics:
             obs = state.nics.get(nic.name)
+            at = on_port(nic)
             if obs is None:
-                out.append(self.fail(intent.name, nic.name, "NIC present", "absent", "driver/firmware or naming"))
+                out.append(self.fail(intent.name, nic.name, "NIC present", "absent", "driver/firmware or naming",
+                                     where=at))
                 continue
             checks = [
                 ("up", "up" if obs.oper_up else "down", f"bring {nic.name} up; check the cable to {nic.peer_device}"),
@@ -33,8 +38,9 @@ class HostNicCheck(Check):
                    if (e.startswith("address") and nic.address not in obs.addresses)
                    or (not e.startswith("address") and e != g)]
             for exp, got, hint in bad:
-                out.append(self.fail(intent.name, nic.name, exp, got, hint))
+                out.append(self.fail(intent.name, nic.name, exp, got, hint, where=at))
             if not bad:
                 out.append(self.ok(intent.name, nic.name, f"up {nic.address} mtu {nic.mtu} pfc "
-                                                          f"{fmt_list(sorted(nic.lossless_priorities))} trust {nic.trust}"))
+                                                          f"{fmt_list(sorted(nic.lossless_priorities))} trust {nic.trust}",
+                                   where=at))
         return out

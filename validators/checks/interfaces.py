@@ -2,24 +2,28 @@
 
 from __future__ import annotations
 
-from nr_run.validators.base import Check, Finding, register
+from nr_run.intent.models import DeviceIntent, FabricIntent
+from nr_run.platforms.state import DeviceState
+from nr_run.validators.base import Check, Finding, on_port, register
 
 
 @register
 class InterfacesCheck(Check):
     name = "interfaces"
-    tags = ("fabric", "l1", "health")
+    tags = ("fabric", "l1", "health", "stage")
     description = "Fabric and host ports admin up, oper up, at the intended speed and MTU"
     requires = ("interfaces",)
 
-    def evaluate(self, intent, state, fabric, states) -> list[Finding]:
+    def evaluate(self, intent: DeviceIntent, state: DeviceState, fabric: FabricIntent,
+                 states: dict[str, DeviceState]) -> list[Finding]:
         out: list[Finding] = []
         for itf in intent.interfaces:
             obs = state.interfaces.get(itf.name)
             peer = f"{itf.peer_device}:{itf.peer_port}"
+            at = on_port(itf)
             if obs is None:
                 out.append(self.fail(intent.name, itf.name, "port present", "absent",
-                                     "port missing from the device: check the port/breakout configuration"))
+                                     "port missing from the device: check the port/breakout configuration", where=at))
                 continue
             bad = []
             if not obs.admin_up:
@@ -31,7 +35,7 @@ class InterfacesCheck(Check):
             if obs.mtu != itf.mtu:
                 bad.append((f"mtu {itf.mtu}", f"mtu {obs.mtu}", f"set mtu {itf.mtu} on {itf.name} (link to {peer})"))
             for exp, got, hint in bad:
-                out.append(self.fail(intent.name, itf.name, exp, got, hint))
+                out.append(self.fail(intent.name, itf.name, exp, got, hint, where=at))
             if not bad:
-                out.append(self.ok(intent.name, itf.name, f"up, {itf.speed_mbps} Mb/s, mtu {itf.mtu}"))
+                out.append(self.ok(intent.name, itf.name, f"up, {itf.speed_mbps} Mb/s, mtu {itf.mtu}", where=at))
         return out

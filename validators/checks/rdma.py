@@ -1,46 +1,71 @@
-"""RDMA reachability between GPU NICs: jumbo DF ping at the RoCE DSCP, then ib_write_bw bandwidth."""
+"""RDMA reachability between GPU NICs: jumbo DF ping at the RoCE DSCP, then an RDMA write bandwidth test."""
 
 from __future__ import annotations
 
-from nr_run.validators.base import Check, Finding, register
+from typing import Literal
+
+from pydantic import Field
+
+from nr_run.intent.models import DeviceIntent, FabricIntent
+from nr_run.platforms.state import DeviceState
+from nr_run.validators.base import Check, CheckOptions, Finding, Where, register
+from nr_run.validators.probes import Probe, RdmaPairs
 from nr_run.validators.rdma import plan_pairs
+
+
+class RdmaOptions(CheckOptions):
+    pattern: Literal["same_rail", "cross_rail", "ring", "mesh"] = "ring"
+    max_pairs: int = Field(64, ge=1, le=4096, description="cap on the NIC pairs (mesh)")
+    bw_fraction: float = Field(0.9, gt=0, le=1, description="bandwidth needed, as a fraction of the NIC line rate")
+    bandwidth: bool = Field(True, description="run the bandwidth test after the ping")
+    seconds: int = Field(2, ge=1, le=600, description="duration of each bandwidth test")
+    server_wait_s: float = Field(0.5, ge=0, le=60, description="time the bandwidth server gets to listen")
+    base_port: int = Field(18515, ge=1024, le=65000, description="first TCP port of the bandwidth tests")
 
 
 @register
 class RdmaCheck(Check):
     name = "rdma"
     tags = ("roce", "reachability")
-    description = "Jumbo ping with DF at the RoCE DSCP, then ib_write_bw >= threshold x line rate, per NIC pair"
+    description = "Jumbo ping with DF at the RoCE DSCP, then RDMA write bandwidth >= fraction x line rate, per NIC pair"
     requires = ("rdma",)
     roles = ("gpu",)
-    # pattern: same_rail | cross_rail | ring | mesh; max_pairs caps the mesh; bw_fraction of the NIC line rate.
-    defaults = {"pattern": "ring", "max_pairs": 64, "bw_fraction": 0.9, "bandwidth": True, "seconds": 2}
+    Options = RdmaOptions
+    options: RdmaOptions
 
-    def evaluate(self, intent, state, fabric, states) -> list[Finding]:
+    def probes(self) -> list[Probe]:
+        o = self.options
+        return [RdmaPairs(o.pattern, o.max_pairs, o.bandwidth, o.seconds, o.server_wait_s, o.base_port)]
+
+    def evaluate(self, intent: DeviceIntent, state: DeviceState, fabric: FabricIntent,
+                 states: dict[str, DeviceState]) -> list[Finding]:
         probes = {(p.src_nic, p.dst_device, p.dst_nic): p for p in state.rdma}
         speed = {n.name: n.speed_mbps for n in intent.nics}
         out: list[Finding] = []
-        for pair in plan_pairs(fabric, self.options["pattern"], self.options["max_pairs"]):
+        for pair in plan_pairs(fabric, self.options.pattern, self.options.max_pairs):
             if pair.src_device != intent.name:
                 continue
             target = f"{pair.src_nic} -> {pair.dst_device}:{pair.dst_nic} ({pair.dst_ip})"
+            at = Where(pair.src_nic, pair.dst_device, pair.dst_nic)
             p = probes.get((pair.src_nic, pair.dst_device, pair.dst_nic))
             if p is None or p.ping_ok is None:
-                out.append(self.fail(intent.name, target, "probed", "not probed", "probe did not run"))
+                out.append(self.fail(intent.name, target, "probed", "not probed", "probe did not run", where=at))
                 continue
             if not p.ping_ok:
                 out.append(self.fail(intent.name, target, "jumbo DF ping at RoCE DSCP answered", p.ping_detail,
-                                     "unreachable or MTU too small on the path: check NIC MTU, port MTU, routes"))
+                                     "unreachable or MTU too small on the path: check NIC MTU, port MTU, routes",
+                                     where=at))
                 continue
-            if not self.options["bandwidth"]:
-                out.append(self.ok(intent.name, target, "jumbo DF ping answered", p.ping_detail))
+            if not self.options.bandwidth:
+                out.append(self.ok(intent.name, target, "jumbo DF ping answered", p.ping_detail, at))
                 continue
-            need = speed.get(pair.src_nic, 0) / 1000 * self.options["bw_fraction"]
+            need = speed.get(pair.src_nic, 0) / 1000 * self.options.bw_fraction
             exp = f">= {need:g} Gb/s"
             if p.bw_gbps is None or p.bw_gbps < need:
                 got = f"{p.bw_gbps} Gb/s" if p.bw_gbps is not None else p.bw_detail
                 out.append(self.fail(intent.name, target, exp, got,
-                                     "RDMA write below line rate: check PFC/ECN on the path and NIC settings"))
+                                     "RDMA write below line rate: check PFC/ECN on the path and NIC settings",
+                                     where=at))
             else:
-                out.append(self.ok(intent.name, target, exp, f"{p.bw_gbps} Gb/s"))
+                out.append(self.ok(intent.name, target, exp, f"{p.bw_gbps} Gb/s", at))
         return out

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from nr_run.intent.models import DeviceIntent
-from nr_run.validators.state import DeviceState, NicState
+from nr_run.platforms.state import DeviceState, NicState
 
 Runner = Callable[[list[str]], dict[str, Any]]
 
@@ -46,10 +46,10 @@ def drop_connection(task: Any, name: str) -> None:
         task.host.connections.pop(name, None)
 
 
-def section_commands(section: str, intent: DeviceIntent) -> list[str]:
+def section_commands(section: str, device: DeviceIntent) -> list[str]:
     if section == "nics":
         cmds = ["ip -j addr show"]
-        for nic in intent.nics:
+        for nic in device.nics:
             cmds += [f"dcb -j pfc show dev {nic.name}", f"dcb -j app show dev {nic.name}"]
         return cmds
     return []
@@ -86,12 +86,12 @@ def parse_dcb_app_trust(data: dict[str, Any]) -> str | None:
     return "dscp" if data.get("dscp_prio") else None
 
 
-def apply_section(section: str, out: dict[str, Any], state: DeviceState, intent: DeviceIntent | None = None,
+def apply_section(section: str, out: Mapping[str, Any], state: DeviceState, device: DeviceIntent | None = None,
                   taken_at: float = 0.0) -> None:
-    if section != "nics" or intent is None:
+    if section != "nics" or device is None:
         raise KeyError(f"Linux collector has no section {section!r}")
     nics = parse_ip_addr(_json(out["ip -j addr show"]))
-    for nic in intent.nics:
+    for nic in device.nics:
         st = nics.get(nic.name)
         if st is None:
             continue
@@ -189,3 +189,49 @@ def finish_command(task: Any, timeout: float = 30.0) -> str:
     except Exception:
         drop_connection(task, "netmiko")
         raise
+
+
+class LinuxCollector:
+    """The Linux hosts' `Collector` (nr_run.platforms.base), plus the RDMA endpoint commands and parsers
+    the RDMA probe uses (ping, perftest, rdma link)."""
+
+    def runner(self, task: Any) -> Runner:
+        return runner(task)
+
+    def section_commands(self, section: str, device: DeviceIntent) -> list[Any]:
+        return list(section_commands(section, device))
+
+    def apply_section(self, section: str, outputs: Mapping[Any, Any], state: DeviceState, device: DeviceIntent,
+                      taken_at: float) -> None:
+        apply_section(section, outputs, state, device, taken_at)
+
+    # RDMA endpoint (duck-typed by nr_run.validators.probes.RdmaEndpoint)
+    def ping_command(self, src_ip: str, dst_ip: str, mtu: int, dscp: int) -> str:
+        return ping_command(src_ip, dst_ip, mtu, dscp)
+
+    def parse_ping(self, text: str) -> tuple[bool, float | None, str]:
+        return parse_ping(text)
+
+    def rdma_devices_command(self) -> str:
+        return "rdma link show"
+
+    def rdma_device_map(self, text: str) -> dict[str, str]:
+        return rdma_device_map(text)
+
+    def bw_server_command(self, dev: str, port: int, dscp: int, seconds: int) -> str:
+        return ib_server_command(dev, port, dscp, seconds)
+
+    def bw_client_command(self, dev: str, port: int, dscp: int, seconds: int, dst_ip: str) -> str:
+        return ib_client_command(dev, port, dscp, seconds, dst_ip)
+
+    def parse_bw(self, text: str) -> tuple[float | None, str]:
+        return parse_ib_write_bw(text)
+
+    def start_command(self, task: Any, command: str) -> None:
+        start_command(task, command)
+
+    def finish_command(self, task: Any, timeout: float) -> str:
+        return finish_command(task, timeout)
+
+
+collector = LinuxCollector()

@@ -22,12 +22,11 @@ UNVERIFIED (no public JSON sample; the shape lab/twin/eos/show.py serves, storm 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from nr_run.intent.models import DeviceIntent
-from nr_run.validators.helpers import as_int
-from nr_run.validators.state import (
+from nr_run.platforms.state import (
     BgpPeerState,
     CounterSample,
     DeviceState,
@@ -40,6 +39,7 @@ from nr_run.validators.state import (
     RouteState,
     StormState,
     WatchdogState,
+    as_int,
 )
 
 RUNNING = "show running-config"
@@ -78,7 +78,7 @@ def runner(task: Any) -> Runner:
     return run
 
 
-def section_commands(section: str, intent: DeviceIntent) -> list[tuple[str, str]]:
+def section_commands(section: str, device: DeviceIntent) -> list[tuple[str, str]]:
     return COMMANDS.get(section, [])
 
 
@@ -216,6 +216,10 @@ def _merge(profile: _PortQos | None, intf: _PortQos) -> _PortQos:
     return m
 
 
+# EOS port watchdog actions -> the neutral ones: notify-only keeps the queue forwarding.
+_ACTIONS = {"drop": "drop", "notify-only": "forward"}
+
+
 def _ms(seconds: float | None) -> int | None:
     return None if seconds is None else round(seconds * 1000)
 
@@ -225,7 +229,8 @@ def parse_running_qos(text: str) -> dict[str, Any]:
 
     Returns {"pfc": {port: [prio]}, "watchdog": {port: WatchdogState}, "ecn": {(port, q): EcnQueueState},
     "qos": {port: QosPortState}}. EOS defaults assumed where nothing is configured: a routed port trusts
-    DSCP, a tx-queue without `no priority` is strict priority.
+    DSCP, a tx-queue without `no priority` is strict priority. The running-config only carries the
+    `qos map dscp` lines that differ from the default map, so the DSCP map is the "configured" one.
     """
     profiles: dict[str, _PortQos] = {}
     intfs: dict[str, _PortQos] = {}
@@ -253,7 +258,7 @@ def parse_running_qos(text: str) -> dict[str, Any]:
         wd_on = bool(p.pfc_on and p.wd)
         out["watchdog"][port] = WatchdogState(
             enabled=wd_on,
-            action=(p.wd_action or wd_default.get("action", "")) if wd_on else "",
+            action=_neutral_action(p.wd_action or wd_default.get("action", "")) if wd_on else "",
             detection_ms=_ms(p.wd_timeout if p.wd_timeout is not None else wd_default.get("timeout")) if wd_on else None,
             restoration_ms=_ms(p.wd_recovery if p.wd_recovery is not None else wd_default.get("recovery-time"))
             if wd_on else None,
@@ -266,8 +271,13 @@ def parse_running_qos(text: str) -> dict[str, Any]:
         out["qos"][port] = QosPortState(
             port=port, trust=trust, dscp_to_tc=dict(sorted(dscp_map.items())),
             schedulers={q: p.queues.get(q, {}).get("sched", "strict") for q in range(8)},
+            dscp_map="configured",
         )
     return out
+
+
+def _neutral_action(action: str) -> str:
+    return _ACTIONS.get(action, action)
 
 
 def parse_watchdog_status(data: dict[str, Any]) -> list[StormState]:
@@ -300,7 +310,7 @@ def parse_counters(pfc: dict[str, Any], queues: dict[str, Any], ecn: dict[str, A
     return CounterSample(taken_at, dict(sorted(ports.items())))
 
 
-def apply_section(section: str, out: dict[str, Any], state: DeviceState, intent: DeviceIntent | None = None,
+def apply_section(section: str, out: Mapping[str, Any], state: DeviceState, device: DeviceIntent | None = None,
                   taken_at: float = 0.0) -> None:
     """Fill one state section from the raw outputs of its commands."""
     if section == "interfaces":
@@ -325,3 +335,20 @@ def apply_section(section: str, out: dict[str, Any], state: DeviceState, intent:
     else:
         raise KeyError(f"EOS collector has no section {section!r}")
     state.sections.add(section)
+
+
+class EosCollector:
+    """The EOS platform's `Collector` (nr_run.platforms.base): eAPI commands in, normalized state out."""
+
+    def runner(self, task: Any) -> Runner:
+        return runner(task)
+
+    def section_commands(self, section: str, device: DeviceIntent) -> list[Any]:
+        return list(section_commands(section, device))
+
+    def apply_section(self, section: str, outputs: Mapping[Any, Any], state: DeviceState, device: DeviceIntent,
+                      taken_at: float) -> None:
+        apply_section(section, outputs, state, device, taken_at)
+
+
+collector = EosCollector()

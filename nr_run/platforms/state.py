@@ -8,6 +8,16 @@ instead of evaluating an empty section).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Literal
+
+
+def as_int(value: Any) -> int | None:
+    """int(value), or None for anything a device prints that is not a number."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
 
 # Every section a check may require. "counters" are sampled twice (counters_first/counters_second).
 SECTIONS = ("interfaces", "lldp", "bgp", "routes", "pfc", "qos", "buffers", "counters", "nics", "rdma")
@@ -52,7 +62,11 @@ class RouteState:
 
 @dataclass
 class WatchdogState:
-    """PFC watchdog as configured on one port (enabled=False when absent)."""
+    """PFC watchdog as configured on one port (enabled=False when absent).
+
+    `action` is platform-neutral: "drop" (the stormed queue drops) or "forward" (it keeps forwarding, whatever
+    the OS calls it); an action with no neutral equivalent keeps the device's word, "" when disabled.
+    """
 
     enabled: bool
     action: str = ""
@@ -80,14 +94,22 @@ class EcnQueueState:
     max_mark_probability: int | None = None
 
 
+DscpMapScope = Literal["complete", "configured"]
+
+
 @dataclass
 class QosPortState:
-    """Classification and scheduling of one port."""
+    """Classification and scheduling of one port.
+
+    `dscp_map` says what `dscp_to_tc` holds: "complete" when it is the effective map of all 64 code points,
+    "configured" when it holds only the entries configured on top of the OS default map.
+    """
 
     port: str
     trust: str | None                 # "dscp", "cos" or None (untrusted)
     dscp_to_tc: dict[int, int] = field(default_factory=dict)
     schedulers: dict[int, str] = field(default_factory=dict)   # queue -> "strict" | "dwrr"
+    dscp_map: DscpMapScope = "configured"
 
 
 @dataclass

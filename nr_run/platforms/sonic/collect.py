@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from napalm_sonic.parsers import parse_table
 from nr_run.intent.models import DeviceIntent
-from nr_run.validators.collect.linux import drop_connection
-from nr_run.validators.helpers import as_int
-from nr_run.validators.state import (
+from nr_run.platforms.state import (
     BgpPeerState,
     BufferPgState,
     CounterSample,
@@ -33,6 +32,7 @@ from nr_run.validators.state import (
     RouteState,
     StormState,
     WatchdogState,
+    as_int,
 )
 
 RUNNING = "show runningconfiguration all"
@@ -66,7 +66,7 @@ def runner(task: Any) -> Runner:
             try:
                 text = device.cli([cmd])[cmd]
             except (OSError, EOFError) as exc:     # dead session: reopen on the next run
-                drop_connection(task, "napalm")
+                _drop_connection(task, "napalm")
                 raise RuntimeError(f"{cmd!r}: session lost ({exc})") from exc
             except Exception:
                 if cmd in OPTIONAL:
@@ -83,38 +83,20 @@ def runner(task: Any) -> Runner:
     return run
 
 
-def section_commands(section: str, intent: DeviceIntent) -> list[str]:
+def section_commands(section: str, device: DeviceIntent) -> list[str]:
     return COMMANDS.get(section, [])
 
 
-# ---------------------------------------------------------------- table reader
-
-def parse_table(text: str, first_header: str | None = None) -> list[dict[str, str]]:
-    """Rows of the first tabulate table (header line, then a dashes line) whose header starts with
-    `first_header`. Cells are sliced on the dash runs, so empty cells survive."""
-    lines = text.splitlines()
-    for i in range(len(lines) - 1):
-        dash = lines[i + 1]
-        if not dash.strip() or set(dash.strip()) - {"-", " "}:
-            continue
-        head = lines[i]
-        if not head.strip() or (first_header and not head.strip().startswith(first_header)):
-            continue
-        spans = [m.start() for m in re.finditer(r"-+", dash)]
-        names = [_cell(head, spans, k) for k in range(len(spans))]
-        rows = []
-        for line in lines[i + 2:]:
-            if not line.strip() or set(line.strip()) <= {"-"}:
-                break
-            rows.append({names[k]: _cell(line, spans, k) for k in range(len(spans))})
-        return rows
-    return []
+# SONiC pfcwd actions -> the neutral ones: "alert" only logs, so the stormed queue keeps forwarding.
+_ACTIONS = {"drop": "drop", "forward": "forward", "alert": "forward"}
 
 
-def _cell(line: str, spans: list[int], k: int) -> str:
-    start = spans[k]
-    end = spans[k + 1] if k + 1 < len(spans) else len(line)
-    return line[start:end].strip()
+def _drop_connection(task: Any, name: str) -> None:
+    """Forget a connection that failed mid-command so the next run opens a fresh one."""
+    try:
+        task.host.close_connection(name)
+    except Exception:
+        task.host.connections.pop(name, None)
 
 
 def _num(value: str) -> int:
@@ -183,7 +165,7 @@ def parse_pfc_priority(text: str) -> dict[str, list[int]]:
 def parse_pfcwd_config(text: str) -> dict[str, WatchdogState]:
     wd = {}
     for r in parse_table(text, "PORT"):
-        wd[r["PORT"]] = WatchdogState(True, r["ACTION"], _num(r["DETECTION TIME"]), _num(r["RESTORATION TIME"]))
+        wd[r["PORT"]] = WatchdogState(True, _ACTIONS.get(r["ACTION"], r["ACTION"]), _num(r["DETECTION TIME"]), _num(r["RESTORATION TIME"]))
     for port in re.findall(r"SKIPPED: PFC is not enabled on port: (\S+)", text):
         wd[port] = WatchdogState(False)
     return wd
@@ -220,7 +202,8 @@ def _queue_entries(db: dict[str, Any]) -> dict[tuple[str, int], dict[str, str]]:
 def parse_qos(db: dict[str, Any]) -> dict[str, Any]:
     """ECN per queue, and trust/DSCP map/schedulers per port, from CONFIG_DB.
 
-    SONiC has no trust knob: a port trusts DSCP when a DSCP_TO_TC_MAP is bound to it (or globally).
+    SONiC has no trust knob: a port trusts DSCP when a DSCP_TO_TC_MAP is bound to it (or globally). The
+    bound table is the whole classification (no hidden default map), so the DSCP map is "complete".
     """
     maps = db.get("PORT_QOS_MAP", {})
     glob = maps.get("global", {})
@@ -245,7 +228,7 @@ def parse_qos(db: dict[str, Any]) -> dict[str, Any]:
                 scheds[q] = "strict" if t == "strict" else "dwrr"
         qos[port] = QosPortState(port, "dscp" if name else None,
                                  {int(k): int(v) for k, v in sorted(table.items(), key=lambda kv: int(kv[0]))},
-                                 dict(sorted(scheds.items())))
+                                 dict(sorted(scheds.items())), dscp_map="complete")
     return {"ecn": ecn, "qos": qos}
 
 
@@ -281,7 +264,7 @@ def parse_counters(pfc: str, queues: str, wred: str | None, taken_at: float) -> 
     return CounterSample(taken_at, dict(sorted(ports.items())))
 
 
-def apply_section(section: str, out: dict[str, Any], state: DeviceState, intent: DeviceIntent | None = None,
+def apply_section(section: str, out: Mapping[str, Any], state: DeviceState, device: DeviceIntent | None = None,
                   taken_at: float = 0.0) -> None:
     if section == "interfaces":
         state.interfaces = parse_interfaces(out["show interfaces status"])
@@ -306,3 +289,20 @@ def apply_section(section: str, out: dict[str, Any], state: DeviceState, intent:
     else:
         raise KeyError(f"SONiC collector has no section {section!r}")
     state.sections.add(section)
+
+
+class SonicCollector:
+    """The SONiC platform's `Collector` (nr_run.platforms.base): CLI/vtysh text in, normalized state out."""
+
+    def runner(self, task: Any) -> Runner:
+        return runner(task)
+
+    def section_commands(self, section: str, device: DeviceIntent) -> list[Any]:
+        return list(section_commands(section, device))
+
+    def apply_section(self, section: str, outputs: Mapping[Any, Any], state: DeviceState, device: DeviceIntent,
+                      taken_at: float) -> None:
+        apply_section(section, outputs, state, device, taken_at)
+
+
+collector = SonicCollector()

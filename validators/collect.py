@@ -1,0 +1,62 @@
+"""Collection driver: run each needed command once per device and let the device's platform collector
+parse the outputs into the normalized DeviceState.
+
+The collector comes from the device's platform plug-in (`nr_run.platforms.registry`); commands,
+connections and parsing stay inside it, so nothing here knows a platform.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from nr_run.intent.models import DeviceIntent
+from nr_run.platforms import registry
+from nr_run.platforms.base import Collector, Runner
+from nr_run.platforms.state import SECTIONS, DeviceState
+
+
+def collector_for(device: DeviceIntent) -> Collector:
+    """The collector of the device's platform plug-in."""
+    return registry.get(device.platform).collector
+
+
+def _dedupe(items: Iterable[Any]) -> list[Any]:
+    seen: list[Any] = []
+    for item in items:
+        if item not in seen:
+            seen.append(item)
+    return seen
+
+
+def collect_sections(run: Runner, device: DeviceIntent, sections: Iterable[str], state: DeviceState) -> None:
+    """Fill `sections` of `state`. All commands go in one batch; if the batch fails, each section is
+    retried alone so one failing command only costs its own section."""
+    col = collector_for(device)
+    wanted = [s for s in SECTIONS if s in set(sections) and col.section_commands(s, device)]
+    if not wanted:
+        return
+    batch = _dedupe(c for s in wanted for c in col.section_commands(s, device))
+    now = time.monotonic()
+    try:
+        out: dict[Any, Any] | None = run(batch)
+    except Exception:
+        out = None
+    for section in wanted:
+        try:
+            section_out = out if out is not None else run(col.section_commands(section, device))
+            col.apply_section(section, section_out, state, device, now)
+        except Exception as exc:
+            state.errors[section] = f"{type(exc).__name__}: {exc}"
+            state.sections.discard(section)
+
+
+def supported(device: DeviceIntent, section: str) -> bool:
+    """Whether the device's platform can collect `section` at all."""
+    return bool(collector_for(device).section_commands(section, device))
+
+
+def runner_for(task: Any, device: DeviceIntent) -> Runner:
+    """The collector's command runner over the task host's Nornir connection."""
+    return collector_for(device).runner(task)
