@@ -343,7 +343,8 @@ class SonicDriver(NetworkDriver):
             raise CommandErrorException(text.strip())
         summary = json.loads(text or "{}")
         bgp_cfg = self._running().get("BGP_NEIGHBOR", {})
-        router_id, peers = "", {}
+        router_id = ""
+        peers: dict[str, dict[str, Any]] = {}
         for afi_key, afi in (("ipv4Unicast", "ipv4"), ("ipv6Unicast", "ipv6")):
             af = summary.get(afi_key) or {}
             router_id = router_id or af.get("routerId", "")
