@@ -31,13 +31,24 @@ def host_key() -> asyncssh.SSHKey:
     return _HOST_KEY
 
 
+_CONNECTIONS: dict[asyncssh.SSHServerConnection, asyncio.AbstractEventLoop] = {}   # live client connections
+
+
 class _Auth(asyncssh.SSHServer):
     def __init__(self, device: ShellDevice) -> None:
         self.device = device
+        self.conn: asyncssh.SSHServerConnection | None = None
 
     def connection_made(self, conn: asyncssh.SSHServerConnection) -> None:
         if not self.device.reachable():   # an "unreachable" fault: drop the TCP session
             conn.abort()
+            return
+        self.conn = conn
+        _CONNECTIONS[conn] = asyncio.get_running_loop()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.conn is not None:
+            _CONNECTIONS.pop(self.conn, None)
 
     def begin_auth(self, username: str) -> bool:
         return True
@@ -121,19 +132,34 @@ async def close_sessions() -> None:
     await asyncio.gather(*tasks, return_exceptions=True)
 
 
+def drop_connections() -> None:
+    """Close every client connection of this loop, as a device reboot does (a lab reset)."""
+    loop = asyncio.get_running_loop()
+    for conn, owner in list(_CONNECTIONS.items()):
+        if owner is loop:
+            _CONNECTIONS.pop(conn, None)
+            conn.abort()
+
+
 def _no_log(kind: str, command: str) -> None:
     return None
 
 
-async def serve(device: ShellDevice, host: str, port: int, log: Log = _no_log) -> asyncssh.SSHAcceptor:
+async def serve(get: Callable[[], ShellDevice], host: str, port: int, log: Log = _no_log) -> asyncssh.SSHAcceptor:
     """Listen for SSH on host:port (port 0 picks a free one: read it from the acceptor).
 
+    `get()` returns the device, looked up per connection so that a lab reset can swap the device object.
     `log(kind, command)` records every command received ("exec" or "shell").
     """
-    factory: Callable[[], asyncssh.SSHServer] = lambda: _Auth(device)  # noqa: E731
+
+    def factory() -> asyncssh.SSHServer:
+        return _Auth(get())
+
+    def process(p: asyncssh.SSHServerProcess) -> asyncio.Task:
+        return _track(asyncio.ensure_future(_session(get(), p, log)))
+
     return await asyncssh.create_server(
-        factory, host, port, server_host_keys=[host_key()],
-        process_factory=lambda p: _track(asyncio.ensure_future(_session(device, p, log))),
+        factory, host, port, server_host_keys=[host_key()], process_factory=process,
         keepalive_interval=0, encoding="utf-8", line_editor=True)
 
 
@@ -147,7 +173,7 @@ class SshListeners:
         """Serve every device on its lab port; returns the address-map entries."""
         out = {}
         for name, device in sorted(devices.items()):
-            server = await serve(device, "127.0.0.1", ctx.port(name),
+            server = await serve(lambda name=name: devices[name], "127.0.0.1", ctx.port(name),
                                  lambda kind, cmd, name=name: ctx.log(name, kind, cmd))
             self.servers.append(server)
             out[name] = {"host": "127.0.0.1", "port": server.sockets[0].getsockname()[1], "protocol": "ssh",
