@@ -32,17 +32,20 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 from aiohttp import web
 
 from nr_run.lab.twin.fabric import Fabric
 from nr_run.lab.twin.faults import Faults
 from nr_run.lab.twin.linux import sshd
-from nr_run.lab.twin.platforms import DEFAULT_BASE_PORT, LOOPBACK, LabContext, service_class
+from nr_run.lab.twin.platforms import DEFAULT_BASE_PORT, LOOPBACK, LabContext, PlatformService, service_class
 from nr_run.lab.twin.tls import server_context
 from nr_run.lab.twin.topology import Topology
 
+T = TypeVar("T")
 CREDENTIALS = {"eos": ("admin", "admin"), "sonic": ("admin", "YourPaSsWoRd"), "linux": ("admin", "admin")}
 
 
@@ -83,7 +86,7 @@ class Lab:
         self.ctx = LabContext(topology=topology, fabric=self.fabric, state_dir=self.state_dir, base_port=base_port,
                               ssl_context=server_context(self.state_dir / "tls"),
                               credentials=dict(credentials or CREDENTIALS))
-        self.services: dict[str, object] = {}
+        self.services: dict[str, PlatformService] = {}
         for platform in sorted({n.platform for n in topology.nodes.values()}):
             cls = service_class(platform)
             if cls is not None:
@@ -168,12 +171,12 @@ class Lab:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def _call(self, fn, *args, **kwargs):
+    def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run fn inside the lab's loop thread (the fabric is single-threaded)."""
         if self.loop is None or not self.loop.is_running():
             return fn(*args, **kwargs)
 
-        async def wrap():
+        async def wrap() -> T:
             return fn(*args, **kwargs)
 
         return asyncio.run_coroutine_threadsafe(wrap(), self.loop).result(30)

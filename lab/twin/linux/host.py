@@ -89,11 +89,11 @@ class LinuxHost:
         if words[:1] in (["link"], ["l"]):
             return 0, json.dumps(links) + "\n", ""
         if words[:1] in (["addr"], ["address"], ["a"]):
-            addrs = {"lo": ("127.0.0.1", 8), "eth0": (self.spec.mgmt_address, 24)}
+            addrs: dict[str, tuple[str | None, int]] = {"lo": ("127.0.0.1", 8), "eth0": (self.spec.mgmt_address, 24)}
             for n, ifs in self.state.interfaces.items():
                 if ifs.ipv4:
-                    ip, _, plen = ifs.ipv4.partition("/")
-                    addrs[n] = (ip, int(plen))
+                    nic_ip, _, nic_plen = ifs.ipv4.partition("/")
+                    addrs[n] = (nic_ip, int(nic_plen))
             for link in links:
                 ip, plen = addrs.get(link["ifname"], (None, 0))
                 link["addr_info"] = [{"family": "inet", "local": ip, "prefixlen": plen, "scope": "global"
@@ -181,7 +181,9 @@ class LinuxHost:
         hops = _path_ports(self.fabric, path, dst)
         mismatch = drops = False
         for a, pa, b, pb in hops:
-            ia, ib = self.fabric.state(a).interfaces.get(pa), self.fabric.state(b).interfaces.get(pb)
+            sa, sb = self.fabric.state(a), self.fabric.state(b)
+            ia = sa.interfaces.get(pa) if sa else None
+            ib = sb.interfaces.get(pb) if sb else None
             if not ia or not ib or prio not in ia.pfc_priorities or prio not in ib.pfc_priorities:
                 mismatch = True
             if self.fabric.queue_drops(a, pa).get(prio) or self.fabric.queue_drops(b, pb).get(prio):

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import Protocol
+import functools
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Protocol
 
 import asyncssh
 
 from nr_run.lab.twin.linux import shell
 
+if TYPE_CHECKING:
+    from nr_run.lab.twin.platforms import LabContext
+
 
 class ShellDevice(shell.Device, Protocol):
+    user: str
+
     def prompt(self) -> str: ...
 
     def accepts(self, username: str, password: str) -> bool: ...
@@ -141,6 +147,10 @@ def drop_connections() -> None:
             conn.abort()
 
 
+def _log_to(ctx: LabContext, name: str, kind: str, command: str) -> None:
+    ctx.log(name, kind, command)
+
+
 def _no_log(kind: str, command: str) -> None:
     return None
 
@@ -169,12 +179,14 @@ class SshListeners:
     def __init__(self) -> None:
         self.servers: list[asyncssh.SSHAcceptor] = []
 
-    async def start(self, devices: dict[str, ShellDevice], platform: str, ctx) -> dict[str, dict]:
-        """Serve every device on its lab port; returns the address-map entries."""
+    async def start(self, devices: Mapping[str, ShellDevice], platform: str, ctx: LabContext) -> dict[str, dict]:
+        """Serve every device on its lab port; returns the address-map entries.
+
+        `devices` is read per connection, so a service that refills it on reset serves the new objects."""
         out = {}
         for name, device in sorted(devices.items()):
-            server = await serve(lambda name=name: devices[name], "127.0.0.1", ctx.port(name),
-                                 lambda kind, cmd, name=name: ctx.log(name, kind, cmd))
+            server = await serve(functools.partial(devices.__getitem__, name), "127.0.0.1", ctx.port(name),
+                                 functools.partial(_log_to, ctx, name))
             self.servers.append(server)
             out[name] = {"host": "127.0.0.1", "port": server.sockets[0].getsockname()[1], "protocol": "ssh",
                          "platform": platform, "username": device.user}
