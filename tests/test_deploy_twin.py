@@ -120,7 +120,7 @@ def test_process_killed_before_confirm_reverts_by_itself(twin):
 
 
 def test_second_deploy_refused_while_one_runs(twin, capsys):
-    lab_fault(twin.state, "slow", device="rtsw1", ms=1500)
+    lab_fault(twin.state, "slow", device="rtsw1", ms=600)     # keeps the first deploy busy for a few seconds
     env = {**os.environ, "NR_RUN_LAB_STATE_DIR": str(twin.state)}
     first = subprocess.Popen([sys.executable, "-m", "nr_run.cli.main", "deploy", "--site", "dc1", "--lab",
                               "--artifacts", str(twin.artifacts), "--json"], cwd=REPO, env=env,
@@ -137,7 +137,12 @@ def test_second_deploy_refused_while_one_runs(twin, capsys):
     assert not lock.exists()
 
 
-def test_foreign_pending_session_is_reported_and_skipped(twin, capsys):
+def test_foreign_pending_session_is_reported_and_skipped(twin, capsys, monkeypatch):
+    # NAPALM's eos driver retries a locked session for 10 s before it gives up; 1 s shows the same refusal
+    from napalm.eos.eos import EOSDriver
+
+    obtain = EOSDriver._obtain_lock
+    monkeypatch.setattr(EOSDriver, "_obtain_lock", lambda self, wait_time=10: obtain(self, wait_time=1))
     ep = twin.addresses["ctsw2"]
     node = pyeapi.client.Node(pyeapi.client.connect(transport="https", host="127.0.0.1", username="admin",
                                                     password="admin", port=ep["port"], timeout=20))
