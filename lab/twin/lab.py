@@ -196,6 +196,8 @@ class Lab:
             svc.apply_drift(node.name, list(f.params["lines"]))
             self.faults.items.remove(f)     # drift is an action: its effect lives in the running config
         self.faults.save(self.state_dir / "faults.json")
+        if kind == "unreachable" and self.loop is not None and self.loop.is_running():
+            sshd.drop_connections(only_unreachable=True)
         return {"kind": f.kind, "params": f.params, "since": f.since}
 
     def clear_faults(self, kind: str | None = None, **params: object) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
 from netmiko import ConnectHandler
 
 from nr_run.lab.twin.lab import lab_reset, lab_status
@@ -58,3 +59,18 @@ def test_netmiko_logs_out_of_a_gpu_server_without_waiting(twin: TwinSite):
     started = time.monotonic()
     conn.disconnect()
     assert time.monotonic() - started < 3      # with a `#` prompt netmiko sends `exit` and waits 10 s for `$`
+
+
+def test_a_server_that_becomes_unreachable_drops_its_sessions_at_once(twin: TwinSite):
+    conn = ConnectHandler(device_type="linux", host="127.0.0.1", port=twin.addresses["gpu2"]["port"],
+                          username="admin", password="admin", ssh_strict=False, allow_agent=False,
+                          use_keys=False)
+    try:
+        assert conn.send_command("hostname").strip() == "gpu2"
+        twin.lab.fault("unreachable", device="gpu2")
+        started = time.monotonic()
+        with pytest.raises(OSError):
+            conn.send_command("hostname")
+        assert time.monotonic() - started < 3      # not netmiko's 10 s wait for a prompt on a dead session
+    finally:
+        conn.disconnect()

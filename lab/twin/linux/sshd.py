@@ -37,7 +37,8 @@ def host_key() -> asyncssh.SSHKey:
     return _HOST_KEY
 
 
-_CONNECTIONS: dict[asyncssh.SSHServerConnection, asyncio.AbstractEventLoop] = {}   # live client connections
+# live client connections: their loop and the device they are logged in to
+_CONNECTIONS: dict[asyncssh.SSHServerConnection, tuple[asyncio.AbstractEventLoop, ShellDevice]] = {}
 
 
 class _Auth(asyncssh.SSHServer):
@@ -50,7 +51,7 @@ class _Auth(asyncssh.SSHServer):
             conn.abort()
             return
         self.conn = conn
-        _CONNECTIONS[conn] = asyncio.get_running_loop()
+        _CONNECTIONS[conn] = (asyncio.get_running_loop(), self.device)
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self.conn is not None:
@@ -138,11 +139,12 @@ async def close_sessions() -> None:
     await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def drop_connections() -> None:
-    """Close every client connection of this loop, as a device reboot does (a lab reset)."""
+def drop_connections(only_unreachable: bool = False) -> None:
+    """Close this loop's client connections, as a device reboot does (a lab reset); only_unreachable: those of
+    devices that just became unreachable, so that clients fail at once instead of on a half-written command."""
     loop = asyncio.get_running_loop()
-    for conn, owner in list(_CONNECTIONS.items()):
-        if owner is loop:
+    for conn, (owner, device) in list(_CONNECTIONS.items()):
+        if owner is loop and (not only_unreachable or not device.reachable()):
             _CONNECTIONS.pop(conn, None)
             conn.abort()
 
