@@ -1,8 +1,10 @@
 """The one dc1 twin of the test session, and the helpers that drive it through real clients.
 
 Fixtures (registered through tests/conftest.py):
-  dc1_lab        session  the in-process dc1 Lab, also serving its control API, so the CLI, `lab_*` calls
-                          and subprocesses find it through NR_RUN_LAB_STATE_DIR like a background `lab up`
+  dc1_lab        session  the state folder of one background dc1 twin (`lab_up`, as a user runs it); the CLI,
+                          `lab_*` calls and subprocesses find it through NR_RUN_LAB_STATE_DIR. A separate process:
+                          an in-process twin can deadlock when the garbage collector finalizes a leaked NAPALM
+                          driver on the twin's own loop thread (its close() calls the twin and waits)
   twin           function dc1 at day 0: reset through the control API (lab_reset) before the test
   deployed_twin  function dc1 with every switch configured from its rendered config (a saved baseline,
                           deployed once per session through NAPALM), restored before the test
@@ -27,7 +29,15 @@ import pytest
 
 from nr_run.cli.main import main
 from nr_run.intent import compile_site
-from nr_run.lab.twin.lab import Lab, lab_reset
+from nr_run.lab.twin.lab import (
+    lab_clear,
+    lab_down,
+    lab_fault,
+    lab_reset,
+    lab_save_baseline,
+    lab_status,
+    lab_up,
+)
 from nr_run.runbooks import check as check_runbook
 from nr_run.runbooks.render import render_device
 from tests.conftest import DC1
@@ -45,10 +55,15 @@ DEPLOYED = "deployed"
 class TwinSite:
     """One test's view of the shared dc1 twin: CLI, NAPALM/pyeapi/SSH clients, audit log."""
 
-    def __init__(self, lab: Lab, artifacts: Path) -> None:
-        self.lab, self.artifacts = lab, artifacts
-        self.state = lab.state_dir
-        self.addresses = lab.addresses
+    def __init__(self, state: Path, artifacts: Path) -> None:
+        self.state, self.artifacts = state, artifacts
+        self.addresses: dict[str, dict] = lab_status(state)["addresses"]
+
+    def fault(self, kind: str, **params: object) -> dict:
+        return lab_fault(self.state, kind, **params)
+
+    def clear_faults(self, kind: str | None = None, **params: object) -> int:
+        return lab_clear(self.state, kind, **params)
 
     def cli(self, *argv: str) -> int:
         return main([*argv, "--site", "dc1", "--lab", "--artifacts", str(self.artifacts)])
@@ -130,25 +145,25 @@ def nic_ip(host: str, nic: str) -> str:
 
 
 @pytest.fixture(scope="session")
-def dc1_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    lab = Lab(DC1, tmp_path_factory.mktemp("dc1-lab"), base_port=0)
-    lab.start(control=True)
+def dc1_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    state = tmp_path_factory.mktemp("dc1-lab")
+    lab_up(DC1, state, base_port=0)
     try:
-        yield lab
+        yield state
     finally:
-        lab.stop()
+        lab_down(state)
 
 
-def make_baseline(lab: Lab, name: str, hosts: list[str], scratch: Path) -> str:
+def make_baseline(lab: Path, name: str, hosts: list[str], scratch: Path) -> str:
     """From day 0, configure `hosts` from their rendered configs (NAPALM) and save that as baseline `name`."""
-    lab_reset(lab.state_dir)
+    lab_reset(lab)
     TwinSite(lab, scratch).deploy(*hosts)
-    lab.save_baseline(name)
+    lab_save_baseline(lab, name)
     return name
 
 
 @pytest.fixture(scope="session")
-def dc1_deployed(dc1_lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> str:
+def dc1_deployed(dc1_lab: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
     """Every switch configured from its rendered config, once per session."""
     return make_baseline(dc1_lab, DEPLOYED, SWITCHES, tmp_path_factory.mktemp("deploy-baseline"))
 
@@ -162,21 +177,21 @@ def _fast_run_checks(real: Callable[..., Any]) -> Callable[..., Any]:
     return run_checks
 
 
-def reset_site(lab: Lab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, baseline: str | None) -> TwinSite:
-    """The shared lab back at day 0 (or at `baseline`), seen from one test."""
-    lab_reset(lab.state_dir, baseline)            # the twin's public control API, as `nr-run lab reset` uses
-    monkeypatch.setenv("NR_RUN_LAB_STATE_DIR", str(lab.state_dir))
+def reset_site(lab: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, baseline: str | None) -> TwinSite:
+    """The shared lab (its state folder) back at day 0 (or at `baseline`), seen from one test."""
+    lab_reset(lab, baseline)            # the twin's public control API, as `nr-run lab reset` uses
+    monkeypatch.setenv("NR_RUN_LAB_STATE_DIR", str(lab))
     monkeypatch.setattr(check_runbook, "run_checks", _fast_run_checks(check_runbook.run_checks))
     return TwinSite(lab, tmp_path / "artifacts")
 
 
 @pytest.fixture
-def twin(dc1_lab: Lab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> TwinSite:
+def twin(dc1_lab: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> TwinSite:
     return reset_site(dc1_lab, tmp_path, monkeypatch, None)
 
 
 @pytest.fixture
-def deployed_twin(dc1_lab: Lab, dc1_deployed: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> TwinSite:
+def deployed_twin(dc1_lab: Path, dc1_deployed: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> TwinSite:
     return reset_site(dc1_lab, tmp_path, monkeypatch, dc1_deployed)
 
 

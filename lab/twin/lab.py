@@ -210,15 +210,15 @@ class Lab:
     # ---- reset -----------------------------------------------------------------------------------
     def save_baseline(self, name: str) -> None:
         """Remember every device's current configuration; reset(baseline=name) brings it back."""
-        _check_name(name)
+        self._call(self._save_baseline, name)
 
-        def do() -> None:
-            for svc in self.services.values():
-                svc.save()
-            target = self.state_dir / "baselines" / name
-            shutil.rmtree(target, ignore_errors=True)
-            shutil.copytree(self.state_dir / "devices", target)
-        self._call(do)
+    def _save_baseline(self, name: str) -> None:
+        _check_name(name)
+        for svc in self.services.values():
+            svc.save()
+        target = self.state_dir / "baselines" / name
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(self.state_dir / "devices", target)
 
     def reset(self, baseline: str | None = None) -> dict:
         """Every device back to day 0 (or to a saved baseline), no faults, no logs, client sessions dropped."""
@@ -347,6 +347,11 @@ def lab_reset(state_dir: str | Path, baseline: str | None = None) -> dict:
     return lab_status(sd)
 
 
+def lab_save_baseline(state_dir: str | Path, name: str) -> None:
+    """Save a running lab's device configurations as baseline `name` (lab_reset(state_dir, name) restores it)."""
+    _control(Path(state_dir), "/baseline", {"name": name})
+
+
 def _control(state_dir: Path, path: str, payload: dict) -> dict:
     st = lab_status(state_dir)
     req = urllib.request.Request(f"http://{LOOPBACK}:{st['control_port']}{path}", data=json.dumps(payload).encode(),
@@ -382,7 +387,7 @@ def lab_clear(state_dir: str | Path, kind: str | None = None, **params: object) 
 
 
 def _control_app(lab: Lab) -> web.Application:
-    """The control API: POST /fault, /clear, /reset; GET /status (handlers run in the lab's loop)."""
+    """The control API: POST /fault, /clear, /reset, /baseline; GET /status (handlers run in the lab's loop)."""
 
     async def fault(request: web.Request) -> web.Response:
         body = await request.json()
@@ -409,6 +414,14 @@ def _control_app(lab: Lab) -> web.Application:
         except ValueError as e:
             return web.json_response({"error": str(e)})
 
+    async def baseline(request: web.Request) -> web.Response:
+        body = await request.json()
+        try:
+            lab._save_baseline(str(body.get("name", "")))
+            return web.json_response({"saved": body["name"]})
+        except (ValueError, KeyError) as e:
+            return web.json_response({"error": str(e)})
+
     async def status(request: web.Request) -> web.Response:
         return web.json_response(lab.status())
 
@@ -416,6 +429,7 @@ def _control_app(lab: Lab) -> web.Application:
     app.router.add_post("/fault", fault)
     app.router.add_post("/clear", clear)
     app.router.add_post("/reset", reset)
+    app.router.add_post("/baseline", baseline)
     app.router.add_get("/status", status)
     return app
 

@@ -79,7 +79,7 @@ def test_mtu_1500_breaks_jumbo_df_ping(deployed_twin):
 
 def test_link_down_and_cable_swap(deployed_twin):
     twin = deployed_twin
-    twin.lab.fault("link_down", device="ctsw1", port="Ethernet1")
+    twin.fault("link_down", device="ctsw1", port="Ethernet1")
     try:
         drv = twin.driver("rtsw1")
         try:
@@ -90,8 +90,8 @@ def test_link_down_and_cable_swap(deployed_twin):
         # loopbacks still reachable over the other CTSW
         assert "5 received" in _ping(twin, "rtsw1", f"ping {_loopback('rtsw2')} source Loopback0")
     finally:
-        twin.lab.clear_faults("link_down")
-    twin.lab.fault("cable_swap", device_a="ctsw1", port_a="Ethernet1", device_b="ctsw1", port_b="Ethernet2")
+        twin.clear_faults("link_down")
+    twin.fault("cable_swap", device_a="ctsw1", port_a="Ethernet1", device_b="ctsw1", port_b="Ethernet2")
     try:
         drv = twin.driver("ctsw1")
         try:
@@ -104,7 +104,7 @@ def test_link_down_and_cable_swap(deployed_twin):
         peers = twin.eapi("ctsw1").enable(["show ip bgp summary vrf all"])[0]["result"]["vrfs"]["default"]["peers"]
         assert peers[FABRIC.devices["ctsw1"].bgp.peers[0].address]["peerState"] != "Established"
     finally:
-        twin.lab.clear_faults("cable_swap")
+        twin.clear_faults("cable_swap")
 
 
 def test_pfc_storm_and_ecn_counters(deployed_twin):
@@ -114,8 +114,8 @@ def test_pfc_storm_and_ecn_counters(deployed_twin):
     assert pfc["pfcEnabled"] and pfc["priorities"]["3"]["noDrop"] and pfc["watchdog"]["enabled"]
     before = node.enable(["show priority-flow-control counters"])[0]["result"]["interfaceCounters"]["Ethernet1"]
     assert before["rxFrames"] == 0
-    twin.lab.fault("pfc_storm", device="rtsw1", port="Ethernet1", priority=3)
-    twin.lab.fault("congestion", device="rtsw1", port="Ethernet1", queue=3)
+    twin.fault("pfc_storm", device="rtsw1", port="Ethernet1", priority=3)
+    twin.fault("congestion", device="rtsw1", port="Ethernet1", queue=3)
     try:
         c1 = node.enable(["show priority-flow-control counters"])[0]["result"]["interfaceCounters"]["Ethernet1"]
         c2 = node.enable(["show priority-flow-control counters"])[0]["result"]["interfaceCounters"]["Ethernet1"]
@@ -127,4 +127,4 @@ def test_pfc_storm_and_ecn_counters(deployed_twin):
         peer = twin.eapi("ctsw1").enable(["show priority-flow-control counters"])[0]["result"]
         assert peer["interfaceCounters"]["Ethernet1"]["txFrames"] > 0
     finally:
-        twin.lab.clear_faults()
+        twin.clear_faults()

@@ -129,7 +129,7 @@ def test_pending_session_blocks_other_driver(twin: TwinSite):
 
 def test_commit_rejected_fault(twin: TwinSite):
     drv = twin.driver("rtsw2")
-    twin.lab.fault("commit_rejected", device="rtsw2")
+    twin.fault("commit_rejected", device="rtsw2")
     try:
         drv.load_merge_candidate(config="interface Ethernet4\n   description never\n")
         with pytest.raises(pyeapi.eapilib.CommandError, match="rejected"):
@@ -137,12 +137,12 @@ def test_commit_rejected_fault(twin: TwinSite):
         assert "description never" not in drv.get_config(retrieve="running")["running"]
         drv.discard_config()
     finally:
-        twin.lab.clear_faults("commit_rejected")
+        twin.clear_faults("commit_rejected")
         drv.close()
 
 
 def test_drift_and_command_log(twin: TwinSite):
-    twin.lab.fault("drift", device="rtsw1", lines=["interface Ethernet2", "description drifted"])
+    twin.fault("drift", device="rtsw1", lines=["interface Ethernet2", "description drifted"])
     node = twin.eapi("rtsw1")
     text = node.enable(["show running-config"], encoding="text")[0]["result"]["output"]
     assert "description drifted" in text

@@ -4,22 +4,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import paramiko
 import pytest
 
-from nr_run.lab.twin.lab import Lab
 from tests.twin_site import TwinSite, make_baseline, nic_ip, reset_site
 from tests.twin_site import ssh_run as run
 
 
 @pytest.fixture(scope="module")
-def rtsw3_only(dc1_lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> str:
+def rtsw3_only(dc1_lab: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
     return make_baseline(dc1_lab, "rtsw3-only", ["rtsw3"], tmp_path_factory.mktemp("rtsw3-only"))
 
 
 @pytest.fixture
-def lab(dc1_lab: Lab, rtsw3_only: str, tmp_path, monkeypatch) -> Iterator[tuple[TwinSite, paramiko.SSHClient,
+def lab(dc1_lab: Path, rtsw3_only: str, tmp_path, monkeypatch) -> Iterator[tuple[TwinSite, paramiko.SSHClient,
                                                                                    paramiko.SSHClient]]:
     twin = reset_site(dc1_lab, tmp_path, monkeypatch, rtsw3_only)
     gpu3, gpu4 = twin.ssh("gpu3"), twin.ssh("gpu4")

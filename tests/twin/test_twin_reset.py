@@ -23,7 +23,7 @@ def test_reset_undoes_commits_host_changes_faults_and_perftest_servers(twin: Twi
     gpu4 = twin.ssh("gpu4")
     assert ssh_run(gpu4, "ib_write_bw -d mlx5_0 --report_gbits")[0] == 0     # a listening perftest server
     gpu4.close()
-    twin.lab.fault("link_down", device="rtsw1", port="Ethernet1")
+    twin.fault("link_down", device="rtsw1", port="Ethernet1")
     pid = lab_status(twin.state)["pid"]
 
     status = lab_reset(twin.state)
@@ -67,7 +67,7 @@ def test_a_server_that_becomes_unreachable_drops_its_sessions_at_once(twin: Twin
                           use_keys=False)
     try:
         assert conn.send_command("hostname").strip() == "gpu2"
-        twin.lab.fault("unreachable", device="gpu2")
+        twin.fault("unreachable", device="gpu2")
         started = time.monotonic()
         with pytest.raises(OSError):
             conn.send_command("hostname")
