@@ -36,5 +36,5 @@ def site(tmp_path: Path) -> SiteCopy:
     shutil.copytree(DC1, target)
     return SiteCopy(target)
 
-# the `twin` fixture (a background dc1 twin) lives with its helpers
+# the session's one dc1 twin (dc1_lab) and its per-test fixtures (twin, deployed_twin) live with their helpers
 pytest_plugins = ["tests.twin_site"]

@@ -1,4 +1,5 @@
-"""The CLI verbs end to end against a background twin: render, lab status/fault, check, compliance."""
+"""The CLI verbs end to end against the session's twin: render, lab status/fault, check, compliance.
+(`deploy` end to end: tests/test_deploy_twin.py.)"""
 
 from __future__ import annotations
 
@@ -22,14 +23,13 @@ def test_render_writes_one_config_per_switch(tmp_path, capsys):
     assert main(["render", "--site", "dc1", "--hosts", "gpu1"]) == 3
 
 
-def test_check_and_compliance_tell_the_truth(twin, capsys, tmp_path):
+def test_check_and_compliance_tell_the_truth(deployed_twin, capsys, tmp_path):
+    twin = deployed_twin           # every switch holds its rendered config
     capsys.readouterr()
     assert main(["lab", "status", "--site", "dc1", "--json"]) == 0
     status = json.loads(capsys.readouterr().out)
     assert status["running"] and len(status["addresses"]) == 10
 
-    assert twin.cli("deploy", "--commit", "--yes", "--json") == 0
-    capsys.readouterr()
     rc, report = run_json(twin, capsys, "check", "--checks", "pfc,counters")
     assert rc == 0 and report["passed"]
 

@@ -15,7 +15,7 @@ import pyeapi
 
 from nr_run.lab.twin.lab import lab_clear, lab_fault
 from tests.conftest import DC1, REPO
-from tests.twin_site import SWITCHES, run_json
+from tests.twin_site import SWITCHES, run_json, wait_until
 
 
 def test_dry_run_commit_then_nothing_pending(twin, capsys):
@@ -89,12 +89,12 @@ def test_unreachable_device_in_batch_2(twin):
     assert states["rtsw4"] == "failed" and "revert timer" in report.devices["rtsw4"].detail
     assert states["ctsw2"] == "untouched"
     lab_clear(twin.state, "unreachable")
-    time.sleep(5)
-    assert twin.running("rtsw4") == before["rtsw4"]      # reverted by the device's own timer
+    committed = twin.running("rtsw3")
+    assert committed != before["rtsw3"] and "Loopback0" in committed
+    wait_until(lambda: twin.running("rtsw4") == before["rtsw4"], timeout=10)   # reverted by its own timer
     assert twin.running("ctsw2") == before["ctsw2"]
-    assert twin.running("rtsw3") != before["rtsw3"]      # batch 1 stays confirmed
-    time.sleep(1)
-    assert twin.running("rtsw3") == twin.running("rtsw3") and "Loopback0" in twin.running("rtsw3")
+    # rtsw3 was committed before rtsw4 with the same timer: it is past its deadline, and stays confirmed
+    assert twin.running("rtsw3") == committed
 
 
 def test_process_killed_before_confirm_reverts_by_itself(twin):
@@ -116,12 +116,11 @@ def test_process_killed_before_confirm_reverts_by_itself(twin):
     proc = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == -9 and "committed" in proc.stdout, proc.stderr[-2000:]
     assert twin.running("rtsw2") != before          # the commit is live, waiting for a confirm that never comes
-    time.sleep(4)
-    assert twin.running("rtsw2") == before
+    wait_until(lambda: twin.running("rtsw2") == before, timeout=10)
 
 
 def test_second_deploy_refused_while_one_runs(twin, capsys):
-    lab_fault(twin.state, "slow", device="rtsw1", ms=1500)
+    lab_fault(twin.state, "slow", device="rtsw1", ms=600)     # keeps the first deploy busy for a few seconds
     env = {**os.environ, "NR_RUN_LAB_STATE_DIR": str(twin.state)}
     first = subprocess.Popen([sys.executable, "-m", "nr_run.cli.main", "deploy", "--site", "dc1", "--lab",
                               "--artifacts", str(twin.artifacts), "--json"], cwd=REPO, env=env,
@@ -138,7 +137,12 @@ def test_second_deploy_refused_while_one_runs(twin, capsys):
     assert not lock.exists()
 
 
-def test_foreign_pending_session_is_reported_and_skipped(twin, capsys):
+def test_foreign_pending_session_is_reported_and_skipped(twin, capsys, monkeypatch):
+    # NAPALM's eos driver retries a locked session for 10 s before it gives up; 1 s shows the same refusal
+    from napalm.eos.eos import EOSDriver
+
+    obtain = EOSDriver._obtain_lock
+    monkeypatch.setattr(EOSDriver, "_obtain_lock", lambda self, wait_time=10: obtain(self, wait_time=1))
     ep = twin.addresses["ctsw2"]
     node = pyeapi.client.Node(pyeapi.client.connect(transport="https", host="127.0.0.1", username="admin",
                                                     password="admin", port=ep["port"], timeout=20))

@@ -1,43 +1,115 @@
-"""A dc1 twin running as a background `lab up` process, as a user runs it, plus helpers to drive the
-CLI against it and read device state back through the real NAPALM drivers."""
+"""The one dc1 twin of the test session, and the helpers that drive it through real clients.
+
+Fixtures (registered through tests/conftest.py):
+  dc1_lab        session  the state folder of one background dc1 twin (`lab_up`, as a user runs it); the CLI,
+                          `lab_*` calls and subprocesses find it through NR_RUN_LAB_STATE_DIR. A separate process:
+                          an in-process twin can deadlock when the garbage collector finalizes a leaked NAPALM
+                          driver on the twin's own loop thread (its close() calls the twin and waits)
+  twin           function dc1 at day 0: reset through the control API (lab_reset) before the test
+  deployed_twin  function dc1 with every switch configured from its rendered config (a saved baseline,
+                          deployed once per session through NAPALM), restored before the test
+A module that needs another starting point saves its own baseline once (make_baseline) and resets to it
+per test (reset_site).
+Both function fixtures give a TwinSite with a fresh artifacts folder, and point in-process check runs at
+short measurement windows (FAST_CHECKS) through run_checks' options.
+"""
 
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import napalm
+import paramiko
+import pyeapi
 import pytest
 
 from nr_run.cli.main import main
-from nr_run.lab.twin.lab import lab_down, lab_status, lab_up
+from nr_run.intent import compile_site
+from nr_run.lab.twin.lab import (
+    lab_clear,
+    lab_down,
+    lab_fault,
+    lab_reset,
+    lab_save_baseline,
+    lab_status,
+    lab_up,
+)
+from nr_run.runbooks import check as check_runbook
+from nr_run.runbooks.render import render_device
 from tests.conftest import DC1
 
+FABRIC = compile_site(DC1)
 SWITCHES = ["ctsw1", "ctsw2", "rtsw1", "rtsw2", "rtsw3", "rtsw4"]
-CREDS = {"eos": ("admin", "admin"), "sonic": ("admin", "YourPaSsWoRd")}
+CREDS = {"eos": ("admin", "admin"), "sonic": ("admin", "YourPaSsWoRd"), "linux": ("admin", "admin")}
+# the production windows (2 s between counter samples, 0.5 s for a perftest server) only cost time here:
+# the twin's counters grow from fault start times and its perftest server listens as soon as it is started
+FAST_CHECKS: dict[str, dict[str, Any]] = {"counters": {"interval_s": 0.2},
+                                          "rdma": {"seconds": 1, "server_wait_s": 0.05}}
+DEPLOYED = "deployed"
 
 
 class TwinSite:
-    def __init__(self, state: Path, artifacts: Path):
+    """One test's view of the shared dc1 twin: CLI, NAPALM/pyeapi/SSH clients, audit log."""
+
+    def __init__(self, state: Path, artifacts: Path) -> None:
         self.state, self.artifacts = state, artifacts
-        self.addresses = lab_status(state)["addresses"]
+        self.addresses: dict[str, dict] = lab_status(state)["addresses"]
+
+    def fault(self, kind: str, **params: object) -> dict:
+        return lab_fault(self.state, kind, **params)
+
+    def clear_faults(self, kind: str | None = None, **params: object) -> int:
+        return lab_clear(self.state, kind, **params)
 
     def cli(self, *argv: str) -> int:
         return main([*argv, "--site", "dc1", "--lab", "--artifacts", str(self.artifacts)])
 
-    def driver(self, host: str):
+    def driver(self, host: str, transport: str = "https") -> Any:
+        """An opened NAPALM driver (eos over https/http, napalm_sonic over SSH)."""
         ep = self.addresses[host]
         platform = ep["platform"]
-        opts = ({"transport": "https", "port": ep["port"]} if platform == "eos"
-                else {"port": ep["port"], "ssh_strict": False})
+        if platform == "eos":
+            opts = {"transport": transport, "port": ep["port"] if transport == "https" else ep["http_port"]}
+        else:
+            opts = {"port": ep["port"], "ssh_strict": False}
         drv = napalm.get_network_driver(platform)("127.0.0.1", *CREDS[platform], timeout=30, optional_args=opts)
         drv.open()
         return drv
 
+    def eapi(self, host: str, transport: str = "http") -> pyeapi.client.Node:
+        ep = self.addresses[host]
+        conn = pyeapi.client.connect(transport=transport, host="127.0.0.1", username="admin", password="admin",
+                                     port=ep["port"] if transport == "https" else ep["http_port"], timeout=20)
+        return pyeapi.client.Node(conn)
+
+    def ssh(self, host: str, user: str = "admin", password: str = "admin") -> paramiko.SSHClient:
+        client = paramiko.SSHClient()
+        client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
+        client.connect("127.0.0.1", port=self.addresses[host]["port"], username=user, password=password,
+                       look_for_keys=False, allow_agent=False)
+        return client
+
+    def push(self, host: str, config: str, replace: bool = False) -> None:
+        drv = self.driver(host, "http")
+        try:
+            (drv.load_replace_candidate if replace else drv.load_merge_candidate)(config=config)
+            drv.commit_config()
+        finally:
+            drv.close()
+
+    def deploy(self, *hosts: str) -> None:
+        """Replace each host's config with its rendered one, through its NAPALM driver."""
+        for host in hosts:
+            self.push(host, render_device(FABRIC.devices[host]), replace=True)
+
     def running(self, host: str) -> str:
         drv = self.driver(host)
         try:
-            return drv.get_config(retrieve="running")["running"]
+            return str(drv.get_config(retrieve="running")["running"])
         finally:
             drv.close()
 
@@ -48,21 +120,82 @@ class TwinSite:
         path = self.artifacts / "audit.jsonl"
         return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
+    def log_commands(self, host: str) -> list[str]:
+        lines = (self.state / "logs" / f"{host}.log").read_text().splitlines()
+        return [json.loads(line.split("\t", 2)[2]) for line in lines]
 
-@pytest.fixture
-def twin(tmp_path, monkeypatch):
-    state = tmp_path / "lab"
+
+def ssh_run(client: paramiko.SSHClient, cmd: str) -> tuple[int, str]:
+    """Exit status and stdout+stderr of one exec request."""
+    _, out, err = client.exec_command(cmd, timeout=10)
+    text = out.read().decode() + err.read().decode()
+    return out.channel.recv_exit_status(), text
+
+
+def wait_until(condition: Callable[[], bool], timeout: float, step: float = 0.1) -> None:
+    """Poll until condition() holds (a device timer fired, a session came up); fail after timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"not reached within {timeout} s"
+        time.sleep(step)
+
+
+def nic_ip(host: str, nic: str) -> str:
+    return next(n.ip for n in FABRIC.devices[host].nics if n.name == nic)
+
+
+@pytest.fixture(scope="session")
+def dc1_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    state = tmp_path_factory.mktemp("dc1-lab")
     lab_up(DC1, state, base_port=0)
-    monkeypatch.setenv("NR_RUN_LAB_STATE_DIR", str(state))
     try:
-        yield TwinSite(state, tmp_path / "artifacts")
+        yield state
     finally:
         lab_down(state)
 
 
-def run_json(twin: TwinSite, capsys, *argv: str) -> tuple[int, dict]:
+def make_baseline(lab: Path, name: str, hosts: list[str], scratch: Path) -> str:
+    """From day 0, configure `hosts` from their rendered configs (NAPALM) and save that as baseline `name`."""
+    lab_reset(lab)
+    TwinSite(lab, scratch).deploy(*hosts)
+    lab_save_baseline(lab, name)
+    return name
+
+
+@pytest.fixture(scope="session")
+def dc1_deployed(dc1_lab: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Every switch configured from its rendered config, once per session."""
+    return make_baseline(dc1_lab, DEPLOYED, SWITCHES, tmp_path_factory.mktemp("deploy-baseline"))
+
+
+def _fast_run_checks(real: Callable[..., Any]) -> Callable[..., Any]:
+    def run_checks(nr: Any, fabric: Any, checks: list[str] | None = None,
+                   options: dict[str, dict[str, Any]] | None = None, **kwargs: Any) -> Any:
+        merged = {name: {**FAST_CHECKS.get(name, {}), **(options or {}).get(name, {})}
+                  for name in {*FAST_CHECKS, *(options or {})}}
+        return real(nr, fabric, checks, merged, **kwargs)
+    return run_checks
+
+
+def reset_site(lab: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, baseline: str | None) -> TwinSite:
+    """The shared lab (its state folder) back at day 0 (or at `baseline`), seen from one test."""
+    lab_reset(lab, baseline)            # the twin's public control API, as `nr-run lab reset` uses
+    monkeypatch.setenv("NR_RUN_LAB_STATE_DIR", str(lab))
+    monkeypatch.setattr(check_runbook, "run_checks", _fast_run_checks(check_runbook.run_checks))
+    return TwinSite(lab, tmp_path / "artifacts")
+
+
+@pytest.fixture
+def twin(dc1_lab: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> TwinSite:
+    return reset_site(dc1_lab, tmp_path, monkeypatch, None)
+
+
+@pytest.fixture
+def deployed_twin(dc1_lab: Path, dc1_deployed: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> TwinSite:
+    return reset_site(dc1_lab, tmp_path, monkeypatch, dc1_deployed)
+
+
+def run_json(twin: TwinSite, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict]:
     capsys.readouterr()
     rc = twin.cli(*argv, "--json")
     return rc, json.loads(capsys.readouterr().out)
-
-

@@ -115,12 +115,12 @@ class Fabric:
         """(dev, port) -> far end, after cable-swap faults."""
         def build() -> dict[Port, Port]:
             far: dict[Port, Port] = {}
-            for c in self.topology.links:
-                far[(c.a_dev, c.a_port)] = (c.b_dev, c.b_port)
-                far[(c.b_dev, c.b_port)] = (c.a_dev, c.a_port)
+            for cable in self.topology.links:
+                far[(cable.a_dev, cable.a_port)] = (cable.b_dev, cable.b_port)
+                far[(cable.b_dev, cable.b_port)] = (cable.a_dev, cable.a_port)
             for f in self.faults.of("cable_swap"):
-                a = (f.params["device_a"], f.params["port_a"])
-                c = (f.params["device_b"], f.params["port_b"])
+                a = (str(f.params["device_a"]), str(f.params["port_a"]))
+                c = (str(f.params["device_b"]), str(f.params["port_b"]))
                 if a in far and c in far:
                     b, d = far[a], far[c]
                     far[a], far[d] = d, a

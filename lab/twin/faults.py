@@ -56,7 +56,7 @@ class Faults:
             raise FaultError(f"fault {kind} needs {', '.join(missing)}")
         for key in ("priority", "queue", "ms"):
             if key in params:
-                params[key] = int(params[key])  # type: ignore[arg-type]
+                params[key] = int(str(params[key]))
         if kind == "drift" and isinstance(params["lines"], str):
             params["lines"] = str(params["lines"]).splitlines()
         fault = Fault(kind, dict(params))

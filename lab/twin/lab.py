@@ -1,14 +1,20 @@
 """The lab: every device of a site served in one asyncio loop, with persistence and faults.
 
 In-process use (tests):     lab = Lab("inventory/dc1", state_dir, base_port=0); lab.start(); ...; lab.stop()
+                            lab.start(control=True) also serves the control API, so the CLI and other
+                            processes find it through control.json like a background lab.
 Background (CLI `lab up`):  lab_up(site_dir) spawns `python -m nr_run.lab.twin.lab serve ...`, writes a pid file.
-State dir layout (default lab/.state/<site>/):
+Reset:                      lab.reset() / lab_reset(state_dir): back to day 0 (or to a baseline saved with
+                            lab.save_baseline(name)), faults cleared, client sessions dropped; a running lab
+                            keeps running and keeps its ports.
+State dir layout (default ./.nr-run/lab/<site>/):
   addresses.json   {host: {"host": "127.0.0.1", "port": N, "protocol": "https", "http_port": M, "platform": "eos"}}
   control.json     {"pid": P, "control_port": C} while a background lab runs (HTTP control API)
   lab.pid          the background process id
   faults.json      active faults (kind, params, since)
   devices/<host>/  running-config, startup-config, flash.json (EOS); other platforms add their own files
   logs/<host>.log  every command received: epoch<TAB>format<TAB>json-quoted command
+  baselines/<name>/ saved copies of devices/ that reset(baseline=name) restores
   tls/             the lab's self-signed cert.pem / key.pem
 """
 
@@ -26,16 +32,20 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 from aiohttp import web
 
 from nr_run.lab.twin.fabric import Fabric
 from nr_run.lab.twin.faults import Faults
-from nr_run.lab.twin.platforms import DEFAULT_BASE_PORT, LOOPBACK, LabContext, service_class
+from nr_run.lab.twin.linux import sshd
+from nr_run.lab.twin.platforms import DEFAULT_BASE_PORT, LOOPBACK, LabContext, PlatformService, service_class
 from nr_run.lab.twin.tls import server_context
 from nr_run.lab.twin.topology import Topology
 
+T = TypeVar("T")
 CREDENTIALS = {"eos": ("admin", "admin"), "sonic": ("admin", "YourPaSsWoRd"), "linux": ("admin", "admin")}
 
 
@@ -56,17 +66,15 @@ class Lab:
     def __init__(self, site_dir: str | Path | None = None, state_dir: str | Path | None = None, *,
                  topology: Topology | None = None, base_port: int = DEFAULT_BASE_PORT, latency_ms: int = 0,
                  credentials: dict[str, tuple[str, str]] | None = None) -> None:
-        fabric_intent = None
         if topology is None:
             if site_dir is None:
                 raise ValueError("Lab needs site_dir or topology")
-            from nr_run.intent import compile_site
+            from nr_run.lab.twin.intent_adapter import load_topology
 
-            fabric_intent = compile_site(str(site_dir))
-            topology = Topology.from_intent(fabric_intent)
-            site = fabric_intent.site
+            topology = load_topology(site_dir)
+            site = topology.site
         else:
-            site = Path(site_dir).name if site_dir else "lab"
+            site = Path(site_dir).name if site_dir else topology.site
         self.site = site
         self.topology = topology
         self.state_dir = Path(state_dir) if state_dir else default_state_dir(site)
@@ -77,8 +85,8 @@ class Lab:
         self.fabric = Fabric(topology, self.faults)
         self.ctx = LabContext(topology=topology, fabric=self.fabric, state_dir=self.state_dir, base_port=base_port,
                               ssl_context=server_context(self.state_dir / "tls"),
-                              credentials=dict(credentials or CREDENTIALS), intent=fabric_intent)
-        self.services: dict[str, object] = {}
+                              credentials=dict(credentials or CREDENTIALS))
+        self.services: dict[str, PlatformService] = {}
         for platform in sorted({n.platform for n in topology.nodes.values()}):
             cls = service_class(platform)
             if cls is not None:
@@ -86,6 +94,7 @@ class Lab:
         self.addresses: dict[str, dict] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+        self._control: web.AppRunner | None = None
 
     # ---- async core ------------------------------------------------------------------------------
     async def start_async(self) -> dict[str, dict]:
@@ -100,13 +109,27 @@ class Lab:
         return self.addresses
 
     async def stop_async(self) -> None:
+        if self._control is not None:
+            (self.state_dir / "control.json").unlink(missing_ok=True)
+            await self._control.cleanup()
+            self._control = None
         for svc in self.services.values():
             await svc.stop()
         self.faults.save(self.state_dir / "faults.json")
 
+    async def start_control(self) -> int:
+        """Serve the HTTP control API on loopback and announce it in control.json; returns its port."""
+        self._control = web.AppRunner(_control_app(self), access_log=None, handle_signals=False)
+        await self._control.setup()
+        site = web.TCPSite(self._control, LOOPBACK, 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        (self.state_dir / "control.json").write_text(json.dumps({"pid": os.getpid(), "control_port": port}))
+        return int(port)
+
     # ---- thread wrapper (tests, in-process use) -----------------------------------------------
-    def start(self, timeout: float = 60) -> dict[str, dict]:
-        """Serve in a background thread; returns the address map."""
+    def start(self, timeout: float = 60, control: bool = False) -> dict[str, dict]:
+        """Serve in a background thread; returns the address map. control: also serve the control API."""
         ready = threading.Event()
         error: list[BaseException] = []
 
@@ -115,6 +138,8 @@ class Lab:
             asyncio.set_event_loop(self.loop)
             try:
                 self.loop.run_until_complete(self.start_async())
+                if control:
+                    self.loop.run_until_complete(self.start_control())
             except BaseException as e:  # surfaced to the caller below
                 error.append(e)
                 ready.set()
@@ -146,12 +171,12 @@ class Lab:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def _call(self, fn, *args, **kwargs):
+    def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run fn inside the lab's loop thread (the fabric is single-threaded)."""
         if self.loop is None or not self.loop.is_running():
             return fn(*args, **kwargs)
 
-        async def wrap():
+        async def wrap() -> T:
             return fn(*args, **kwargs)
 
         return asyncio.run_coroutine_threadsafe(wrap(), self.loop).result(30)
@@ -171,6 +196,8 @@ class Lab:
             svc.apply_drift(node.name, list(f.params["lines"]))
             self.faults.items.remove(f)     # drift is an action: its effect lives in the running config
         self.faults.save(self.state_dir / "faults.json")
+        if kind == "unreachable" and self.loop is not None and self.loop.is_running():
+            sshd.drop_connections(only_unreachable=True)
         return {"kind": f.kind, "params": f.params, "since": f.since}
 
     def clear_faults(self, kind: str | None = None, **params: object) -> int:
@@ -180,9 +207,49 @@ class Lab:
             return n
         return self._call(do)
 
+    # ---- reset -----------------------------------------------------------------------------------
+    def save_baseline(self, name: str) -> None:
+        """Remember every device's current configuration; reset(baseline=name) brings it back."""
+        self._call(self._save_baseline, name)
+
+    def _save_baseline(self, name: str) -> None:
+        _check_name(name)
+        for svc in self.services.values():
+            svc.save()
+        target = self.state_dir / "baselines" / name
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(self.state_dir / "devices", target)
+
+    def reset(self, baseline: str | None = None) -> dict:
+        """Every device back to day 0 (or to a saved baseline), no faults, no logs, client sessions dropped."""
+        if baseline is not None:
+            _check_name(baseline)
+            if not (self.state_dir / "baselines" / baseline).is_dir():
+                raise ValueError(f"no baseline {baseline!r} saved in {self.state_dir}")
+        return self._call(self._reset, baseline)
+
+    def _reset(self, baseline: str | None) -> dict:
+        if self.loop is not None and self.loop.is_running():
+            sshd.drop_connections()
+        self.faults.clear()
+        self.faults.save(self.state_dir / "faults.json")
+        devices = self.state_dir / "devices"
+        shutil.rmtree(devices, ignore_errors=True)
+        shutil.rmtree(self.state_dir / "logs", ignore_errors=True)
+        if baseline is not None:
+            shutil.copytree(self.state_dir / "baselines" / baseline, devices)
+        for svc in self.services.values():
+            svc.reset()
+        return self.status()
+
     def status(self) -> dict:
         return {"site": self.site, "state_dir": str(self.state_dir), "devices": len(self.topology.nodes),
                 "served": sorted(self.addresses), "faults": self.faults.to_json()}
+
+
+def _check_name(name: str) -> None:
+    if not name or not name.replace("-", "").replace("_", "").isalnum():
+        raise ValueError(f"baseline name {name!r}: letters, digits, - and _ only")
 
 
 # ---- background process (CLI) --------------------------------------------------------------------
@@ -254,6 +321,8 @@ def lab_down(state_dir: str | Path, timeout: float = 30) -> bool:
     if not st["running"]:
         (sd / "control.json").unlink(missing_ok=True)
         return False
+    if st["pid"] == os.getpid():
+        raise ValueError(f"the lab in {sd} runs inside this process: stop it with Lab.stop()")
     os.kill(st["pid"], signal.SIGTERM)
     deadline = time.time() + timeout
     while time.time() < deadline and _alive(st["pid"]):
@@ -263,14 +332,24 @@ def lab_down(state_dir: str | Path, timeout: float = 30) -> bool:
     return True
 
 
-def lab_reset(state_dir: str | Path) -> None:
-    """Stop the lab and forget everything it persisted (configs, faults, logs; keeps the TLS cert)."""
+def lab_reset(state_dir: str | Path, baseline: str | None = None) -> dict:
+    """Back to day 0 (or a saved baseline). A running lab resets in place through its control API and keeps
+    its ports; a stopped one forgets what it persisted (configs, faults, logs; keeps the TLS cert)."""
     sd = Path(state_dir)
-    lab_down(sd)
+    if lab_status(sd)["running"]:
+        return _control(sd, "/reset", {"baseline": baseline})
+    if baseline is not None:
+        raise ValueError("a baseline can only be restored into a running lab")
     for name in ("devices", "logs"):
         shutil.rmtree(sd / name, ignore_errors=True)
     for name in ("faults.json", "addresses.json", "lab.out"):
         (sd / name).unlink(missing_ok=True)
+    return lab_status(sd)
+
+
+def lab_save_baseline(state_dir: str | Path, name: str) -> None:
+    """Save a running lab's device configurations as baseline `name` (lab_reset(state_dir, name) restores it)."""
+    _control(Path(state_dir), "/baseline", {"name": name})
 
 
 def _control(state_dir: Path, path: str, payload: dict) -> dict:
@@ -307,10 +386,8 @@ def lab_clear(state_dir: str | Path, kind: str | None = None, **params: object) 
     return n
 
 
-async def _serve(args: argparse.Namespace) -> None:
-    lab = Lab(args.site_dir, args.state_dir, base_port=args.base_port, latency_ms=args.latency_ms)
-    await lab.start_async()
-    lab.loop = asyncio.get_running_loop()
+def _control_app(lab: Lab) -> web.Application:
+    """The control API: POST /fault, /clear, /reset, /baseline; GET /status (handlers run in the lab's loop)."""
 
     async def fault(request: web.Request) -> web.Response:
         body = await request.json()
@@ -325,24 +402,47 @@ async def _serve(args: argparse.Namespace) -> None:
         lab.faults.save(lab.state_dir / "faults.json")
         return web.json_response({"removed": n})
 
+    async def reset(request: web.Request) -> web.Response:
+        body = await request.json()
+        baseline = body.get("baseline")
+        try:
+            if baseline is not None:
+                _check_name(str(baseline))
+                if not (lab.state_dir / "baselines" / str(baseline)).is_dir():
+                    raise ValueError(f"no baseline {baseline!r} saved in {lab.state_dir}")
+            return web.json_response(lab._reset(baseline))
+        except ValueError as e:
+            return web.json_response({"error": str(e)})
+
+    async def baseline(request: web.Request) -> web.Response:
+        body = await request.json()
+        try:
+            lab._save_baseline(str(body.get("name", "")))
+            return web.json_response({"saved": body["name"]})
+        except (ValueError, KeyError) as e:
+            return web.json_response({"error": str(e)})
+
     async def status(request: web.Request) -> web.Response:
         return web.json_response(lab.status())
 
     app = web.Application()
     app.router.add_post("/fault", fault)
     app.router.add_post("/clear", clear)
+    app.router.add_post("/reset", reset)
+    app.router.add_post("/baseline", baseline)
     app.router.add_get("/status", status)
-    runner = web.AppRunner(app, access_log=None, handle_signals=False)
-    await runner.setup()
-    site = web.TCPSite(runner, LOOPBACK, 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    return app
+
+
+async def _serve(args: argparse.Namespace) -> None:
+    lab = Lab(args.site_dir, args.state_dir, base_port=args.base_port, latency_ms=args.latency_ms)
+    await lab.start_async()
+    lab.loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         asyncio.get_running_loop().add_signal_handler(sig, stop.set)
-    (lab.state_dir / "control.json").write_text(json.dumps({"pid": os.getpid(), "control_port": port}))
+    await lab.start_control()
     await stop.wait()
-    await runner.cleanup()
     await lab.stop_async()
 
 

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from nr_run.intent.models import FabricIntent
 from nr_run.lab.twin.fabric import Fabric
 from nr_run.lab.twin.topology import Node, Topology
 
@@ -38,7 +37,6 @@ class LabContext:
     credentials: dict[str, tuple[str, str]] = field(default_factory=dict)  # platform -> (user, password)
     boot_time: float = field(default_factory=time.time)
     on_change: Callable[[], None] | None = None  # a device's config changed (the lab persists)
-    intent: FabricIntent | None = None          # the compiled site, when the lab was built from one
 
     def port(self, node: str, channel: int = 0) -> int:
         if self.base_port == 0:
@@ -77,6 +75,9 @@ class PlatformService(Protocol):
 
     def save(self) -> None:
         """Persist every device's running/startup config under ctx.device_dir(node)."""
+
+    def reset(self) -> None:
+        """Rebuild every device from what save() persisted (or day 0 where nothing is), dropping sessions and timers."""
 
     def apply_drift(self, node: str, lines: list[str]) -> None:
         """Apply config lines to the node's running config outside any session (drift fault)."""

@@ -1,10 +1,12 @@
-"""Lab topology (nodes and cables) derived from the compiled site intent."""
+"""Lab topology in the twin's own terms: nodes, cables and the GPU servers' NIC setup (plain data).
+
+The twin never sees the product's intent objects; intent_adapter.py is the one place that converts them.
+"""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-
-from nr_run.intent.models import FabricIntent
 
 
 @dataclass(frozen=True)
@@ -28,32 +30,42 @@ class Cable:
     cable_length_m: int
 
 
+@dataclass(frozen=True)
+class HostNic:
+    """A GPU server's RoCE NIC as the server's own setup leaves it (servers are not configured by nr-run)."""
+
+    name: str
+    address: str                       # "10.0.0.1/31"
+    ip: str                            # "10.0.0.1"
+    gateway: str
+    mtu: int
+    speed_mbps: int
+    lossless_priorities: tuple[int, ...] = ()
+    trust: str = "dscp"
+    routes: tuple[str, ...] = ()       # prefixes reached through this NIC's rail gateway
+
+
+@dataclass(frozen=True)
+class HostSpec:
+    """What a twin GPU server boots with: its NICs and the DSCP->priority entries of its `dcb app` table."""
+
+    name: str
+    mgmt_address: str
+    nics: tuple[HostNic, ...] = ()
+    dscp_to_prio: tuple[tuple[int, int], ...] = ()
+
+
 @dataclass
 class Topology:
     nodes: dict[str, Node] = field(default_factory=dict)
     links: list[Cable] = field(default_factory=list)
-
-    @classmethod
-    def from_intent(cls, fabric: FabricIntent) -> Topology:
-        links = [Cable(lk.a_device, lk.a_port, lk.b_device, lk.b_port, lk.speed_mbps, lk.cable_length_m)
-                 for lk in fabric.links]
-        ports: dict[str, list[str]] = {n: [] for n in fabric.devices}
-        for c in links:
-            ports[c.a_dev].append(c.a_port)
-            ports[c.b_dev].append(c.b_port)
-        nodes = {}
-        for name, d in sorted(fabric.devices.items()):
-            nodes[name] = Node(name=name, platform=d.platform, role=d.role, mgmt_address=d.mgmt_address,
-                               model=d.model if d.platform != "linux" else "linux",
-                               mgmt_prefix=d.mgmt_prefix, ports=tuple(_port_sort(ports[name])))
-        return cls(nodes=nodes, links=links)
+    hosts: dict[str, HostSpec] = field(default_factory=dict)   # linux nodes' NIC setup
+    site: str = "lab"
 
     def by_platform(self, platform: str) -> list[Node]:
         return [n for n in self.nodes.values() if n.platform == platform]
 
 
-def _port_sort(ports: list[str]) -> list[str]:
+def port_sort(ports: list[str]) -> list[str]:
     """Natural order: Ethernet2 before Ethernet10."""
-    import re
-
     return sorted(ports, key=lambda p: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", p)])

@@ -8,19 +8,12 @@ import pyeapi
 import pytest
 from napalm.base.exceptions import MergeConfigException
 
-from tests.twin.eos_lab import eapi, napalm_eos, start_dc1
-
-
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    lab = start_dc1(tmp_path_factory.mktemp("eos-napalm"))
-    yield lab
-    lab.stop()
+from tests.twin_site import TwinSite, wait_until
 
 
 @pytest.mark.parametrize("transport", ["https", "http"])
-def test_getters(lab, transport):
-    drv = napalm_eos(lab, "rtsw1", transport)
+def test_getters(twin: TwinSite, transport: str):
+    drv = twin.driver("rtsw1", transport)
     try:
         facts = drv.get_facts()
         assert facts["hostname"] == "rtsw1" and facts["vendor"] == "Arista" and facts["model"] == "cEOSLab"
@@ -35,16 +28,16 @@ def test_getters(lab, transport):
         drv.close()
 
 
-def test_bad_credentials_rejected(lab):
-    a = lab.addresses["rtsw1"]
+def test_bad_credentials_rejected(twin: TwinSite):
+    a = twin.addresses["rtsw1"]
     conn = pyeapi.client.connect(transport="http", host="127.0.0.1", username="admin", password="wrong",
                                  port=a["http_port"])
     with pytest.raises(pyeapi.eapilib.ConnectionError):
         pyeapi.client.Node(conn).enable(["show version"])
 
 
-def test_merge_compare_commit(lab):
-    drv = napalm_eos(lab, "rtsw2")
+def test_merge_compare_commit(twin: TwinSite):
+    drv = twin.driver("rtsw2")
     try:
         drv.load_merge_candidate(config="interface Ethernet3\n   description merged-by-test\n")
         diff = drv.compare_config()
@@ -53,14 +46,14 @@ def test_merge_compare_commit(lab):
         assert "description merged-by-test" in drv.get_config(retrieve="running")["running"]
         assert "description merged-by-test" in drv.get_config(retrieve="startup")["startup"]  # write memory
         # committed config persists in the lab state dir
-        saved = (lab.state_dir / "devices" / "rtsw2" / "running-config").read_text()
+        saved = (twin.state / "devices" / "rtsw2" / "running-config").read_text()
         assert "description merged-by-test" in saved
     finally:
         drv.close()
 
 
-def test_discard_and_replace(lab):
-    drv = napalm_eos(lab, "ctsw2")
+def test_discard_and_replace(twin: TwinSite):
+    drv = twin.driver("ctsw2")
     try:
         drv.load_merge_candidate(config="hostname discarded\n")
         assert "+hostname discarded" in drv.compare_config()
@@ -80,8 +73,8 @@ def test_discard_and_replace(lab):
         drv.close()
 
 
-def test_invalid_line_rejected_running_unchanged(lab):
-    drv = napalm_eos(lab, "rtsw1")
+def test_invalid_line_rejected_running_unchanged(twin: TwinSite):
+    drv = twin.driver("rtsw1")
     try:
         before = drv.get_config(retrieve="running")["running"]
         for bad in ("interface Ethernet1\n ip address\n", "interface Ethernet1\n mtu 99999\n",
@@ -90,38 +83,37 @@ def test_invalid_line_rejected_running_unchanged(lab):
                 drv.load_merge_candidate(config="interface Ethernet1\n description ok\n" + bad)
         assert drv.compare_config() == ""
         assert drv.get_config(retrieve="running")["running"] == before
-        sessions = eapi(lab, "rtsw1").enable(["show configuration sessions"])[0]["result"]["sessions"]
+        sessions = twin.eapi("rtsw1").enable(["show configuration sessions"])[0]["result"]["sessions"]
         assert not [s for s in sessions.values() if s["state"] == "pending"]
     finally:
         drv.close()
 
 
-def test_commit_timer_reverts_unless_confirmed(lab):
-    drv = napalm_eos(lab, "ctsw1")
+def test_commit_timer_reverts_unless_confirmed(twin: TwinSite):
+    drv = twin.driver("ctsw1")
     try:
         drv.load_merge_candidate(config="interface Ethernet1\n   description timer-test\n")
-        drv.commit_config(revert_in=2)
+        drv.commit_config(revert_in=1)
         assert drv.has_pending_commit()
         assert "description timer-test" in drv.get_config(retrieve="running")["running"]
-        time.sleep(2.5)
-        assert not drv.has_pending_commit()
+        wait_until(lambda: not drv.has_pending_commit(), timeout=5)
         assert "description timer-test" not in drv.get_config(retrieve="running")["running"]
 
         drv.load_merge_candidate(config="interface Ethernet1\n   description confirmed\n")
-        drv.commit_config(revert_in=2)
+        drv.commit_config(revert_in=1)
         drv.confirm_commit()
-        time.sleep(2.5)
+        time.sleep(1.3)            # past the timer a confirmed commit no longer has
         assert not drv.has_pending_commit()
         assert "description confirmed" in drv.get_config(retrieve="running")["running"]
     finally:
         drv.close()
 
 
-def test_pending_session_blocks_other_driver(lab):
+def test_pending_session_blocks_other_driver(twin: TwinSite):
     from napalm.base.exceptions import SessionLockedException
 
-    first = napalm_eos(lab, "rtsw1")
-    second = napalm_eos(lab, "rtsw1")
+    first = twin.driver("rtsw1")
+    second = twin.driver("rtsw1")
     try:
         first.load_merge_candidate(config="interface Ethernet4\n   description first\n")
         second.config_session = "napalm_other"
@@ -135,9 +127,9 @@ def test_pending_session_blocks_other_driver(lab):
         second.close()
 
 
-def test_commit_rejected_fault(lab):
-    drv = napalm_eos(lab, "rtsw2")
-    lab.fault("commit_rejected", device="rtsw2")
+def test_commit_rejected_fault(twin: TwinSite):
+    drv = twin.driver("rtsw2")
+    twin.fault("commit_rejected", device="rtsw2")
     try:
         drv.load_merge_candidate(config="interface Ethernet4\n   description never\n")
         with pytest.raises(pyeapi.eapilib.CommandError, match="rejected"):
@@ -145,14 +137,14 @@ def test_commit_rejected_fault(lab):
         assert "description never" not in drv.get_config(retrieve="running")["running"]
         drv.discard_config()
     finally:
-        lab.clear_faults("commit_rejected")
+        twin.clear_faults("commit_rejected")
         drv.close()
 
 
-def test_drift_and_command_log(lab):
-    lab.fault("drift", device="rtsw1", lines=["interface Ethernet2", "description drifted"])
-    node = eapi(lab, "rtsw1")
+def test_drift_and_command_log(twin: TwinSite):
+    twin.fault("drift", device="rtsw1", lines=["interface Ethernet2", "description drifted"])
+    node = twin.eapi("rtsw1")
     text = node.enable(["show running-config"], encoding="text")[0]["result"]["output"]
     assert "description drifted" in text
-    log = (lab.state_dir / "logs" / "rtsw1.log").read_text()
+    log = (twin.state / "logs" / "rtsw1.log").read_text()
     assert '"show running-config"' in log

@@ -2,33 +2,28 @@
 
 from __future__ import annotations
 
-import napalm
+from collections.abc import Iterator
+
 import pytest
 
 from nr_run.runbooks.render import render_device
-from tests.twin.sonic_lab import LabThread
+from tests.twin_site import FABRIC, SWITCHES, TwinSite, ssh_run
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    with LabThread(tmp_path_factory.mktemp("fabric"), platforms=("eos", "sonic", "linux")) as lab:
-        for name, d in sorted(lab.fabric_intent.devices.items()):
-            if d.platform == "linux":
-                continue
-            a = lab.addresses[name]
-            if d.platform == "eos":
-                drv = napalm.get_network_driver("eos")(a["host"], "admin", "admin", optional_args={
-                    "transport": "http", "port": a["http_port"]})
-            else:
-                drv = napalm.get_network_driver("sonic")(a["host"], "admin", "YourPaSsWoRd",
-                                                         optional_args={"port": a["port"], "insecure": True})
-            drv.open()
-            drv.load_replace_candidate(config=render_device(d))
-            drv.commit_config()
-            lab.__dict__.setdefault("drivers", {})[name] = drv
-        yield lab
-        for drv in lab.drivers.values():
-            drv.close()
+class Fabric:
+    """The deployed twin with one open NAPALM driver per switch."""
+
+    def __init__(self, twin: TwinSite) -> None:
+        self.twin = twin
+        self.drivers = {name: twin.driver(name, "http") for name in SWITCHES}
+
+
+@pytest.fixture
+def lab(deployed_twin: TwinSite) -> Iterator[Fabric]:
+    fabric = Fabric(deployed_twin)
+    yield fabric
+    for drv in fabric.drivers.values():
+        drv.close()
 
 
 def test_every_bgp_session_established(lab):
@@ -39,10 +34,10 @@ def test_every_bgp_session_established(lab):
 
 
 def test_gpu_jumbo_ping_and_rdma_across_the_fabric(lab):
-    from tests.twin.test_linux_rdma import _ssh, run
-    gpu1, gpu3 = _ssh(lab, "gpu1", "root", "root"), _ssh(lab, "gpu3", "root", "root")
+    run = ssh_run
+    gpu1, gpu3 = lab.twin.ssh("gpu1"), lab.twin.ssh("gpu3")
     try:
-        dst = lab.fabric_intent.devices["gpu3"].nics[0].ip          # rail 1: rtsw1 (EOS) -> CTSW -> rtsw3 (SONiC)
+        dst = FABRIC.devices["gpu3"].nics[0].ip          # rail 1: rtsw1 (EOS) -> CTSW -> rtsw3 (SONiC)
         rc, out = run(gpu1, f"ping -c 3 -M do -s 8972 -Q 104 -I eth1 {dst}")
         assert rc == 0 and " 0% packet loss" in out, out
         run(gpu3, "ib_write_bw -d mlx5_0 --report_gbits")
@@ -68,16 +63,16 @@ def test_sonic_rtsw_advertises_its_host_block_not_its_host_31s(lab):
     import ipaddress
     import json
 
-    from tests.twin.test_linux_rdma import _ssh, run
-    rtsw3 = lab.fabric_intent.devices["rtsw3"]
+    run = ssh_run
+    rtsw3 = FABRIC.devices["rtsw3"]
     ctsw1 = lab.drivers["ctsw1"]
     host_31s = [str(ipaddress.ip_interface(i.address).network) for i in rtsw3.interfaces if i.role == "host"]
     routes = ctsw1.cli(["show ip route"])["show ip route"]
     assert rtsw3.host_block in routes
     assert host_31s and not any(p in routes for p in host_31s)
-    gpu1 = _ssh(lab, "gpu1", "root", "root")
+    gpu1 = lab.twin.ssh("gpu1")
     try:
-        dst = lab.fabric_intent.devices["gpu3"].nics[0].ip
+        dst = FABRIC.devices["gpu3"].nics[0].ip
         assert run(gpu1, f"ping -c 1 -W 1 -I eth1 {dst}")[0] == 0
         drv = lab.drivers["rtsw3"]
         without = json.loads(render_device(rtsw3))

@@ -5,31 +5,16 @@ from __future__ import annotations
 import json
 import time
 
-import napalm
 import pytest
 from napalm.base.exceptions import CommitError
 
-from tests.twin.sonic_lab import LabThread
-
-
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    with LabThread(tmp_path_factory.mktemp("sonic-lab"), platforms=("sonic",)) as lab:
-        yield lab
+from tests.twin_site import TwinSite
 
 
 @pytest.fixture
-def dev(lab):
-    node = "rtsw4"
-    a = lab.addresses[node]
-    driver = napalm.get_network_driver("sonic")(a["host"], "admin", "YourPaSsWoRd", timeout=20,
-                                                optional_args={"port": a["port"], "ssh_strict": False})
-    driver.open()
+def dev(twin: TwinSite):
+    driver = twin.driver("rtsw4")     # factory config: the twin fixture reset the lab to day 0
     yield driver
-    driver.discard_config()
-    # leave the shared switch as found: the factory PORT MTU, nothing pending
-    if driver.has_pending_commit():
-        driver.confirm_commit()
     driver.close()
 
 

@@ -5,33 +5,11 @@ from __future__ import annotations
 
 import json
 
-import napalm
-import pytest
-
-from tests.twin.eos_lab import napalm_eos, start_dc1
+from tests.twin_site import TwinSite
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    lab = start_dc1(tmp_path_factory.mktemp("twin"))
-    yield lab
-    lab.stop()
-
-
-def sonic(lab, host: str):
-    drv = napalm.get_network_driver("sonic")("127.0.0.1", "admin", "YourPaSsWoRd", timeout=30,
-                                             optional_args={"port": lab.addresses[host]["port"], "ssh_strict": False})
-    drv.open()
-    return drv
-
-
-def log_commands(lab, host: str) -> list[str]:
-    lines = (lab.state_dir / "logs" / f"{host}.log").read_text().splitlines()
-    return [json.loads(line.split("\t", 2)[2]) for line in lines]
-
-
-def test_eos_sanitized_config_masks_secrets(lab):
-    drv = napalm_eos(lab, "rtsw2")
+def test_eos_sanitized_config_masks_secrets(twin: TwinSite):
+    drv = twin.driver("rtsw2")
     try:
         drv.load_merge_candidate(config="username ops privilege 15 secret sha512 $6$saltsalt$hashhash\n")
         drv.commit_config()
@@ -42,8 +20,8 @@ def test_eos_sanitized_config_masks_secrets(lab):
         drv.close()
 
 
-def test_sonic_sanitized_config_masks_secrets(lab):
-    drv = sonic(lab, "rtsw3")
+def test_sonic_sanitized_config_masks_secrets(twin: TwinSite):
+    drv = twin.driver("rtsw3")
     try:
         drv.load_merge_candidate(config=json.dumps(
             {"DEVICE_NEIGHBOR_METADATA": {"ctsw1": {"hwsku": "cEOSLab", "mgmt_addr": "172.20.20.11"}},
@@ -56,16 +34,16 @@ def test_sonic_sanitized_config_masks_secrets(lab):
         drv.close()
 
 
-def test_every_protocol_logs_commands_per_device(lab):
-    drv = sonic(lab, "rtsw4")
+def test_every_protocol_logs_commands_per_device(twin: TwinSite):
+    drv = twin.driver("rtsw4")
     try:
         drv.get_facts()
     finally:
         drv.close()
-    assert any(c.startswith("show version") for c in log_commands(lab, "rtsw4"))
-    eos = napalm_eos(lab, "ctsw2")
+    assert any(c.startswith("show version") for c in twin.log_commands("rtsw4"))
+    eos = twin.driver("ctsw2")
     try:
         eos.get_lldp_neighbors()
     finally:
         eos.close()
-    assert "show lldp neighbors" in log_commands(lab, "ctsw2")
+    assert "show lldp neighbors" in twin.log_commands("ctsw2")

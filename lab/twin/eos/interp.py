@@ -138,7 +138,7 @@ def interpret(tree: ConfigTree, default_hostname: str) -> DeviceState:
 def _bgp(block: CfgNode) -> BgpConfig:
     bgp = BgpConfig(asn=int(block.line.split()[2]))
     default_activate = "no bgp default ipv4-unicast" not in block.lines()
-    groups: dict[str, dict[str, list[str]]] = {}
+    groups: dict[str, dict[str, str]] = {}
     per: dict[str, list[list[str]]] = {}
     lines = [ln.split() for ln in block.lines()]
     af = next((c for c in block.children if c.line.startswith("address-family ipv4")), None)

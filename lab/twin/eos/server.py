@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+from collections.abc import Callable
 
 from aiohttp import web
 
@@ -32,7 +33,7 @@ def _cmd_text(cmd: object) -> str:
     return str(cmd.get("cmd", "")) if isinstance(cmd, dict) else str(cmd)
 
 
-def make_app(ctx: LabContext, devices_by_port: dict[int, EosDevice], before: callable) -> web.Application:
+def make_app(ctx: LabContext, devices_by_port: dict[int, EosDevice], before: Callable[[], None]) -> web.Application:
     user, password = ctx.credentials.get("eos", ("admin", "admin"))
 
     async def command_api(request: web.Request) -> web.StreamResponse:

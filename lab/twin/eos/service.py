@@ -49,6 +49,15 @@ class EosService:
             if not running_p.exists():
                 self._dirty.add(node.name)
 
+    def reset(self) -> None:
+        """Reload every device from its persisted files (a lab reset rewrote or removed them)."""
+        self.devices.clear()
+        self._dirty.clear()
+        self.load()
+        for port, old in list(self._by_port.items()):
+            self._by_port[port] = self.devices[old.name]
+        self.save()
+
     def _mark(self, dev: EosDevice) -> None:
         self._dirty.add(dev.name)
         self.save()

@@ -14,6 +14,7 @@ import hashlib
 import ipaddress
 import re
 import time
+from typing import Any
 
 from nr_run.lab.twin.eos.device import MODEL, VERSION, CommandFailed, EosDevice
 
@@ -87,7 +88,7 @@ def interfaces(dev: EosDevice) -> dict:
         mtu = next((int(ln.split()[1]) for ln in lines if ln.startswith("mtu ")), 65535 if name.startswith(
             "Loopback") else 1500)
         hw = "ethernet" if not name.startswith("Loopback") else "loopback"
-        entry = {
+        entry: dict[str, Any] = {
             "name": name, "forwardingModel": "routed" if routed else "bridged",
             "lineProtocolStatus": proto, "interfaceStatus": istatus, "hardware": hw,
             "interfaceAddress": [], "description": next(

@@ -1,4 +1,4 @@
-"""A twin GPU server: RoCE NICs from the intent (servers are not configured by nr-run), Linux tools' output."""
+"""A twin GPU server: RoCE NICs as its HostSpec says (servers are not configured by nr-run), Linux tools' output."""
 
 from __future__ import annotations
 
@@ -7,19 +7,19 @@ import time
 import zlib
 from typing import Any
 
-from nr_run.intent.models import DeviceIntent, FabricIntent
 from nr_run.lab.twin.fabric import Fabric
 from nr_run.lab.twin.linux.ping import ping
 from nr_run.lab.twin.state import DeviceState, IfState, StaticRoute
+from nr_run.lab.twin.topology import HostSpec
 
 Result = tuple[int, str, str]
 ROCE_MTU = 4096          # RDMA path MTU; the IP packet is ~4096 + 58 bytes of RoCEv2 headers
 
 
-def host_state(intent: DeviceIntent, fabric_intent: FabricIntent) -> DeviceState:
+def host_state(spec: HostSpec) -> DeviceState:
     """Initial server state: NIC /31s, MTU, PFC on the lossless priority, DSCP trust, per-rail routes."""
-    st = DeviceState(hostname=intent.name, ip_routing=False)
-    for nic in intent.nics:
+    st = DeviceState(hostname=spec.name, ip_routing=False)
+    for nic in spec.nics:
         st.interfaces[nic.name] = IfState(name=nic.name, mtu=nic.mtu, ipv4=nic.address, speed_mbps=nic.speed_mbps,
                                           pfc_enabled=bool(nic.lossless_priorities),
                                           pfc_priorities=set(nic.lossless_priorities), trust_dscp=nic.trust == "dscp")
@@ -27,26 +27,27 @@ def host_state(intent: DeviceIntent, fabric_intent: FabricIntent) -> DeviceState
         # traffic sourced from a NIC leaves through that NIC's own RTSW, whatever rail it targets
         for prefix in nic.routes:
             st.static_routes.append(StaticRoute(prefix, nic.gateway, source=nic.ip))
-    st.qos.dscp_to_tc = dict(intent.roce.dscp_overrides)
+    st.qos.dscp_to_tc = dict(spec.dscp_to_prio)
     return st
 
 
 class LinuxHost:
     user, password = "root", "root"
 
-    def __init__(self, intent: DeviceIntent, fabric_intent: FabricIntent, fabric: Fabric,
-                 listeners: dict[str, float]) -> None:
-        self.intent, self.fabric, self.listeners = intent, fabric, listeners
-        self.name = intent.name
+    def __init__(self, spec: HostSpec, fabric: Fabric, listeners: dict[str, float]) -> None:
+        self.spec, self.fabric, self.listeners = spec, fabric, listeners
+        self.name = spec.name
         self.files: dict[str, str] = {}
-        self.state = host_state(intent, fabric_intent)
+        self.state = host_state(spec)
         self.publish()
 
     def publish(self) -> None:
         self.fabric.set_state(self.name, self.state)
 
     def prompt(self) -> str:
-        return f"{self.user}@{self.name}:~# "
+        # bash's \$: `#` for root only. A `#` for another user reads as a sudo shell to clients such as
+        # netmiko, which then send `exit` at logout and wait for a `$` prompt that never comes.
+        return f"{self.user}@{self.name}:~{'#' if self.user == 'root' else '$'} "
 
     def accepts(self, username: str, password: str) -> bool:
         return (username, password) == (self.user, self.password)
@@ -55,7 +56,7 @@ class LinuxHost:
         return self.fabric.reachable(self.name)
 
     def nic_by_rdma(self, rdma: str) -> str | None:
-        nics = [n.name for n in self.intent.nics]
+        nics = [n.name for n in self.spec.nics]
         idx = rdma.removeprefix("mlx5_")
         return nics[int(idx)] if idx.isdigit() and int(idx) < len(nics) else None
 
@@ -88,11 +89,11 @@ class LinuxHost:
         if words[:1] in (["link"], ["l"]):
             return 0, json.dumps(links) + "\n", ""
         if words[:1] in (["addr"], ["address"], ["a"]):
-            addrs = {"lo": ("127.0.0.1", 8), "eth0": (self.intent.mgmt_address, 24)}
+            addrs: dict[str, tuple[str | None, int]] = {"lo": ("127.0.0.1", 8), "eth0": (self.spec.mgmt_address, 24)}
             for n, ifs in self.state.interfaces.items():
                 if ifs.ipv4:
-                    ip, _, plen = ifs.ipv4.partition("/")
-                    addrs[n] = (ip, int(plen))
+                    nic_ip, _, nic_plen = ifs.ipv4.partition("/")
+                    addrs[n] = (nic_ip, int(nic_plen))
             for link in links:
                 ip, plen = addrs.get(link["ifname"], (None, 0))
                 link["addr_info"] = [{"family": "inet", "local": ip, "prefixlen": plen, "scope": "global"
@@ -133,7 +134,7 @@ class LinuxHost:
         if args[:2] != ["link", "show"] and args[:1] != ["link"]:
             return 1, "", "twin: only `rdma link show` is modelled\n"
         lines = []
-        for i, nic in enumerate(self.intent.nics):
+        for i, nic in enumerate(self.spec.nics):
             up = self.fabric.link_up(self.name, nic.name)
             lines.append(f"link mlx5_{i}/1 state {'ACTIVE' if up else 'DOWN'} physical_state "
                          f"{'LINK_UP' if up else 'DISABLED'} netdev {nic.name}")
@@ -176,11 +177,13 @@ class LinuxHost:
     def _path_rate(self, path: list[str], nic: str, dst: str) -> float:
         """Near line rate, unless PFC disagrees on a hop or the lossless queue drops on the way."""
         speed = min([self.state.interfaces[nic].speed_mbps or 400000] + [400000]) / 1000
-        prio = 3 if not self.intent.nics else (self.intent.nics[0].lossless_priorities or [3])[0]
+        prio = 3 if not self.spec.nics else (self.spec.nics[0].lossless_priorities or (3,))[0]
         hops = _path_ports(self.fabric, path, dst)
         mismatch = drops = False
         for a, pa, b, pb in hops:
-            ia, ib = self.fabric.state(a).interfaces.get(pa), self.fabric.state(b).interfaces.get(pb)
+            sa, sb = self.fabric.state(a), self.fabric.state(b)
+            ia = sa.interfaces.get(pa) if sa else None
+            ib = sb.interfaces.get(pb) if sb else None
             if not ia or not ib or prio not in ia.pfc_priorities or prio not in ib.pfc_priorities:
                 mismatch = True
             if self.fabric.queue_drops(a, pa).get(prio) or self.fabric.queue_drops(b, pb).get(prio):

@@ -1,6 +1,6 @@
 """PlatformService for Linux GPU servers: one LinuxHost + one SSH listener (127.0.0.1) per node.
 
-Needs the compiled intent for the NICs: the lab runner sets `ctx.intent` (FabricIntent).
+Each server boots with the NIC setup of its HostSpec (ctx.topology.hosts).
 """
 
 from __future__ import annotations
@@ -21,15 +21,21 @@ class LinuxService:
         self.listeners_ssh = sshd.SshListeners()
 
     def load(self) -> None:
-        intent = getattr(self.ctx, "intent", None)
-        if intent is None:
-            raise RuntimeError("LinuxService needs ctx.intent (the FabricIntent) for the GPU NICs")
         creds = self.ctx.credentials.get("linux")
         for n in self.nodes:
-            host = LinuxHost(intent.devices[n.name], intent, self.ctx.fabric, self.listeners)
+            spec = self.ctx.topology.hosts.get(n.name)
+            if spec is None:
+                raise RuntimeError(f"{n.name}: no HostSpec in the topology (a GPU server needs its NIC setup)")
+            host = LinuxHost(spec, self.ctx.fabric, self.listeners)
             if creds:
                 host.user, host.password = creds
             self.hosts[n.name] = host
+
+    def reset(self) -> None:
+        """Servers boot from their HostSpec again; perftest servers stop listening."""
+        self.listeners.clear()
+        self.hosts.clear()
+        self.load()
 
     async def start(self) -> dict[str, dict]:
         return await self.listeners_ssh.start(self.hosts, "linux", self.ctx)
@@ -38,7 +44,7 @@ class LinuxService:
         await self.listeners_ssh.stop()
 
     def save(self) -> None:
-        """Servers keep their intent-derived state; nothing to persist."""
+        """Servers boot from their HostSpec every time; nothing to persist."""
 
     def apply_drift(self, node: str, lines: list[str]) -> None:
         for line in lines:

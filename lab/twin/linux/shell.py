@@ -97,7 +97,7 @@ def _simple(dev: Device, argv: list[str], stdin: str | None, last_rc: int) -> tu
     elif name == "cat" and len(argv) == 1:
         rc, out, err = 0, stdin or "", ""
     elif name == "cat":
-        special = getattr(dev, "special_files", dict)()
+        special: dict[str, str] = getattr(dev, "special_files", dict)()
         missing = [p for p in argv[1:] if p not in dev.files and p not in special]
         if missing:
             return 1, "", "".join(f"cat: {p}: No such file or directory\n" for p in missing)

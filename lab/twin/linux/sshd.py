@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import Protocol
+import functools
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Protocol
 
 import asyncssh
 
 from nr_run.lab.twin.linux import shell
 
+if TYPE_CHECKING:
+    from nr_run.lab.twin.platforms import LabContext
+
 
 class ShellDevice(shell.Device, Protocol):
+    user: str
+
     def prompt(self) -> str: ...
 
     def accepts(self, username: str, password: str) -> bool: ...
@@ -31,13 +37,25 @@ def host_key() -> asyncssh.SSHKey:
     return _HOST_KEY
 
 
+# live client connections: their loop and the device they are logged in to
+_CONNECTIONS: dict[asyncssh.SSHServerConnection, tuple[asyncio.AbstractEventLoop, ShellDevice]] = {}
+
+
 class _Auth(asyncssh.SSHServer):
     def __init__(self, device: ShellDevice) -> None:
         self.device = device
+        self.conn: asyncssh.SSHServerConnection | None = None
 
     def connection_made(self, conn: asyncssh.SSHServerConnection) -> None:
         if not self.device.reachable():   # an "unreachable" fault: drop the TCP session
             conn.abort()
+            return
+        self.conn = conn
+        _CONNECTIONS[conn] = (asyncio.get_running_loop(), self.device)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.conn is not None:
+            _CONNECTIONS.pop(self.conn, None)
 
     def begin_auth(self, username: str) -> bool:
         return True
@@ -121,19 +139,39 @@ async def close_sessions() -> None:
     await asyncio.gather(*tasks, return_exceptions=True)
 
 
+def drop_connections(only_unreachable: bool = False) -> None:
+    """Close this loop's client connections, as a device reboot does (a lab reset); only_unreachable: those of
+    devices that just became unreachable, so that clients fail at once instead of on a half-written command."""
+    loop = asyncio.get_running_loop()
+    for conn, (owner, device) in list(_CONNECTIONS.items()):
+        if owner is loop and (not only_unreachable or not device.reachable()):
+            _CONNECTIONS.pop(conn, None)
+            conn.abort()
+
+
+def _log_to(ctx: LabContext, name: str, kind: str, command: str) -> None:
+    ctx.log(name, kind, command)
+
+
 def _no_log(kind: str, command: str) -> None:
     return None
 
 
-async def serve(device: ShellDevice, host: str, port: int, log: Log = _no_log) -> asyncssh.SSHAcceptor:
+async def serve(get: Callable[[], ShellDevice], host: str, port: int, log: Log = _no_log) -> asyncssh.SSHAcceptor:
     """Listen for SSH on host:port (port 0 picks a free one: read it from the acceptor).
 
+    `get()` returns the device, looked up per connection so that a lab reset can swap the device object.
     `log(kind, command)` records every command received ("exec" or "shell").
     """
-    factory: Callable[[], asyncssh.SSHServer] = lambda: _Auth(device)  # noqa: E731
+
+    def factory() -> asyncssh.SSHServer:
+        return _Auth(get())
+
+    def process(p: asyncssh.SSHServerProcess) -> asyncio.Task:
+        return _track(asyncio.ensure_future(_session(get(), p, log)))
+
     return await asyncssh.create_server(
-        factory, host, port, server_host_keys=[host_key()],
-        process_factory=lambda p: _track(asyncio.ensure_future(_session(device, p, log))),
+        factory, host, port, server_host_keys=[host_key()], process_factory=process,
         keepalive_interval=0, encoding="utf-8", line_editor=True)
 
 
@@ -143,12 +181,14 @@ class SshListeners:
     def __init__(self) -> None:
         self.servers: list[asyncssh.SSHAcceptor] = []
 
-    async def start(self, devices: dict[str, ShellDevice], platform: str, ctx) -> dict[str, dict]:
-        """Serve every device on its lab port; returns the address-map entries."""
+    async def start(self, devices: Mapping[str, ShellDevice], platform: str, ctx: LabContext) -> dict[str, dict]:
+        """Serve every device on its lab port; returns the address-map entries.
+
+        `devices` is read per connection, so a service that refills it on reset serves the new objects."""
         out = {}
         for name, device in sorted(devices.items()):
-            server = await serve(device, "127.0.0.1", ctx.port(name),
-                                 lambda kind, cmd, name=name: ctx.log(name, kind, cmd))
+            server = await serve(functools.partial(devices.__getitem__, name), "127.0.0.1", ctx.port(name),
+                                 functools.partial(_log_to, ctx, name))
             self.servers.append(server)
             out[name] = {"host": "127.0.0.1", "port": server.sockets[0].getsockname()[1], "protocol": "ssh",
                          "platform": platform, "username": device.user}

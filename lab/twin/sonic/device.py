@@ -222,7 +222,7 @@ class SonicDevice:
 
     def _vtysh(self, args: list[str], stdin: str | None) -> Result:
         cmds = [args[i + 1] for i, a in enumerate(args) if a == "-c" and i + 1 < len(args)]
-        out = []
+        out: list[str] = []
         for c in cmds:
             rc, o, e = show.vtysh(self, c)
             if rc:

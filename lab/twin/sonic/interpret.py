@@ -54,19 +54,19 @@ def to_state(db: dict[str, dict[str, Any]], default_hostname: str) -> DeviceStat
         st.interfaces[name] = ifs
     for key, f in db.get("QUEUE", {}).items():
         name, _, idx = key.partition("|")
-        ifs = st.interfaces.get(name)
-        if ifs is None:
+        queue_if = st.interfaces.get(name)
+        if queue_if is None:
             continue
         for q in _qindexes(idx):
             prof = wred.get(f.get("wred_profile", ""), {})
             if prof.get("ecn", "ecn_none") != "ecn_none" and "green_min_threshold" in prof:
-                ifs.ecn[q] = EcnQueue(int(prof["green_min_threshold"]), int(prof.get("green_max_threshold", 0)),
+                queue_if.ecn[q] = EcnQueue(int(prof["green_min_threshold"]), int(prof.get("green_max_threshold", 0)),
                                       int(prof.get("green_drop_probability", 100)))
             s = sched.get(f.get("scheduler", ""), {})
             if s.get("type") == "STRICT":
-                ifs.strict_queues.add(q)
+                queue_if.strict_queues.add(q)
             elif "weight" in s:
-                ifs.queue_weights[q] = int(s["weight"])
+                queue_if.queue_weights[q] = int(s["weight"])
     for key in db.get("INTERFACE", {}):
         name, _, pfx = key.partition("|")
         if pfx and "." in pfx and name in st.interfaces:

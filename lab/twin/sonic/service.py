@@ -30,6 +30,11 @@ class SonicService:
     async def stop(self) -> None:
         await self.listeners_ssh.stop()
 
+    def reset(self) -> None:
+        """Reload every device from its persisted file (a lab reset rewrote or removed it)."""
+        self.devices.clear()
+        self.load()
+
     def save(self) -> None:
         for dev in self.devices.values():
             dev.save()
