@@ -13,8 +13,10 @@ from typing import Any
 
 from nornir import InitNornir
 from nornir.core import Nornir
+from nornir.core.inventory import Host
 
 from nr_run.platforms import registry
+from nr_run.platforms.registry import UnknownPlatform
 
 DEFAULT_INVENTORY_DIR = Path("inventory")
 
@@ -41,6 +43,13 @@ def credentials(platform: str, env: Mapping[str, str], lab: bool) -> tuple[str, 
     )
 
 
+def _platform(host: Host) -> str:
+    """The host's platform: required (set in hosts.yaml or a group), never guessed."""
+    if not host.platform:
+        raise UnknownPlatform(f"host {host.name} has no platform: set `platform:` on it or on one of its groups")
+    return host.platform
+
+
 def apply_lab_overlay(nr: Nornir, address_map: Mapping[str, Mapping[str, Any]]) -> None:
     """Point every host at its twin endpoint (a Nornir-level transform; product code stays unaware)."""
     for name, host in nr.inventory.hosts.items():
@@ -49,7 +58,7 @@ def apply_lab_overlay(nr: Nornir, address_map: Mapping[str, Mapping[str, Any]]) 
             continue
         host.hostname = endpoint["host"]
         host.port = int(endpoint["port"])
-        registry.get(host.platform or "linux").transport.lab_overlay(host, endpoint)
+        registry.get(_platform(host)).transport.lab_overlay(host, endpoint)
 
 
 def init_nornir(site: str, inventory_dir: Path | str | None = None, *, workers: int = 20, lab: bool = False,
@@ -68,7 +77,7 @@ def init_nornir(site: str, inventory_dir: Path | str | None = None, *, workers: 
     )
     env = os.environ if env is None else env
     for host in nr.inventory.hosts.values():
-        platform = host.platform or "linux"
+        platform = _platform(host)
         host.username, host.password = credentials(platform, env, lab)
         registry.get(platform).transport.secure(host, insecure or lab)
     if lab and address_map:

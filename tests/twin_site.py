@@ -10,8 +10,8 @@ Fixtures (registered through tests/conftest.py):
                           deployed once per session through NAPALM), restored before the test
 A module that needs another starting point saves its own baseline once (make_baseline) and resets to it
 per test (reset_site).
-Both function fixtures give a TwinSite with a fresh artifacts folder, and point in-process check runs at
-short measurement windows (FAST_CHECKS) through run_checks' options.
+Both function fixtures give a TwinSite with a fresh artifacts folder; its CLI runs of check, compliance and
+deploy pass short measurement windows (FAST_CHECKS) as --option values.
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ from nr_run.lab.twin.lab import (
     lab_status,
     lab_up,
 )
-from nr_run.runbooks import check as check_runbook
 from nr_run.runbooks.render import render_device
 from tests.conftest import DC1
 
@@ -66,7 +65,9 @@ class TwinSite:
         return lab_clear(self.state, kind, **params)
 
     def cli(self, *argv: str) -> int:
-        return main([*argv, "--site", "dc1", "--lab", "--artifacts", str(self.artifacts)])
+        fast = [f"--option={c}.{k}={v}" for c, opts in FAST_CHECKS.items() for k, v in opts.items()] \
+            if argv and argv[0] in ("check", "compliance", "deploy") else []
+        return main([*argv, "--site", "dc1", "--lab", "--artifacts", str(self.artifacts), *fast])
 
     def driver(self, host: str, transport: str = "https") -> Any:
         """An opened NAPALM driver (eos over https/http, napalm_sonic over SSH)."""
@@ -168,20 +169,10 @@ def dc1_deployed(dc1_lab: Path, tmp_path_factory: pytest.TempPathFactory) -> str
     return make_baseline(dc1_lab, DEPLOYED, SWITCHES, tmp_path_factory.mktemp("deploy-baseline"))
 
 
-def _fast_run_checks(real: Callable[..., Any]) -> Callable[..., Any]:
-    def run_checks(nr: Any, fabric: Any, checks: list[str] | None = None,
-                   options: dict[str, dict[str, Any]] | None = None, **kwargs: Any) -> Any:
-        merged = {name: {**FAST_CHECKS.get(name, {}), **(options or {}).get(name, {})}
-                  for name in {*FAST_CHECKS, *(options or {})}}
-        return real(nr, fabric, checks, merged, **kwargs)
-    return run_checks
-
-
 def reset_site(lab: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, baseline: str | None) -> TwinSite:
     """The shared lab (its state folder) back at day 0 (or at `baseline`), seen from one test."""
     lab_reset(lab, baseline)            # the twin's public control API, as `nr-run lab reset` uses
     monkeypatch.setenv("NR_RUN_LAB_STATE_DIR", str(lab))
-    monkeypatch.setattr(check_runbook, "run_checks", _fast_run_checks(check_runbook.run_checks))
     return TwinSite(lab, tmp_path / "artifacts")
 
 

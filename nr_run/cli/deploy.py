@@ -13,14 +13,15 @@ from nr_run.cli.commands import load_intent, select_switches
 from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, UsageError, emit_json
 
 
-def _post_check(intent):
+def _post_check(intent, options):
     """Stage post-checks through the validators, scoped to links whose both ends are at intent."""
     from nr_run.runbooks.deploy_checks import stage_post_check
 
-    return lambda nr, stage, at_intent: stage_post_check(nr, intent, stage, at_intent)
+    return lambda nr, stage, at_intent: stage_post_check(nr, intent, stage, at_intent, options=options)
 
 
 def deploy(args: argparse.Namespace) -> int:
+    from nr_run.cli.check import parse_options
     from nr_run.cli.lab import device_session
     from nr_run.runbooks.deploy import Deployment, check_policies
     from nr_run.runbooks.lock import SiteLock, SiteLocked
@@ -36,6 +37,7 @@ def deploy(args: argparse.Namespace) -> int:
         batch_size(args.batch, 1)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
+    options = parse_options(args.options)
     if args.confirm_timeout < 30 and not args.lab:
         raise UsageError("--confirm-timeout below 30 s leaves no time for post-checks on real devices")
     intent, findings = load_intent(args, console)
@@ -59,7 +61,7 @@ def deploy(args: argparse.Namespace) -> int:
         return EXIT_FAIL
     try:
         with device_session(args) as nr, DeviceProgress(None if args.json else console, names) as progress:
-            post_check = None if args.skip_checks else _post_check(intent)
+            post_check = None if args.skip_checks else _post_check(intent, options)
             run = Deployment(nr, intent, configs, records, progress, replace=args.replace,
                              revert_in=args.confirm_timeout, post_check=post_check)
             run.dry_run()
@@ -87,9 +89,10 @@ def deploy(args: argparse.Namespace) -> int:
 
 def _final_check(nr, intent, report, console: Console, args) -> None:
     """Every check (RDMA included) over the whole site once the rollout is done; reported, not rolled back."""
+    from nr_run.cli.check import parse_options
     from nr_run.runbooks.check import print_report, run_checks
 
-    checks = run_checks(nr, intent, None)
+    checks = run_checks(nr, intent, None, parse_options(args.options))
     data = checks.to_dict()
     report.final_check = {"passed": data["passed"], "summary": data["summary"],
                           "failed": [f for f in data["findings"] if not f["passed"]]}

@@ -57,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     _common(dep)
     _selection(dep)
     _device_io(dep)
+    _check_options(dep)
     dep.add_argument("--commit", action="store_true", help="commit (default is a dry run)")
     dep.add_argument("--yes", action="store_true", help="do not ask before committing (required without a TTY)")
     dep.add_argument("--replace", action="store_true", help="replace the whole config (default: merge)")

@@ -1,7 +1,8 @@
 """Checks against dc1 in the twin: all pass when freshly deployed, each injected fault is named.
 
-The twin is configured from the rendered configs through the real NAPALM drivers (eos, napalm_sonic);
-faults go through the twin's fault API or as config pushed with the same drivers / netmiko. Every
+Each test starts from the session twin reset to its deployed baseline (every switch configured from its
+rendered config through the real NAPALM drivers); faults go through the twin's fault API or as config
+pushed with the same drivers / netmiko. Every
 case asserts the matching check names device, port/peer, expected and observed, and that the checks
 unrelated to the fault still pass. Collection goes through Nornir (napalm + netmiko), as in production.
 """
@@ -11,72 +12,41 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-import napalm
 import pytest
 
-from nr_run.intent import compile_site
-from nr_run.lab.twin.lab import Lab
 from nr_run.runbooks.check import CheckReport, run_checks
 from nr_run.runbooks.inventory import init_nornir
-from nr_run.runbooks.render import render_device
 from nr_run.validators.base import Finding
+from tests.conftest import DC1
+from tests.twin_site import CREDS, FABRIC, TwinSite
 
-pytestmark = pytest.mark.slow
-
-FABRIC = compile_site("inventory/dc1")
 OPTIONS = {"counters": {"interval_s": 0.2}, "rdma": {"server_wait_s": 0.05, "seconds": 1}}
 NO_RDMA = ["bgp", "buffers", "cabling", "counters", "ecmp", "ecn", "host", "interfaces", "pfc"]
 
 
 class Twin:
-    def __init__(self, tmp) -> None:
-        self.lab = Lab("inventory/dc1", tmp, base_port=0)
-        self.addrs = self.lab.start()
-        user, password = self.lab.ctx.credentials["linux"]
-        self.linux_creds = (user, password)
-        self.nr = init_nornir("dc1", lab=True, address_map=self.addrs,
+    """The shared dc1 twin, deployed, seen through a Nornir of its own (as a user's script runs checks)."""
+
+    def __init__(self, site: TwinSite) -> None:
+        self.site = site
+        user, password = CREDS["linux"]
+        self.nr = init_nornir("dc1", DC1.parent, lab=True, address_map=site.addresses,
                               env={"NR_LINUX_USERNAME": user, "NR_LINUX_PASSWORD": password})
-
-    def driver(self, name: str):
-        a, d = self.addrs[name], FABRIC.devices[name]
-        if d.platform == "eos":
-            drv = napalm.get_network_driver("eos")(a["host"], "admin", "admin",
-                                                   optional_args={"transport": "http", "port": a["http_port"]})
-        else:
-            drv = napalm.get_network_driver("sonic")(a["host"], "admin", "YourPaSsWoRd",
-                                                     optional_args={"port": a["port"], "insecure": True})
-        drv.open()
-        return drv
-
-    def push(self, name: str, config: str, replace: bool = False) -> None:
-        drv = self.driver(name)
-        try:
-            (drv.load_replace_candidate if replace else drv.load_merge_candidate)(config=config)
-            drv.commit_config()
-        finally:
-            drv.close()
-
-    def deploy(self, name: str) -> None:
-        self.push(name, render_device(FABRIC.devices[name]), replace=True)
 
     def host_cmd(self, name: str, command: str) -> str:
         """A command on a server over the host's netmiko session (what an operator's script would do)."""
-        return self.nr.inventory.hosts[name].get_connection("netmiko", self.nr.config).send_command(command)
+        return str(self.nr.inventory.hosts[name].get_connection("netmiko", self.nr.config).send_command(command))
 
     def check(self, checks: list[str] | None = None) -> CheckReport:
-        # connections stay open across runs (as in a long-lived user script); faults act on live sessions
         return run_checks(self.nr, FABRIC, checks, OPTIONS)
 
 
-@pytest.fixture(scope="module")
-def twin(tmp_path_factory) -> Iterator[Twin]:
-    t = Twin(tmp_path_factory.mktemp("twin-checks"))
-    for name, d in sorted(FABRIC.devices.items()):
-        if d.platform != "linux":
-            t.deploy(name)
+@pytest.fixture
+def twin(deployed_twin: TwinSite) -> Iterator[Twin]:
+    """Every switch at its rendered config, faults cleared (the session twin reset to its deployed baseline)."""
+    t = Twin(deployed_twin)
     yield t
     t.nr.close_connections()
-    t.lab.stop()
 
 
 def failed(report: CheckReport, check: str | None = None) -> list[Finding]:
@@ -101,7 +71,6 @@ def test_fresh_deploy_every_check_passes(twin):
 class Case:
     name: str
     inject: Callable[[Twin], None]
-    heal: Callable[[Twin], None]
     check: str                                   # the check that must fail
     device: str
     target: str                                  # substring of the finding's target
@@ -112,62 +81,53 @@ class Case:
 
 
 def fault(kind: str, **params) -> Callable[[Twin], None]:
-    return lambda t: t.lab.fault(kind, **params)
-
-
-def clear(t: Twin) -> None:
-    t.lab.clear_faults()
-
-
-def redeploy(*names: str) -> Callable[[Twin], None]:
-    return lambda t: [t.deploy(n) for n in names]
+    return lambda t: t.site.fault(kind, **params)
 
 
 def push(name: str, config: str) -> Callable[[Twin], None]:
-    return lambda t: t.push(name, config)
+    return lambda t: t.site.push(name, config)
 
 
 RTSW2_PEER = FABRIC.devices["rtsw2"].bgp.peers[1]
 
 CASES = [
-    Case("link_down", fault("link_down", device="rtsw1", port="Ethernet1"), clear,
+    Case("link_down", fault("link_down", device="rtsw1", port="Ethernet1"),
          "interfaces", "rtsw1", "Ethernet1", "oper up", "oper down", ["pfc", "ecn", "buffers", "host"]),
     Case("cable_swap", fault("cable_swap", device_a="rtsw1", port_a="Ethernet1", device_b="rtsw1", port_b="Ethernet2"),
-         clear, "cabling", "rtsw1", "Ethernet1", "ctsw1:Ethernet1", "ctsw2:Ethernet1",
+         "cabling", "rtsw1", "Ethernet1", "ctsw1:Ethernet1", "ctsw2:Ethernet1",
          ["interfaces", "pfc", "ecn", "buffers", "host"]),
     Case("wrong_remote_as", push("rtsw2", f"router bgp {FABRIC.devices['rtsw2'].asn}\n"
-                                          f"   neighbor {RTSW2_PEER.address} remote-as 65199\n"), redeploy("rtsw2"),
+                                          f"   neighbor {RTSW2_PEER.address} remote-as 65199\n"),
          "bgp", "rtsw2", RTSW2_PEER.address, "remote-as 65100", "remote-as 65199",
          ["interfaces", "cabling", "pfc", "ecn", "buffers", "host"]),
-    Case("mtu_1500", push("rtsw1", "interface Ethernet2\n   mtu 1500\n"), redeploy("rtsw1"),
+    Case("mtu_1500", push("rtsw1", "interface Ethernet2\n   mtu 1500\n"),
          "interfaces", "rtsw1", "Ethernet2", "mtu 9214", "mtu 1500", ["cabling", "pfc", "ecn", "buffers", "host"]),
     Case("pfc_priority_4_one_end",
          push("rtsw3", '{"PORT_QOS_MAP": {"Ethernet0": {"pfc_enable": "4", "pfcwd_sw_enable": "4"}}}'),
-         redeploy("rtsw3"), "pfc", "rtsw3", "Ethernet0", "pfc priorities 3", "pfc priorities 4",
+         "pfc", "rtsw3", "Ethernet0", "pfc priorities 3", "pfc priorities 4",
          ["interfaces", "cabling", "bgp", "ecn", "host"]),
     Case("watchdog_off", push("rtsw2", "qos profile roce\n   no priority-flow-control pause watchdog\n"),
-         redeploy("rtsw2"), "pfc", "rtsw2", "Ethernet1 watchdog", "on, drop", "off",
+         "pfc", "rtsw2", "Ethernet1 watchdog", "on, drop", "off",
          ["interfaces", "cabling", "bgp", "ecn", "buffers", "host"]),
     Case("ecn_thresholds", push("ctsw1", "qos profile roce\n   tx-queue 3\n      random-detect ecn minimum-threshold "
                                          "300 kbytes maximum-threshold 1500 kbytes max-mark-probability 20\n"),
-         redeploy("ctsw1"), "ecn", "ctsw1", "Ethernet1 queue 3", "ecn min 150000 B", "ecn min 300000 B",
+         "ecn", "ctsw1", "Ethernet1 queue 3", "ecn min 150000 B", "ecn min 300000 B",
          ["interfaces", "cabling", "bgp", "pfc", "buffers", "host"]),
-    Case("dscp_map", push("rtsw3", '{"DSCP_TO_TC_MAP": {"ROCE": {"26": "1"}}}'), redeploy("rtsw3"),
+    Case("dscp_map", push("rtsw3", '{"DSCP_TO_TC_MAP": {"ROCE": {"26": "1"}}}'),
          "ecn", "rtsw3", "dscp map", "dscp 26->tc 3", "dscp 26->tc 1",
          ["interfaces", "cabling", "bgp", "pfc", "buffers", "host"]),
-    Case("pfc_storm", fault("pfc_storm", device="rtsw4", port="Ethernet16", priority=3), clear,
+    Case("pfc_storm", fault("pfc_storm", device="rtsw4", port="Ethernet16", priority=3),
          "pfc", "rtsw4", "Ethernet16 priority 3", "no PFC storm", "storm detected",
          ["interfaces", "cabling", "bgp", "ecn", "buffers", "host"]),
-    Case("lossless_drops", fault("lossless_drops", device="rtsw2", port="Ethernet3", queue=3), clear,
+    Case("lossless_drops", fault("lossless_drops", device="rtsw2", port="Ethernet3", queue=3),
          "counters", "rtsw2", "Ethernet3 queue 3 drops", "0 drops", "drops in",
          ["interfaces", "cabling", "bgp", "pfc", "ecn", "host"]),
     Case("host_nic_without_pfc", lambda t: t.host_cmd("gpu2", "dcb pfc set dev eth2 prio-pfc 3:off"),
-         lambda t: t.host_cmd("gpu2", "dcb pfc set dev eth2 prio-pfc 3:on"),
          "host", "gpu2", "eth2", "pfc 3", "pfc none", ["interfaces", "cabling", "bgp", "ecn", "buffers"]),
-    Case("host_unreachable", fault("unreachable", device="gpu3"), clear,
+    Case("host_unreachable", fault("unreachable", device="gpu3"),
          "rdma", "gpu2", "gpu3:eth1", "jumbo DF ping", "100% packet loss",
          ["bgp", "pfc", "ecn", "buffers"], checks=None),   # the twin takes the server's links down too
-    Case("ctsw_pause_toward_rtsw", fault("pfc_storm", device="rtsw4", port="Ethernet8", priority=3), clear,
+    Case("ctsw_pause_toward_rtsw", fault("pfc_storm", device="rtsw4", port="Ethernet8", priority=3),
          "counters", "ctsw2", "Ethernet4 pfc tx", "pause <= 50/s", "/s",
          ["interfaces", "cabling", "bgp", "ecn", "buffers", "host"]),
 ]
@@ -176,10 +136,7 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_fault_is_named_by_its_check(twin, case: Case):
     case.inject(twin)
-    try:
-        report = twin.check(case.checks)
-    finally:
-        case.heal(twin)
+    report = twin.check(case.checks)
     hits = [f for f in failed(report, case.check)
             if f.device == case.device and case.target in f.target
             and case.expected in f.expected and case.observed in f.observed]
@@ -188,7 +145,10 @@ def test_fault_is_named_by_its_check(twin, case: Case):
         assert not failed(report, other), f"{other} failed on an unrelated fault:\n{show(report)}"
 
 
-def test_healed_fabric_passes_again(twin):
+def test_cleared_fault_passes_again(twin):
+    twin.site.fault("link_down", device="rtsw1", port="Ethernet1")
+    assert failed(twin.check(["interfaces"]))
+    twin.site.clear_faults()
     report = twin.check(NO_RDMA)
     assert report.passed, show(report)
 

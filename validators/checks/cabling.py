@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from nr_run.intent.models import DeviceIntent, FabricIntent
 from nr_run.platforms.state import DeviceState
-from nr_run.validators.base import Check, CheckOptions, Finding, on_port, register
+from nr_run.validators.base import Check, CheckOptions, Finding, Severity, on_port, register
 from nr_run.validators.helpers import short
 
 
@@ -39,7 +39,7 @@ class CablingCheck(Check):
                 out.append(self.ok(intent.name, itf.name, exp, where=at))
                 continue
             if not got:
-                sev = "error" if itf.role == "fabric" or self.options.host_ports_require_lldp else "warning"
+                sev: Severity = "error" if itf.role == "fabric" or self.options.host_ports_require_lldp else "warning"
                 out.append(self.fail(intent.name, itf.name, exp, "no LLDP neighbor",
                                      f"link missing: check the cable {intent.name}:{itf.name} <-> {exp} and both ports",
                                      sev, at))
