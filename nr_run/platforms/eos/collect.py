@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from nr_run.intent.models import DeviceIntent
+from nr_run.platforms.collector import FunctionCollector
 from nr_run.platforms.state import (
     BgpPeerState,
     CounterSample,
@@ -337,18 +338,4 @@ def apply_section(section: str, out: Mapping[str, Any], state: DeviceState, devi
     state.sections.add(section)
 
 
-class EosCollector:
-    """The EOS platform's `Collector` (nr_run.platforms.base): eAPI commands in, normalized state out."""
-
-    def runner(self, task: Any) -> Runner:
-        return runner(task)
-
-    def section_commands(self, section: str, device: DeviceIntent) -> list[Any]:
-        return list(section_commands(section, device))
-
-    def apply_section(self, section: str, outputs: Mapping[Any, Any], state: DeviceState, device: DeviceIntent,
-                      taken_at: float) -> None:
-        apply_section(section, outputs, state, device, taken_at)
-
-
-collector = EosCollector()
+collector = FunctionCollector(runner, section_commands, apply_section)

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from nr_run.intent.models import DeviceIntent
+from nr_run.platforms.collector import FunctionCollector
 from nr_run.platforms.state import DeviceState, NicState
 
 Runner = Callable[[list[str]], dict[str, Any]]
@@ -191,19 +192,9 @@ def finish_command(task: Any, timeout: float = 30.0) -> str:
         raise
 
 
-class LinuxCollector:
-    """The Linux hosts' `Collector` (nr_run.platforms.base), plus the RDMA endpoint commands and parsers
-    the RDMA probe uses (ping, perftest, rdma link)."""
-
-    def runner(self, task: Any) -> Runner:
-        return runner(task)
-
-    def section_commands(self, section: str, device: DeviceIntent) -> list[Any]:
-        return list(section_commands(section, device))
-
-    def apply_section(self, section: str, outputs: Mapping[Any, Any], state: DeviceState, device: DeviceIntent,
-                      taken_at: float) -> None:
-        apply_section(section, outputs, state, device, taken_at)
+class LinuxCollector(FunctionCollector):
+    """The Linux hosts' `Collector`, plus the RDMA endpoint commands and parsers the RDMA probe uses
+    (ping, perftest, rdma link)."""
 
     # RDMA endpoint (duck-typed by nr_run.validators.probes.RdmaEndpoint)
     def ping_command(self, src_ip: str, dst_ip: str, mtu: int, dscp: int) -> str:
@@ -234,4 +225,4 @@ class LinuxCollector:
         return finish_command(task, timeout)
 
 
-collector = LinuxCollector()
+collector = LinuxCollector(runner, section_commands, apply_section)

@@ -18,6 +18,7 @@ from typing import Any
 
 from napalm_sonic.parsers import parse_table
 from nr_run.intent.models import DeviceIntent
+from nr_run.platforms.collector import FunctionCollector
 from nr_run.platforms.state import (
     BgpPeerState,
     BufferPgState,
@@ -291,18 +292,4 @@ def apply_section(section: str, out: Mapping[str, Any], state: DeviceState, devi
     state.sections.add(section)
 
 
-class SonicCollector:
-    """The SONiC platform's `Collector` (nr_run.platforms.base): CLI/vtysh text in, normalized state out."""
-
-    def runner(self, task: Any) -> Runner:
-        return runner(task)
-
-    def section_commands(self, section: str, device: DeviceIntent) -> list[Any]:
-        return list(section_commands(section, device))
-
-    def apply_section(self, section: str, outputs: Mapping[Any, Any], state: DeviceState, device: DeviceIntent,
-                      taken_at: float) -> None:
-        apply_section(section, outputs, state, device, taken_at)
-
-
-collector = SonicCollector()
+collector = FunctionCollector(runner, section_commands, apply_section)
