@@ -15,7 +15,7 @@ from nr_run.runbooks.inventory import init_nornir, site_dir
 
 
 def _state_dir(args: argparse.Namespace) -> Path:
-    """The twin's state folder: NR_RUN_LAB_STATE_DIR, else lab/.state/<site>/."""
+    """The twin's state folder: NR_RUN_LAB_STATE_DIR, else ./.nr-run/lab/<site>/."""
     import os
 
     from nr_run.lab.twin.lab import default_state_dir
