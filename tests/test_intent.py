@@ -123,7 +123,6 @@ def test_headroom_in_intent_follows_cable_length(dc1):
     assert rtsw1["Ethernet1"].headroom.xoff_bytes == headroom_bytes(400_000, 45, 9214) > rtsw1["Ethernet2"].headroom.xoff_bytes
     rtsw3 = {i.name: i for i in dc1.devices["rtsw3"].interfaces}
     assert rtsw3["Ethernet0"].headroom.xoff_bytes % 254 == 0
-    assert rtsw3["Ethernet0"].headroom.profile_name == "pg_lossless_400000_30m_profile"
     assert dc1.devices["rtsw3"].buffers.headroom_bytes == sum(i.headroom.xoff_bytes for i in rtsw3.values())
     # hardware without a buffer cell size: nr-run configures no buffers there
     assert dc1.devices["rtsw1"].buffers is None

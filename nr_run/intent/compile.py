@@ -420,8 +420,7 @@ class _Compiler:
                     description=f"{'P2P' if role == 'fabric' else 'GPU'}_{peer}_{peer_port}",
                     fec=host.hw.fec, slot=slot,
                     lossless_priorities=roce.lossless_priorities,
-                    headroom=Headroom(xoff_bytes=xoff, xon_bytes=frame, xon_offset_bytes=frame, size_bytes=frame,
-                                      profile_name=f"pg_lossless_{lk.speed_mbps}_{lk.cable_length_m}m_profile"),
+                    headroom=Headroom(xoff_bytes=xoff, xon_bytes=frame, xon_offset_bytes=frame, size_bytes=frame),
                 ))
                 if role == "fabric":
                     peer_asn = idents[peer][0]

@@ -26,7 +26,6 @@ class Headroom(Frozen):
     xon_bytes: int
     xon_offset_bytes: int
     size_bytes: int
-    profile_name: str
 
 
 class Interface(Frozen):

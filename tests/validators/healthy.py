@@ -52,7 +52,7 @@ def healthy_states(fabric: FabricIntent, pattern: str = "ring") -> dict[str, Dev
                                          {sc.queue: sc.type for sc in roce.schedulers},
                                          "complete" if full else "configured")
             if i.headroom:
-                s.buffer_pgs[i.name] = [BufferPgState(i.name, [3], i.headroom.profile_name, i.headroom.xoff_bytes,
+                s.buffer_pgs[i.name] = [BufferPgState(i.name, [3], f"pg_lossless_{i.speed_mbps}_{i.cable_length_m}m_profile", i.headroom.xoff_bytes,
                                                       i.headroom.xon_bytes, i.headroom.size_bytes)]
         for p in d.bgp.peers:
             s.bgp[p.address] = BgpPeerState(p.address, p.remote_asn, "Established", 5)

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from nr_run.intent.models import DeviceIntent, Headroom
+from nr_run.intent.models import DeviceIntent, Headroom, Interface
 
 
 @dataclass(frozen=True)
@@ -60,16 +60,22 @@ def ranges(values: Iterable[int]) -> list[str]:
     return out
 
 
-def headroom_profiles(device: DeviceIntent) -> list[Headroom]:
-    """Distinct lossless PG headroom profiles of the device, sorted by name."""
+def profile_name(itf: Interface) -> str:
+    """The lossless PG profile of a port, named as SONiC's buffermgrd names its per speed and cable length
+    profiles (pg_lossless_<speed>_<length>m_profile)."""
+    return f"pg_lossless_{itf.speed_mbps}_{itf.cable_length_m}m_profile"
+
+
+def headroom_profiles(device: DeviceIntent) -> list[tuple[str, Headroom]]:
+    """Distinct lossless PG headroom profiles of the device, (name, headroom) sorted by name."""
     seen: dict[str, Headroom] = {}
     for itf in device.interfaces:
         if itf.headroom is None:
             continue
-        prev = seen.setdefault(itf.headroom.profile_name, itf.headroom)
-        if prev != itf.headroom:
-            raise ValueError(f"{device.name}: headroom profile {prev.profile_name} has two different values")
-    return [seen[name] for name in sorted(seen)]
+        name = profile_name(itf)
+        if seen.setdefault(name, itf.headroom) != itf.headroom:
+            raise ValueError(f"{device.name}: headroom profile {name} has two different values")
+    return sorted(seen.items())
 
 
 def buffer_tables(device: DeviceIntent) -> dict[str, Any]:
@@ -92,8 +98,8 @@ def buffer_tables(device: DeviceIntent) -> dict[str, Any]:
         "egress_lossy_profile": {"pool": "egress_lossy_pool", "size": str(sizes.egress_profile_size),
                                  "dynamic_th": str(sizes.lossy_dynamic_th)},
     }
-    for hr in headroom_profiles(device):
-        profiles[hr.profile_name] = {"pool": "ingress_lossless_pool", "xon": str(hr.xon_bytes),
+    for name, hr in headroom_profiles(device):
+        profiles[name] = {"pool": "ingress_lossless_pool", "xon": str(hr.xon_bytes),
                                      "xon_offset": str(hr.xon_offset_bytes), "xoff": str(hr.xoff_bytes),
                                      "size": str(hr.size_bytes), "dynamic_th": "0"}
     pgs: dict[str, dict[str, str]] = {}
@@ -102,7 +108,7 @@ def buffer_tables(device: DeviceIntent) -> dict[str, Any]:
         pgs[f"{itf.name}|0"] = {"profile": "ingress_lossy_profile"}
         if itf.headroom is not None:
             for pg in lossless_pgs:
-                pgs[f"{itf.name}|{pg}"] = {"profile": itf.headroom.profile_name}
+                pgs[f"{itf.name}|{pg}"] = {"profile": profile_name(itf)}
         for q in lossless_queues:
             queues[f"{itf.name}|{q}"] = {"profile": "egress_lossless_profile"}
         for q in lossy_queues:
