@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from nr_run.cli.common import EXIT_FAIL, EXIT_OK, UsageError, emit_json
+from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, emit_json
 from nr_run.runbooks.inventory import init_nornir, site_dir
 
 
@@ -89,11 +89,14 @@ def lab(args: argparse.Namespace) -> int:
         status = twin.lab_status(state)
     elif args.action == "topology":
         import nr_run.lab as lab_package
-        from nr_run.intent import compile_site
+        from nr_run.cli.commands import load_intent
         from nr_run.runbooks.clab import write_topology
 
+        intent, _ = load_intent(args, console)
+        if intent is None:
+            return EXIT_INVALID
         path = Path(lab_package.__file__).parent / f"{args.site}.clab.yml"
-        write_topology(compile_site(directory), path)
+        write_topology(intent, path)
         if args.json:
             emit_json({"site": args.site, "topology": str(path)})
         else:
