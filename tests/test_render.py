@@ -13,6 +13,8 @@ from pathlib import Path
 import jinja2
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from nornir.core import Nornir
 from nornir.core.inventory import Defaults, Groups, Host, Hosts, Inventory
 from nornir.core.task import Result, Task
@@ -23,7 +25,7 @@ from nr_run.platforms import registry
 from nr_run.platforms.eos.config import EosConfig
 from nr_run.platforms.eos.structured import seconds
 from nr_run.platforms.sonic.buffers import POOL_SIZES, pool_sizes, ranges
-from nr_run.platforms.sonic.config import SonicConfig
+from nr_run.platforms.sonic.config import SonicConfig, to_json
 from nr_run.platforms.templates import template_dir
 from nr_run.runbooks.render import (
     config_filename,
@@ -374,3 +376,18 @@ def test_512_rtsw_16_ctsw_site_renders(tmp_path):
     db = json.loads(configs[sonic[0]])
     assert len(db["BGP_NEIGHBOR"]) == 16 and len(db["PORT"]) == 32
     assert all(q["pfc_enable"] == "3" for k, q in db["PORT_QOS_MAP"].items() if k != "global")
+
+
+_text = st.text(alphabet=st.characters(codec="utf-8"), max_size=8)
+
+
+@given(st.dictionaries(_text, st.dictionaries(_text, st.dictionaries(_text, _text, max_size=3), max_size=3),
+                       max_size=4))
+@settings(max_examples=300, deadline=None)
+def test_config_db_serialisation_is_json_dumps_byte_for_byte(doc: dict) -> None:
+    assert to_json(doc) == json.dumps(doc, indent=4, sort_keys=True) + "\n"
+
+
+def test_config_db_serialisation_of_other_shapes_falls_back_to_json() -> None:
+    doc = {"PORT": {"Ethernet0": {"lanes": ["0", "1"]}}, "VERSIONS": {"DATABASE": {"VERSION": 3}}}
+    assert to_json(doc) == json.dumps(doc, indent=4, sort_keys=True) + "\n"

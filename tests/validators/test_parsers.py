@@ -225,10 +225,13 @@ def test_dscp_map_scope_per_platform():
     assert s.dscp_map == "complete" and len(s.dscp_to_tc) == 64
 
 
-def test_sonic_collector_and_driver_share_one_table_parser():
+def test_sonic_collector_and_driver_share_one_table_parser(monkeypatch):
     from napalm_sonic import parsers
 
-    assert sonic.parse_table is parsers.parse_table
+    calls: list[tuple[str, str | None]] = []
+    monkeypatch.setattr(parsers, "parse_table", lambda text, header=None: calls.append((text, header)) or [])
+    assert sonic.parse_table("text", "Port") == [] and calls == [("text", "Port")]   # the driver's parser, no copy
+    monkeypatch.undo()
     # two tables in one output: the header selects which one
     pfc = t("sonic/show_pfc_counters.txt")
     rx, tx = parsers.parse_table(pfc, "Port Rx"), parsers.parse_table(pfc, "Port Tx")

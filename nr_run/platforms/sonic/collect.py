@@ -16,7 +16,6 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from napalm_sonic.parsers import parse_table
 from nr_run.intent.models import DeviceIntent
 from nr_run.platforms.collector import FunctionCollector
 from nr_run.platforms.state import (
@@ -55,6 +54,14 @@ COMMANDS: dict[str, list[str]] = {
 }
 
 Runner = Callable[[list[str]], dict[str, Any]]
+
+
+def parse_table(text: str, first_header: str | None = None) -> list[dict[str, str]]:
+    """The SONiC driver's table parser, imported on first use: importing the driver package loads NAPALM,
+    which loading the platform plug-in (every render and preflight does) should not pay for."""
+    from napalm_sonic.parsers import parse_table as parse
+
+    return parse(text, first_header)
 
 
 def runner(task: Any) -> Runner:
