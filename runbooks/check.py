@@ -46,7 +46,8 @@ from nr_run.intent.models import FabricIntent
 from nr_run.platforms.state import SECTIONS, DeviceState
 from nr_run.validators.base import SEVERITY_ORDER, Check, Finding, evaluate_all, required_sections, select
 from nr_run.validators.collect import collect_sections, runner_for, supported
-from nr_run.validators.probes import REPORT_KEYS, Probe, Sleep
+from nr_run.validators.helpers import distinct
+from nr_run.validators.probes import REPORT_KEYS, Sleep
 
 SCHEMA = "nr-run.check/2"
 
@@ -113,15 +114,6 @@ class CheckReport:
 
 # ---------------------------------------------------------------- composition
 
-def _distinct(probes: list[Probe]) -> list[Probe]:
-    """Each probe once: checks that declare equal probes share one run."""
-    out: list[Probe] = []
-    for p in probes:
-        if p not in out:
-            out.append(p)
-    return out
-
-
 def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None,
                options: Mapping[str, Mapping[str, Any]] | None = None, sleep: Sleep = time.sleep) -> CheckReport:
     """Collect once per device (only the sections the selected checks need), run their probes, evaluate.
@@ -145,7 +137,7 @@ def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None
                 states[h] = r.result
             else:
                 states[h].errors = {s: f"collection failed: {r.exception if r else 'no result'}" for s in sections[h]}
-    probes = _distinct([p for c in selected for p in c.probes()])
+    probes = distinct(p for c in selected for p in c.probes())   # checks declaring equal probes share one run
     for probe in probes:
         probe.run(nr, fabric, states, sleep)
     findings = evaluate_all(selected, fabric, states)

@@ -15,19 +15,12 @@ from nr_run.intent.models import DeviceIntent
 from nr_run.platforms import registry
 from nr_run.platforms.base import Collector, Runner
 from nr_run.platforms.state import SECTIONS, DeviceState
+from nr_run.validators.helpers import distinct
 
 
 def collector_for(device: DeviceIntent) -> Collector:
     """The collector of the device's platform plug-in."""
     return registry.get(device.platform).collector
-
-
-def _dedupe(items: Iterable[Any]) -> list[Any]:
-    seen: list[Any] = []
-    for item in items:
-        if item not in seen:
-            seen.append(item)
-    return seen
 
 
 def collect_sections(run: Runner, device: DeviceIntent, sections: Iterable[str], state: DeviceState) -> None:
@@ -37,7 +30,7 @@ def collect_sections(run: Runner, device: DeviceIntent, sections: Iterable[str],
     wanted = [s for s in SECTIONS if s in set(sections) and col.section_commands(s, device)]
     if not wanted:
         return
-    batch = _dedupe(c for s in wanted for c in col.section_commands(s, device))
+    batch = distinct(c for s in wanted for c in col.section_commands(s, device))
     now = time.monotonic()
     try:
         out: dict[Any, Any] | None = run(batch)

@@ -2,7 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TypeVar
+
 from nr_run.intent.models import DeviceIntent, Interface
+
+T = TypeVar("T")
+
+
+def distinct(items: Iterable[T]) -> list[T]:
+    """Items in first-seen order, each once (by equality: commands and probes need not be hashable)."""
+    out: list[T] = []
+    for item in items:
+        if item not in out:
+            out.append(item)
+    return out
 
 
 def short(name: str) -> str:
