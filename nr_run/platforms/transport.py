@@ -34,3 +34,11 @@ def netmiko_lab_overlay(host: Host, endpoint: Mapping[str, Any], device_type: st
     """A twin endpoint for netmiko: its port, no host-key check (the twin's keys are per lab)."""
     set_options(host, "netmiko", port=int(endpoint["port"]), platform=device_type,
                 extras={"ssh_strict": False, "system_host_keys": False})
+
+
+def drop_connection(task: Any, name: str) -> None:
+    """Forget a connection that failed mid-command so the next run opens a fresh one."""
+    try:
+        task.host.close_connection(name)
+    except Exception:
+        task.host.connections.pop(name, None)

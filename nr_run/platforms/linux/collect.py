@@ -22,6 +22,7 @@ from typing import Any
 from nr_run.intent.models import DeviceIntent
 from nr_run.platforms.collector import FunctionCollector
 from nr_run.platforms.state import DeviceState, NicState
+from nr_run.platforms.transport import drop_connection
 
 Runner = Callable[[list[str]], dict[str, Any]]
 
@@ -37,14 +38,6 @@ def runner(task: Any) -> Runner:
             raise
 
     return run
-
-
-def drop_connection(task: Any, name: str) -> None:
-    """Forget a connection that failed mid-command so the next run opens a fresh one."""
-    try:
-        task.host.close_connection(name)
-    except Exception:
-        task.host.connections.pop(name, None)
 
 
 def section_commands(section: str, device: DeviceIntent) -> list[str]:

@@ -34,6 +34,7 @@ from nr_run.platforms.state import (
     WatchdogState,
     as_int,
 )
+from nr_run.platforms.transport import drop_connection
 
 RUNNING = "show runningconfiguration all"
 BGP = "vtysh -c 'show ip bgp summary json'"
@@ -74,7 +75,7 @@ def runner(task: Any) -> Runner:
             try:
                 text = device.cli([cmd])[cmd]
             except (OSError, EOFError) as exc:     # dead session: reopen on the next run
-                _drop_connection(task, "napalm")
+                drop_connection(task, "napalm")
                 raise RuntimeError(f"{cmd!r}: session lost ({exc})") from exc
             except Exception:
                 if cmd in OPTIONAL:
@@ -97,14 +98,6 @@ def section_commands(section: str, device: DeviceIntent) -> list[str]:
 
 # SONiC pfcwd actions -> the neutral ones: "alert" only logs, so the stormed queue keeps forwarding.
 _ACTIONS = {"drop": "drop", "forward": "forward", "alert": "forward"}
-
-
-def _drop_connection(task: Any, name: str) -> None:
-    """Forget a connection that failed mid-command so the next run opens a fresh one."""
-    try:
-        task.host.close_connection(name)
-    except Exception:
-        task.host.connections.pop(name, None)
 
 
 def _num(value: str) -> int:
