@@ -25,7 +25,7 @@ from tests.sitegen import generate_site  # noqa: E402
 
 def node(addresses: dict, host: str) -> pyeapi.client.Node:
     a = addresses[host]
-    return pyeapi.client.Node(pyeapi.client.connect(transport="http", host="127.0.0.1", port=a["http_port"],
+    return pyeapi.client.Node(pyeapi.client.connect(transport="https", host="127.0.0.1", port=a["port"],
                                                     username="admin", password="admin", timeout=600))
 
 

@@ -22,7 +22,7 @@ from nr_run.lab.twin.synth import leaf_spine  # noqa: E402
 
 
 def _version(addr: dict) -> str:
-    conn = pyeapi.client.connect(transport="http", host=addr["host"], port=addr["http_port"],
+    conn = pyeapi.client.connect(transport="https", host=addr["host"], port=addr["port"],
                                  username="admin", password="admin", timeout=30)
     return pyeapi.client.Node(conn).enable(["show version"])[0]["result"]["version"]
 

@@ -1,7 +1,14 @@
-"""containerlab topology of a site, from the same intent/cabling as the twin (`nr-run lab topology`).
+"""containerlab topology of a site (`nr-run lab topology`): the file containerlab and the lab twin both deploy.
 
-Each node's kind, image, startup config and interface names come from its platform's config builder; a
-device whose platform nr-run does not configure (GPU servers) runs as a plain containerlab `linux` node.
+Each switch's kind, image, startup config and interface names come from its platform's config builder. A device
+whose platform nr-run does not configure (GPU servers) runs as a plain containerlab `linux` node; its NIC setup
+(addresses, MTU, per-NIC routing tables, PFC and the DSCP trust/app table) is the server's own and is written as
+the node's `exec` commands, which containerlab runs once the node is up. The twin reads only this file, so a
+wrong compiled intent shows up as a failing check against the twin, and a hand-edited file (a swapped cable, a
+missing server) changes what the product observes.
+
+Layout under the output folder: `<site>.clab.yml` and `<site>/<device><startup suffix>`, so two sites' files
+never overwrite each other.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from nr_run.runbooks.render import safe_filename
 
 # a node without a config builder: containerlab's generic container kind, with the usual network tools
 PLAIN_NODE = ClabNode(kind="linux", image="ghcr.io/hellt/network-multitool", startup_suffix="")
+RAIL_TABLE_BASE = 100      # NIC of rail r routes through its own table 100 + r
 
 
 def _builder(device: DeviceIntent) -> ConfigBuilder | None:
@@ -45,15 +53,40 @@ def startup_file(device: DeviceIntent) -> tuple[str, str] | None:
     return safe_filename(device.name, config.clab.startup_suffix), text
 
 
-def topology(fabric: FabricIntent, startup_dir: str = "startup") -> dict[str, Any]:
-    nodes: dict[str, dict[str, str]] = {}
+def host_exec(device: DeviceIntent) -> list[str]:
+    """A GPU server's NIC setup as shell commands (iproute2 `ip` and `dcb`), in the order a boot script runs them."""
+    out: list[str] = []
+    for nic in device.nics:
+        table = RAIL_TABLE_BASE + nic.rail
+        out += [f"ip link set dev {nic.name} mtu {nic.mtu}", f"ip addr add {nic.address} dev {nic.name}",
+                f"ip link set dev {nic.name} up"]
+        out += [f"ip route add {prefix} via {nic.gateway} dev {nic.name} table {table}" for prefix in nic.routes]
+        if nic.routes:
+            out.append(f"ip rule add from {nic.ip} lookup {table}")
+        if nic.lossless_priorities:
+            out.append(f"dcb pfc set dev {nic.name} prio-pfc "
+                       + " ".join(f"{p}:on" for p in sorted(nic.lossless_priorities)))
+        if nic.trust == "dscp":
+            out.append(f"dcb apptrust set dev {nic.name} order dscp")
+            pairs = sorted(device.roce.dscp_overrides.items())
+            if pairs:
+                out.append(f"dcb app add dev {nic.name} dscp-prio " + " ".join(f"{d}:{p}" for d, p in pairs))
+    return out
+
+
+def topology(fabric: FabricIntent, startup_dir: str | None = None) -> dict[str, Any]:
+    """The topology document; startup-config paths are relative to the file (default folder: the site name)."""
+    folder = startup_dir if startup_dir is not None else safe_filename(fabric.site, "")
+    nodes: dict[str, dict[str, Any]] = {}
     for name, d in sorted(fabric.devices.items()):
         config = _builder(d)
         lab = config.clab if config is not None else PLAIN_NODE
-        node = {"kind": lab.kind, "image": lab.image, "mgmt-ipv4": d.mgmt_address}
+        node: dict[str, Any] = {"kind": lab.kind, "image": lab.image, "mgmt-ipv4": d.mgmt_address}
         startup = startup_file(d)
         if startup is not None:
-            node["startup-config"] = f"{startup_dir}/{startup[0]}"
+            node["startup-config"] = f"{folder}/{startup[0]}"
+        if config is None and d.nics:
+            node["exec"] = host_exec(d)
         nodes[name] = node
     devs = fabric.devices
     links = [{"endpoints": [f"{lk.a_device}:{clab_port(devs[lk.a_device], lk.a_port)}",
@@ -66,16 +99,19 @@ def topology(fabric: FabricIntent, startup_dir: str = "startup") -> dict[str, An
             "topology": {"nodes": nodes, "links": links}}
 
 
-def write_topology(fabric: FabricIntent, path: Path | str) -> Path:
-    """Write <path> (e.g. lab/dc1.clab.yml) and the startup configs in <path's dir>/startup/."""
-    path = Path(path)
-    startup = path.parent / "startup"
+def write_topology(fabric: FabricIntent, out_dir: Path | str) -> Path:
+    """Write <out_dir>/<site>.clab.yml and the startup configs in <out_dir>/<site>/; returns the topology path."""
+    out_dir = Path(out_dir)
+    folder = safe_filename(fabric.site, "")
+    files = [found for _, d in sorted(fabric.devices.items()) if (found := startup_file(d)) is not None]
+    startup = out_dir / folder
     startup.mkdir(parents=True, exist_ok=True)
-    for _, d in sorted(fabric.devices.items()):
-        found = startup_file(d)
-        if found is not None:
-            (startup / found[0]).write_text(found[1])
-    header = (f"# Generated by `nr-run lab topology --site {fabric.site}` from inventory/{fabric.site}; do not edit.\n"
-              "# Deploy: containerlab deploy -t " + path.name + "  (see docs/containerlab.md)\n")
-    path.write_text(header + yaml.safe_dump(topology(fabric), sort_keys=False))
+    for name, text in files:
+        (startup / name).write_text(text)
+    path = out_dir / f"{folder}.clab.yml"
+    header = (f"# Generated by `nr-run lab topology --site {fabric.site}` from its inventory.\n"
+              f"# Deploy: containerlab deploy -t {path.name}   Twin: nr-run lab up --site {fabric.site} "
+              f"--topology {path.name}\n"
+              "# Edits (a swapped cable, a removed node) are what the twin serves: nr-run checks then see them.\n")
+    path.write_text(header + yaml.safe_dump(topology(fabric, folder), sort_keys=False, width=120))
     return path

@@ -12,10 +12,18 @@ A module that needs another starting point saves its own baseline once (make_bas
 per test (reset_site).
 Both function fixtures give a TwinSite with a fresh artifacts folder; its CLI runs of check, compliance and
 deploy pass short measurement windows (FAST_CHECKS) as --option values.
+
+Any site, as a twin serves it: the twin reads only a containerlab topology file, so a test generates the site's
+file first (`site_topology`, what `nr-run lab topology` writes), may edit it, and serves it:
+  site_topology(site_dir, out_dir, edit=None) -> Path            the generated (and edited) <site>.clab.yml
+  site_twin(site_dir, state_dir, edit=None) -> Lab               context manager: an in-process twin on free ports
+                                                                  (lab.addresses: host -> {"host", "port", ...})
+  site_lab_up(site_dir, state_dir, edit=None) -> dict            a background twin (lab_up; stop it with lab_down)
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -26,10 +34,12 @@ import napalm
 import paramiko
 import pyeapi
 import pytest
+import yaml
 
 from nr_run.cli.main import main
 from nr_run.intent import compile_site
 from nr_run.lab.twin.lab import (
+    Lab,
     lab_clear,
     lab_down,
     lab_fault,
@@ -38,8 +48,12 @@ from nr_run.lab.twin.lab import (
     lab_status,
     lab_up,
 )
+from nr_run.platforms.site import load_site
+from nr_run.runbooks.clab import write_topology
 from nr_run.runbooks.render import render_device
 from tests.conftest import DC1
+
+Edit = Callable[[dict], None]
 
 FABRIC = compile_site(DC1)
 SWITCHES = ["ctsw1", "ctsw2", "rtsw1", "rtsw2", "rtsw3", "rtsw4"]
@@ -81,7 +95,7 @@ class TwinSite:
         drv.open()
         return drv
 
-    def eapi(self, host: str, transport: str = "http") -> pyeapi.client.Node:
+    def eapi(self, host: str, transport: str = "https") -> pyeapi.client.Node:
         ep = self.addresses[host]
         conn = pyeapi.client.connect(transport=transport, host="127.0.0.1", username="admin", password="admin",
                                      port=ep["port"] if transport == "https" else ep["http_port"], timeout=20)
@@ -95,7 +109,7 @@ class TwinSite:
         return client
 
     def push(self, host: str, config: str, replace: bool = False) -> None:
-        drv = self.driver(host, "http")
+        drv = self.driver(host)
         try:
             (drv.load_replace_candidate if replace else drv.load_merge_candidate)(config=config)
             drv.commit_config()
@@ -145,10 +159,42 @@ def nic_ip(host: str, nic: str) -> str:
     return next(n.ip for n in FABRIC.devices[host].nics if n.name == nic)
 
 
+def site_topology(site_dir: str | Path, out_dir: str | Path, edit: Edit | None = None) -> Path:
+    """The site's containerlab topology as `nr-run lab topology --out out_dir` writes it; `edit(doc)` may change
+    the parsed document (swap an endpoint, drop a node) before it is written back."""
+    fabric, findings = load_site(Path(site_dir))
+    if fabric is None:
+        raise ValueError(f"{site_dir}: inventory errors: {[f.message for f in findings if f.severity == 'error']}")
+    path = write_topology(fabric, out_dir)
+    if edit is not None:
+        doc = yaml.safe_load(path.read_text())
+        edit(doc)
+        path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+@contextlib.contextmanager
+def site_twin(site_dir: str | Path, state_dir: str | Path, edit: Edit | None = None) -> Iterator[Lab]:
+    """An in-process twin of any inventory site (its generated topology, optionally edited) on free ports."""
+    state = Path(state_dir)
+    lab = Lab(site_topology(site_dir, state / "clab", edit), state, base_port=0)
+    lab.start()
+    try:
+        yield lab
+    finally:
+        lab.stop()
+
+
+def site_lab_up(site_dir: str | Path, state_dir: str | Path, edit: Edit | None = None) -> dict:
+    """A background twin (as `nr-run lab up` runs it) of any site on free ports; returns lab_status()."""
+    state = Path(state_dir)
+    return lab_up(site_topology(site_dir, state / "clab", edit), state, base_port=0)
+
+
 @pytest.fixture(scope="session")
 def dc1_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     state = tmp_path_factory.mktemp("dc1-lab")
-    lab_up(DC1, state, base_port=0)
+    site_lab_up(DC1, state)
     try:
         yield state
     finally:

@@ -21,14 +21,58 @@ KINDS: dict[str, tuple[str, ...]] = {
     "latency": ("ms",),                         # lab-wide, every request
 }
 
+# what each parameter means (`nr-run lab fault --help`)
+PARAMS: dict[str, str] = {
+    "device": "node name of the topology", "port": "the device's interface name (Ethernet1, Ethernet8, eth1)",
+    "device_a": "first cable's near-end node", "port_a": "its interface",
+    "device_b": "second cable's near-end node", "port_b": "its interface",
+    "ms": "milliseconds added to every answer (eAPI and SSH)",
+    "lines": "config lines separated by ';' (EOS CLI lines, SONiC `config ...` commands)",
+    "priority": "PFC priority 0-7", "queue": "egress queue 0-7",
+}
+DESCRIPTIONS: dict[str, str] = {
+    "link_down": "the port loses its link (both ends see it down)",
+    "cable_swap": "the far ends of two cables are exchanged",
+    "unreachable": "the device's management plane stops answering",
+    "slow": "one device answers late", "commit_rejected": "the device refuses config commits",
+    "drift": "config changed outside nr-run", "pfc_storm": "the far end keeps sending PFC pause frames",
+    "lossless_drops": "a lossless queue drops packets", "congestion": "ECN marks (or drops without ECN) on a queue",
+    "latency": "every device answers late",
+}
+
 # Counters grow at these rates (per second) while a fault is active, from its injection time.
 PFC_STORM_FRAMES_PER_S = 5000
 DROPS_PER_S = 2000
 ECN_MARKS_PER_S = 3000
 
 
+def help_text() -> str:
+    """Fault kinds and their parameters, for `nr-run lab fault --help`."""
+    lines = ["fault kinds (nr-run lab fault KIND key=value ...; nr-run lab fault clear [KIND key=value ...]):"]
+    for kind, params in KINDS.items():
+        lines.append(f"  {kind:<16}{' '.join(f'{p}=...' for p in params):<50}{DESCRIPTIONS.get(kind, '')}")
+    lines.append("parameters:")
+    lines += [f"  {name:<16}{text}" for name, text in PARAMS.items()]
+    lines.append("unknown devices and ports are refused; faults on a stopped lab apply at its next start")
+    return "\n".join(lines)
+
+
 class FaultError(ValueError):
     """Unknown fault kind or missing parameters."""
+
+
+def check_fault_targets(topology: object, kind: str, params: dict) -> None:
+    """Refuse a fault on a device or port the topology does not have (FaultError names it)."""
+    nodes = getattr(topology, "nodes", {})
+    for dev_key, port_key in (("device", "port"), ("device_a", "port_a"), ("device_b", "port_b")):
+        if dev_key not in params:
+            continue
+        device = str(params[dev_key])
+        if device not in nodes:
+            raise FaultError(f"{kind}: no device {device!r} in the topology (one of {', '.join(sorted(nodes))})")
+        if port_key in params and str(params[port_key]) not in nodes[device].ports:
+            raise FaultError(f"{kind}: {device} has no cabled port {params[port_key]!r} "
+                             f"(cabled: {', '.join(nodes[device].ports) or 'none'})")
 
 
 @dataclass

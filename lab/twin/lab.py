@@ -1,9 +1,12 @@
 """The lab: every device of a site served in one asyncio loop, with persistence and faults.
 
-In-process use (tests):     lab = Lab("inventory/dc1", state_dir, base_port=0); lab.start(); ...; lab.stop()
+The twin serves a containerlab topology file (lab.twin.clab reads it), nothing else.
+In-process use (tests):     lab = Lab("dc1.clab.yml", state_dir, base_port=0); lab.start(); ...; lab.stop()
                             lab.start(control=True) also serves the control API, so the CLI and other
                             processes find it through control.json like a background lab.
-Background (CLI `lab up`):  lab_up(site_dir) spawns `python -m nr_run.lab.twin.lab serve ...`, writes a pid file.
+Background (CLI `lab up`):  lab_up(topology_file) spawns `python -m nr_run.lab.twin.lab serve ...`, writes a pid file.
+Ports:                      base_port N: device i (sorted names) on N + i; busy ports are refused (PortsBusy), or,
+                            with auto_port, the lab falls back to free ephemeral ports and says so in status.
 Reset:                      lab.reset() / lab_reset(state_dir): back to day 0 (or to a baseline saved with
                             lab.save_baseline(name)), faults cleared, client sessions dropped; a running lab
                             keeps running and keeps its ports.
@@ -38,10 +41,19 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
+from nr_run.lab.twin.clab import load_clab
 from nr_run.lab.twin.fabric import Fabric
-from nr_run.lab.twin.faults import Faults
+from nr_run.lab.twin.faults import Faults, check_fault_targets
 from nr_run.lab.twin.linux import sshd
-from nr_run.lab.twin.platforms import DEFAULT_BASE_PORT, LOOPBACK, LabContext, PlatformService, service_class
+from nr_run.lab.twin.platforms import (
+    DEFAULT_BASE_PORT,
+    LOOPBACK,
+    LabContext,
+    PlatformService,
+    PortsBusy,
+    busy_ports,
+    service_class,
+)
 from nr_run.lab.twin.tls import server_context
 from nr_run.lab.twin.topology import Topology
 
@@ -63,20 +75,24 @@ def _raise_fd_limit() -> None:
 class Lab:
     """A running twin of one site."""
 
-    def __init__(self, site_dir: str | Path | None = None, state_dir: str | Path | None = None, *,
-                 topology: Topology | None = None, base_port: int = DEFAULT_BASE_PORT, latency_ms: int = 0,
+    def __init__(self, source: str | Path | Topology, state_dir: str | Path | None = None, *,
+                 base_port: int = DEFAULT_BASE_PORT, latency_ms: int = 0, auto_port: bool = False,
                  credentials: dict[str, tuple[str, str]] | None = None) -> None:
-        if topology is None:
-            if site_dir is None:
-                raise ValueError("Lab needs site_dir or topology")
-            from nr_run.lab.twin.intent_adapter import load_topology
-
-            topology = load_topology(site_dir)
-            site = topology.site
-        else:
-            site = Path(site_dir).name if site_dir else topology.site
-        self.site = site
+        """source: a containerlab topology file (or an already read Topology)."""
+        topology = source if isinstance(source, Topology) else load_clab(source)
+        self.source = None if isinstance(source, Topology) else str(Path(source).resolve())
+        self.site = topology.site
         self.topology = topology
+        self.port_note = ""
+        if base_port:
+            busy = busy_ports(topology, base_port)
+            if busy and not auto_port:
+                raise PortsBusy(f"ports {', '.join(map(str, busy[:5]))} are in use (another lab?): choose another "
+                                f"--base-port, or omit it for free ports")
+            if busy:
+                self.port_note = (f"ports from {base_port} are in use ({busy[0]}, ...): serving on free ports, "
+                                  "see the address table")
+                base_port = 0
         self.state_dir = Path(state_dir) if state_dir else default_state_dir(site)
         self.state_dir.mkdir(parents=True, exist_ok=True)
         self.faults = Faults.load(self.state_dir / "faults.json")
@@ -106,6 +122,8 @@ class Lab:
             svc.save()
         self.addresses = dict(sorted(self.addresses.items()))
         (self.state_dir / "addresses.json").write_text(json.dumps(self.addresses, indent=1, sort_keys=True))
+        (self.state_dir / "lab.json").write_text(json.dumps({"site": self.site, "note": self.port_note,
+                                                                     "topology": self.source}))
         return self.addresses
 
     async def stop_async(self) -> None:
@@ -187,6 +205,7 @@ class Lab:
         return self._call(self._fault, kind, params)
 
     def _fault(self, kind: str, params: dict) -> dict:
+        check_fault_targets(self.topology, kind, params)
         f = self.faults.add(kind, **params)
         if kind == "drift":
             node = self.topology.nodes[str(f.params["device"])]
@@ -283,24 +302,33 @@ def lab_status(state_dir: str | Path) -> dict:
     pid = int(ctl.get("pid", 0) or 0)
     running = bool(pid) and _alive(pid)
     faults = Faults.load(sd / "faults.json").to_json()
+    info = _read_json(sd / "lab.json")
     return {"running": running, "pid": pid if running else None, "state_dir": str(sd),
-            "control_port": ctl.get("control_port") if running else None,
+            "control_port": ctl.get("control_port") if running else None, "site": info.get("site"),
+            "note": info.get("note", "") if running else "", "topology": info.get("topology"),
             "addresses": _read_json(sd / "addresses.json"), "faults": faults}
 
 
-def lab_up(site_dir: str | Path, state_dir: str | Path | None = None, base_port: int = DEFAULT_BASE_PORT,
-           latency_ms: int = 0, timeout: float = 60) -> dict:
-    """Start the twin as a background process (no-op if already running); returns lab_status()."""
-    site_dir = Path(site_dir)
-    sd = (Path(state_dir) if state_dir else default_state_dir(site_dir.name)).resolve()
-    site_dir = Path(site_dir).resolve()
+def lab_up(topology: str | Path, state_dir: str | Path | None = None, base_port: int = DEFAULT_BASE_PORT,
+           latency_ms: int = 0, timeout: float = 60, auto_port: bool = False) -> dict:
+    """Serve a containerlab topology file as a background process (no-op if already running); returns lab_status().
+
+    The file is read (and refused) here first, so a bad file is an error of this call, not of the child."""
+    topology = Path(topology).resolve()
+    topo = load_clab(topology)
+    sd = (Path(state_dir) if state_dir else default_state_dir(topo.site)).resolve()
     sd.mkdir(parents=True, exist_ok=True)
     st = lab_status(sd)
     if st["running"]:
         return st
+    if base_port and not auto_port:
+        busy = busy_ports(topo, base_port)
+        if busy:
+            raise PortsBusy(f"ports {', '.join(map(str, busy[:5]))} are in use (another lab?): choose another "
+                            f"--base-port, or omit it for free ports")
     (sd / "control.json").unlink(missing_ok=True)
-    cmd = [sys.executable, "-m", "nr_run.lab.twin.lab", "serve", "--site-dir", str(site_dir), "--state-dir", str(sd),
-           "--base-port", str(base_port), "--latency-ms", str(latency_ms)]
+    cmd = [sys.executable, "-m", "nr_run.lab.twin.lab", "serve", "--topology", str(topology), "--state-dir", str(sd),
+           "--base-port", str(base_port), "--latency-ms", str(latency_ms)] + (["--auto-port"] if auto_port else [])
     with open(sd / "lab.out", "ab") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, cwd=str(sd))
     (sd / "lab.pid").write_text(str(proc.pid))
@@ -371,6 +399,9 @@ def lab_fault(state_dir: str | Path, kind: str, **params: object) -> dict:
     if kind == "drift":
         raise ValueError("drift needs a running lab (it edits a running config)")
     faults = Faults.load(sd / "faults.json")
+    topology = _read_json(sd / "lab.json").get("topology")
+    if topology and Path(topology).exists():
+        check_fault_targets(load_clab(topology), kind, params)
     f = faults.add(kind, **params)
     faults.save(sd / "faults.json")
     return {"kind": f.kind, "params": f.params, "since": f.since}
@@ -435,7 +466,8 @@ def _control_app(lab: Lab) -> web.Application:
 
 
 async def _serve(args: argparse.Namespace) -> None:
-    lab = Lab(args.site_dir, args.state_dir, base_port=args.base_port, latency_ms=args.latency_ms)
+    lab = Lab(args.topology, args.state_dir, base_port=args.base_port, latency_ms=args.latency_ms,
+              auto_port=args.auto_port)
     await lab.start_async()
     lab.loop = asyncio.get_running_loop()
     stop = asyncio.Event()
@@ -450,10 +482,11 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m nr_run.lab.twin.lab")
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("serve", help="run the twin in the foreground")
-    s.add_argument("--site-dir", required=True)
+    s.add_argument("--topology", required=True, help="containerlab topology file")
     s.add_argument("--state-dir")
     s.add_argument("--base-port", type=int, default=DEFAULT_BASE_PORT)
     s.add_argument("--latency-ms", type=int, default=0)
+    s.add_argument("--auto-port", action="store_true", help="fall back to free ports when the base ports are busy")
     args = p.parse_args(argv)
     asyncio.run(_serve(args))
     return 0

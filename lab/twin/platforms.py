@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import socket
 import ssl
 import time
 from collections.abc import Callable
@@ -58,6 +59,30 @@ class LabContext:
         logs.mkdir(parents=True, exist_ok=True)
         with open(logs / f"{node}.log", "a") as fh:
             fh.write(f"{time.time():.3f}\t{fmt}\t{json.dumps(command)}\n")
+
+
+class PortsBusy(OSError):
+    """A lab port is taken (another lab or program listens on it)."""
+
+
+def lab_ports(topology: Topology, base_port: int) -> list[int]:
+    """Every port a lab on base_port listens on (each platform's channels)."""
+    count = len(topology.nodes)
+    channels = (0, 1) if topology.by_platform("eos") else (0,)
+    return [base_port + ch * CHANNEL_STRIDE + i for ch in channels for i in range(count)]
+
+
+def busy_ports(topology: Topology, base_port: int) -> list[int]:
+    """The lab ports on base_port that cannot be bound on the loopback now."""
+    busy = []
+    for port in lab_ports(topology, base_port):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                sock.bind((LOOPBACK, port))
+            except OSError:
+                busy.append(port)
+    return busy
 
 
 class PlatformService(Protocol):

@@ -21,9 +21,8 @@ def leaf_spine(switches: int = 1024, spines: int = 32, uplinks: int = 2) -> Topo
             lport = f"Ethernet{k + 1}"
             ports[spine].append(sport)
             ports[name].append(lport)
-            links.append(Cable(spine, sport, name, lport, 400_000, 30))
+            links.append(Cable(spine, sport, name, lport))
     for i, (name, plist) in enumerate(sorted(ports.items())):
         mgmt = f"172.{16 + i // 65000}.{(i // 250) % 256}.{i % 250 + 1}"
-        nodes[name] = Node(name, "eos", "ctsw" if name.startswith("ctsw") else "rtsw", mgmt, "cEOSLab",
-                           f"{mgmt}/16", tuple(plist))
+        nodes[name] = Node(name, "eos", mgmt, "cEOSLab", f"{mgmt}/16", tuple(plist), kind="ceos")
     return Topology(nodes=nodes, links=links)

@@ -1,4 +1,9 @@
-"""`nr-run lab ...` and the --lab device session (the only product code that imports lab/)."""
+"""`nr-run lab ...` and the --lab device session (the only product code that imports lab/).
+
+The twin serves a containerlab topology file: `lab up --topology FILE` serves that file as it is (hand edits
+included); without --topology, `lab up` first generates the site's file (as `lab topology` does) into the lab's
+state folder. `lab topology [--out DIR]` writes <DIR>/<site>.clab.yml and <DIR>/<site>/ (default DIR: ./clab).
+"""
 
 from __future__ import annotations
 
@@ -39,6 +44,8 @@ def device_session(args: argparse.Namespace) -> Iterator:
     fabric = yaml.safe_load((site_dir(args.site, args.inventory_dir) / "fabric.yaml").read_text()) or {}
     if not fabric.get("lab"):
         raise UsageError(f"site {args.site} is not a lab site (fabric.yaml lab: true); --lab refused")
+    import tempfile
+
     from nr_run.lab.twin.lab import Lab, lab_status
 
     state = _state_dir(args)
@@ -47,7 +54,8 @@ def device_session(args: argparse.Namespace) -> Iterator:
     if status["running"]:
         addresses = status["addresses"]
     else:
-        lab = Lab(site_dir(args.site, args.inventory_dir), state, base_port=0)
+        with tempfile.TemporaryDirectory(prefix="nr-run-clab-") as scratch:
+            lab = Lab(_generate(args, Path(scratch)), state, base_port=0)
         addresses = lab.start()
     nr = init_nornir(args.site, args.inventory_dir, workers=args.workers, lab=True, address_map=addresses)
     try:
@@ -56,6 +64,28 @@ def device_session(args: argparse.Namespace) -> Iterator:
         nr.close_connections()
         if lab is not None:
             lab.stop()
+
+
+def _generate(args: argparse.Namespace, out: Path) -> Path:
+    """The site's containerlab topology, generated from its inventory into `out`; exit 3 on a bad inventory."""
+    from nr_run.cli.commands import load_intent
+    from nr_run.runbooks.clab import write_topology
+
+    console = Console(stderr=True)
+    intent, _ = load_intent(args, console)
+    if intent is None:
+        raise UsageError(f"site {args.site}: the inventory has errors (see above); no topology generated")
+    return write_topology(intent, out)
+
+
+def _topology(args: argparse.Namespace, state: Path) -> Path:
+    """The file `lab up` serves: --topology as given, else the site's generated one in the state folder."""
+    if args.topology:
+        path = Path(args.topology).resolve()
+        if not path.is_file():
+            raise UsageError(f"--topology {args.topology}: no such file")
+        return path
+    return _generate(args, state / "clab")
 
 
 def _fault_params(items: list[str]) -> dict[str, object]:
@@ -74,11 +104,20 @@ def _fault_params(items: list[str]) -> dict[str, object]:
 def lab(args: argparse.Namespace) -> int:
     from nr_run.lab.twin import lab as twin
 
+    from nr_run.lab.twin.clab import ClabError
+    from nr_run.lab.twin.platforms import DEFAULT_BASE_PORT, PortsBusy
+
     console = Console(stderr=args.json)
     state = _state_dir(args)
-    directory = site_dir(args.site, args.inventory_dir)
     if args.action == "up":
-        status = twin.lab_up(directory, state, latency_ms=args.latency_ms)
+        try:
+            status = twin.lab_up(_topology(args, state), state, latency_ms=args.latency_ms,
+                                 base_port=DEFAULT_BASE_PORT if args.base_port is None else args.base_port,
+                                 auto_port=args.base_port is None)
+        except (ClabError, PortsBusy) as exc:
+            raise UsageError(str(exc)) from exc
+        if status.get("note"):
+            console.print(f"[yellow]{status['note']}[/]")
     elif args.action == "down":
         twin.lab_down(state)
         status = twin.lab_status(state)
@@ -88,15 +127,13 @@ def lab(args: argparse.Namespace) -> int:
     elif args.action == "status":
         status = twin.lab_status(state)
     elif args.action == "topology":
-        import nr_run.lab as lab_package
         from nr_run.cli.commands import load_intent
         from nr_run.runbooks.clab import write_topology
 
         intent, _ = load_intent(args, console)
         if intent is None:
             return EXIT_INVALID
-        path = Path(lab_package.__file__).parent / f"{args.site}.clab.yml"
-        write_topology(intent, path)
+        path = write_topology(intent, Path(args.out or "clab"))
         if args.json:
             emit_json({"site": args.site, "topology": str(path)})
         else:

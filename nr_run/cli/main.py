@@ -80,10 +80,18 @@ def build_parser() -> argparse.ArgumentParser:
     com.add_argument("--every", help="repeat every interval (e.g. 15m)")
     _check_options(com)
 
-    lab = sub.add_parser("lab", help="the embedded lab twin")
-    lab.add_argument("action", choices=["up", "down", "status", "reset", "fault", "topology"])
+    from nr_run.lab.twin.faults import help_text
+
+    lab = sub.add_parser("lab", help="the embedded lab twin (serves a containerlab topology file)",
+                         epilog=help_text(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    lab.add_argument("action", choices=["up", "down", "status", "reset", "fault", "topology"],
+                     help="reset: every device back to day 0, faults cleared; a running lab keeps running")
     _common(lab)
     lab.add_argument("--latency-ms", type=int, default=0, help="added latency per device call")
+    lab.add_argument("--topology", help="up: the containerlab topology file to serve (default: generate the site's)")
+    lab.add_argument("--out", help="topology: output folder for <site>.clab.yml and <site>/ (default ./clab)")
+    lab.add_argument("--base-port", type=int, help="up: device i listens on BASE+i (default 16000, or free ports "
+                     "when those are taken); a given BASE that is taken is refused")
     lab.add_argument("fault_args", nargs="*", help="for 'fault': KIND [key=value ...] (drift: lines='a;b') | clear [KIND]")
     return parser
 

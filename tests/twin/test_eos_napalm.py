@@ -11,9 +11,8 @@ from napalm.base.exceptions import MergeConfigException
 from tests.twin_site import TwinSite, wait_until
 
 
-@pytest.mark.parametrize("transport", ["https", "http"])
-def test_getters(twin: TwinSite, transport: str):
-    drv = twin.driver("rtsw1", transport)
+def test_getters(twin: TwinSite):
+    drv = twin.driver("rtsw1")
     try:
         facts = drv.get_facts()
         assert facts["hostname"] == "rtsw1" and facts["vendor"] == "Arista" and facts["model"] == "cEOSLab"
@@ -30,10 +29,21 @@ def test_getters(twin: TwinSite, transport: str):
 
 def test_bad_credentials_rejected(twin: TwinSite):
     a = twin.addresses["rtsw1"]
-    conn = pyeapi.client.connect(transport="http", host="127.0.0.1", username="admin", password="wrong",
-                                 port=a["http_port"])
+    conn = pyeapi.client.connect(transport="https", host="127.0.0.1", username="admin", password="wrong",
+                                 port=a["port"])
     with pytest.raises(pyeapi.eapilib.ConnectionError):
         pyeapi.client.Node(conn).enable(["show version"])
+
+
+def test_plain_http_only_when_configured(twin: TwinSite):
+    """cEOS's startup config enables eAPI over HTTPS only: plain HTTP is closed until `protocol http`."""
+    with pytest.raises(pyeapi.eapilib.ConnectionError):
+        twin.eapi("rtsw1", "http").enable(["show version"])
+    twin.eapi("rtsw1").config(["management api http-commands", "protocol http"])
+    assert twin.eapi("rtsw1", "http").enable(["show hostname"])[0]["result"]["hostname"] == "rtsw1"
+    twin.eapi("rtsw1").config(["management api http-commands", "no protocol https"])
+    with pytest.raises(pyeapi.eapilib.ConnectionError):
+        twin.eapi("rtsw1").enable(["show version"])
 
 
 def test_merge_compare_commit(twin: TwinSite):

@@ -11,17 +11,18 @@ import pytest
 
 from nr_run.lab.twin.lab import Lab, lab_clear, lab_down, lab_fault, lab_reset, lab_status, lab_up
 from tests.conftest import DC1
+from tests.twin_site import site_lab_up, site_topology
 
 
 def napalm_eos(lab: Lab, host: str):
     drv = napalm.get_network_driver("eos")("127.0.0.1", "admin", "admin", timeout=20,
-                                           optional_args={"transport": "http", "port": lab.addresses[host]["http_port"]})
+                                           optional_args={"transport": "https", "port": lab.addresses[host]["port"]})
     drv.open()
     return drv
 
 
 def start_dc1(state_dir) -> Lab:
-    lab = Lab(DC1, state_dir, base_port=0)
+    lab = Lab(site_topology(DC1, state_dir / "clab"), state_dir, base_port=0)
     lab.start()
     return lab
 
@@ -48,7 +49,7 @@ def test_second_run_sees_first_commit(tmp_path):
 
 
 def test_background_lab_up_fault_down(tmp_path):
-    st = lab_up(DC1, tmp_path, base_port=0)
+    st = site_lab_up(DC1, tmp_path)
     try:
         assert st["running"] and st["addresses"]["ctsw1"]["platform"] == "eos"
         port = st["addresses"]["ctsw1"]["port"]

@@ -15,7 +15,7 @@ class Fabric:
 
     def __init__(self, twin: TwinSite) -> None:
         self.twin = twin
-        self.drivers = {name: twin.driver(name, "http") for name in SWITCHES}
+        self.drivers = {name: twin.driver(name) for name in SWITCHES}
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ import socket
 
 from aiohttp import web
 
+from nr_run.lab.twin.eos.config import parse
 from nr_run.lab.twin.eos.device import EosDevice, day0_config
 from nr_run.lab.twin.eos.server import make_app
 from nr_run.lab.twin.platforms import LOOPBACK, LabContext
@@ -22,6 +23,18 @@ def _listen(port: int) -> socket.socket:
     sock.listen(64)
     sock.setblocking(False)
     return sock
+
+
+def with_ports(config: str, ports: tuple[str, ...]) -> str:
+    """A booted config: EOS lists every front-panel interface in its running config, configured or not."""
+    tree = parse(config)
+    tree.reset_cursor()
+    for port in ports:
+        if tree.root.child(f"interface {port}") is None:
+            tree.apply(f"interface {port}")
+            tree.apply("exit")
+    tree.reset_cursor()
+    return tree.render()
 
 
 class EosService:
@@ -40,8 +53,10 @@ class EosService:
             running_p, startup_p, flash_p = d / "running-config", d / "startup-config", d / "flash.json"
             startup = startup_p.read_text() if startup_p.exists() else None
             running = running_p.read_text() if running_p.exists() else startup
-            if running is None:
-                running = day0_config(node.name, node.mgmt_prefix, list(node.ports))
+            if running is None:     # first boot: the topology's startup-config, else cEOS's own day 0
+                startup = node.startup_config
+                running = with_ports(startup, node.ports) if startup is not None else \
+                    day0_config(node.name, node.mgmt_prefix, list(node.ports))
             files = json.loads(flash_p.read_text()) if flash_p.exists() else {}
             dev = EosDevice(node.name, self.ctx.fabric, running, startup, files, self.ctx.boot_time,
                             on_change=self._mark)

@@ -1,44 +1,46 @@
-"""A twin GPU server: RoCE NICs as its HostSpec says (servers are not configured by nr-run), Linux tools' output."""
+"""A twin GPU server: the NICs containerlab cables to it, set up by the node's `exec` commands; Linux tools' output.
+
+Servers are not configured by nr-run: whatever their topology `exec` lines do at boot (`ip addr add`, `ip link set
+... mtu`, per-NIC routing tables with `ip route ... table T` + `ip rule add from SRC lookup T`, `dcb pfc set`,
+`dcb app add`, `dcb apptrust set`) is their state, and the same commands typed over SSH change it.
+"""
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import time
 import zlib
 from typing import Any
 
 from nr_run.lab.twin.fabric import Fabric
+from nr_run.lab.twin.linux import shell
 from nr_run.lab.twin.linux.ping import ping
 from nr_run.lab.twin.state import DeviceState, IfState, StaticRoute
-from nr_run.lab.twin.topology import HostSpec
+from nr_run.lab.twin.topology import Node
 
 Result = tuple[int, str, str]
 ROCE_MTU = 4096          # RDMA path MTU; the IP packet is ~4096 + 58 bytes of RoCEv2 headers
-
-
-def host_state(spec: HostSpec) -> DeviceState:
-    """Initial server state: NIC /31s, MTU, PFC on the lossless priority, DSCP trust, per-rail routes."""
-    st = DeviceState(hostname=spec.name, ip_routing=False)
-    for nic in spec.nics:
-        st.interfaces[nic.name] = IfState(name=nic.name, mtu=nic.mtu, ipv4=nic.address, speed_mbps=nic.speed_mbps,
-                                          pfc_enabled=bool(nic.lossless_priorities),
-                                          pfc_priorities=set(nic.lossless_priorities), trust_dscp=nic.trust == "dscp")
-        # like `ip rule from <nic> lookup rail<N>` + `ip route <pool> via <rail gateway> table rail<N>`:
-        # traffic sourced from a NIC leaves through that NIC's own RTSW, whatever rail it targets
-        for prefix in nic.routes:
-            st.static_routes.append(StaticRoute(prefix, nic.gateway, source=nic.ip))
-    st.qos.dscp_to_tc = dict(spec.dscp_to_prio)
-    return st
+VETH_MTU = 9500          # containerlab creates its veth links with this MTU
 
 
 class LinuxHost:
     user, password = "root", "root"
 
-    def __init__(self, spec: HostSpec, fabric: Fabric, listeners: dict[str, float]) -> None:
-        self.spec, self.fabric, self.listeners = spec, fabric, listeners
-        self.name = spec.name
+    def __init__(self, node: Node, fabric: Fabric, listeners: dict[str, float]) -> None:
+        self.node, self.fabric, self.listeners = node, fabric, listeners
+        self.name = node.name
         self.files: dict[str, str] = {}
-        self.state = host_state(spec)
+        self.state = DeviceState(hostname=node.name, ip_routing=False)
+        for port in node.ports:
+            self.state.interfaces[port] = IfState(name=port, mtu=VETH_MTU)
+        self.tables: dict[str, list[tuple[str, str]]] = {}     # routing table -> (prefix, gateway)
+        self.rules: list[tuple[str, str]] = []                  # `ip rule from SRC lookup TABLE`
+        self.boot_errors: list[str] = []
+        for command in node.exec:
+            rc, _, err = shell.execute(self, command)
+            if rc:
+                self.boot_errors.append(f"{command}: {err.strip()}")
         self.publish()
 
     def publish(self) -> None:
@@ -55,14 +57,18 @@ class LinuxHost:
     def reachable(self) -> bool:
         return self.fabric.reachable(self.name)
 
+    def nics(self) -> list[str]:
+        """RoCE NICs: the cabled data ports, in port order (mlx5_0 is the first)."""
+        return list(self.node.ports)
+
     def nic_by_rdma(self, rdma: str) -> str | None:
-        nics = [n.name for n in self.spec.nics]
+        nics = self.nics()
         idx = rdma.removeprefix("mlx5_")
         return nics[int(idx)] if idx.isdigit() and int(idx) < len(nics) else None
 
     def run(self, argv: list[str], stdin: str | None) -> Result:
         name = argv[0].rsplit("/", 1)[-1]
-        handler = {"ip": self._ip, "ping": self._ping, "dcb": self._dcb, "rdma": self._rdma,
+        handler = {"ip": self._ip, "ethtool": self._ethtool, "ping": self._ping, "dcb": self._dcb, "rdma": self._rdma,
                    "ib_write_bw": self._ib_write_bw, "hostname": lambda a: (0, self.name + "\n", "")}.get(name)
         if handler is None:
             return 127, "", f"bash: {argv[0]}: command not found\n"
@@ -82,14 +88,30 @@ class LinuxHost:
         return out
 
     def _ip(self, args: list[str]) -> Result:
-        words = [a for a in args if a not in ("-j", "-json", "-p", "-d")]
+        words = [a for a in args if a not in ("-j", "-json", "-p", "-d", "-4")]
+        if words[:2] in (["link", "set"], ["l", "set"]):
+            return self._ip_link_set(words[2:])
+        if words[:1] in (["addr"], ["address"], ["a"]) and words[1:2] in (["add"], ["replace"]):
+            return self._ip_addr_add(words[2:])
+        if words[:1] in (["route"], ["r"]) and words[1:2] in (["add"], ["replace"]):
+            return self._ip_route_add(words[2:])
+        if words[:1] == ["rule"] and words[1:2] == ["add"]:
+            opts = _pairs(words[2:])
+            table = opts.get("lookup") or opts.get("table")
+            if not opts.get("from") or not table:
+                return 2, "", "Error: twin models `ip rule add from SRC lookup TABLE` only.\n"
+            self.rules.append((opts["from"].split("/")[0], table))
+            self._routes_changed()
+            return 0, "", ""
         if "-j" not in args and "-json" not in args:
             return 1, "", "twin: only `ip -j` output is modelled\n"
         links = self._links()
         if words[:1] in (["link"], ["l"]):
             return 0, json.dumps(links) + "\n", ""
         if words[:1] in (["addr"], ["address"], ["a"]):
-            addrs: dict[str, tuple[str | None, int]] = {"lo": ("127.0.0.1", 8), "eth0": (self.spec.mgmt_address, 24)}
+            mgmt_len = int(self.node.mgmt_prefix.partition("/")[2] or 24)
+            addrs: dict[str, tuple[str | None, int]] = {"lo": ("127.0.0.1", 8),
+                                                         "eth0": (self.node.mgmt_address, mgmt_len)}
             for n, ifs in self.state.interfaces.items():
                 if ifs.ipv4:
                     nic_ip, _, nic_plen = ifs.ipv4.partition("/")
@@ -100,6 +122,67 @@ class LinuxHost:
                                       if link["ifname"] != "lo" else "host", "label": link["ifname"]}] if ip else []
             return 0, json.dumps(links) + "\n", ""
         return 1, "", "Object \"" + (words[0] if words else "") + "\" is unknown, try \"ip help\".\n"
+
+    def _ip_link_set(self, words: list[str]) -> Result:
+        words = words[1:] if words[:1] == ["dev"] else words
+        if not words or words[0] not in self.state.interfaces:
+            return 1, "", f"Cannot find device \"{words[0] if words else ''}\"\n"
+        ifs, rest = self.state.interfaces[words[0]], words[1:]
+        for i, word in enumerate(rest):
+            if word in ("up", "down"):
+                ifs.admin_up = word == "up"
+            elif word == "mtu" and i + 1 < len(rest) and rest[i + 1].isdigit():
+                ifs.mtu = int(rest[i + 1])
+        self.publish()
+        return 0, "", ""
+
+    def _ip_addr_add(self, words: list[str]) -> Result:
+        opts = _pairs(words[1:])
+        dev = opts.get("dev")
+        if not words or dev not in self.state.interfaces:
+            return 1, "", f"Cannot find device \"{dev or ''}\"\n"
+        try:
+            address = ipaddress.ip_interface(words[0])
+        except ValueError:
+            return 1, "", f"Error: inet prefix is expected rather than \"{words[0]}\".\n"
+        if address.network.prefixlen == 32 and "/" not in words[0]:
+            return 1, "", "Error: a prefix length is expected.\n"
+        self.state.interfaces[dev].ipv4 = str(address)
+        self.publish()
+        return 0, "", ""
+
+    def _ip_route_add(self, words: list[str]) -> Result:
+        if not words:
+            return 1, "", "Error: a destination is expected.\n"
+        opts = _pairs(words[1:])
+        if "via" not in opts:
+            return 2, "", "Error: twin models `ip route add PREFIX via GATEWAY [dev IF] [table T]` only.\n"
+        try:
+            prefix = str(ipaddress.ip_network("0.0.0.0/0" if words[0] == "default" else words[0], strict=False))
+            ipaddress.ip_address(opts["via"])
+        except ValueError:
+            return 1, "", f"Error: inet prefix is expected rather than \"{words[0]}\".\n"
+        self.tables.setdefault(opts.get("table", "main"), []).append((prefix, opts["via"]))
+        self._routes_changed()
+        return 0, "", ""
+
+    def _routes_changed(self) -> None:
+        routes = [StaticRoute(p, gw) for p, gw in self.tables.get("main", [])]
+        # `ip rule from <nic> lookup <rail table>`: traffic sourced from a NIC leaves through that NIC's own
+        # RTSW, whatever rail it targets
+        for src, table in self.rules:
+            routes += [StaticRoute(p, gw, source=src) for p, gw in self.tables.get(table, [])]
+        self.state.static_routes = routes
+        self.publish()
+
+    def _ethtool(self, args: list[str]) -> Result:
+        if args[:1] == ["-s"] and len(args) > 1 and args[1] in self.state.interfaces:
+            opts = _pairs(args[2:])
+            if str(opts.get("speed", "")).isdigit():
+                self.state.interfaces[args[1]].speed_mbps = int(opts["speed"])
+                self.publish()
+            return 0, "", ""
+        return 1, "", "twin: only `ethtool -s DEV speed N` is modelled\n"
 
     # ---------------------------------------------------------------- ping
     def _ping(self, args: list[str]) -> Result:
@@ -124,6 +207,17 @@ class LinuxHost:
             ifs.pfc_enabled = bool(ifs.pfc_priorities)
             self.publish()
             return 0, "", ""
+        if obj == "app" and verb in ("add", "replace") and "dscp-prio" in words:
+            for item in words[words.index("dscp-prio") + 1:]:
+                dscp, _, prio = item.partition(":")
+                if dscp.isdigit() and prio.isdigit():
+                    self.state.qos.dscp_to_tc[int(dscp)] = int(prio)
+            self.publish()
+            return 0, "", ""
+        if obj == "apptrust" and verb == "set" and "order" in words:
+            ifs.trust_dscp = "dscp" in words[words.index("order") + 1:]
+            self.publish()
+            return 0, "", ""
         if obj == "app" and verb == "show":
             pairs = sorted(self.state.qos.dscp_to_tc.items()) if ifs.trust_dscp else []
             return 0, json.dumps({"dscp_prio": [[d, p] for d, p in pairs]}) + "\n", ""
@@ -134,10 +228,10 @@ class LinuxHost:
         if args[:2] != ["link", "show"] and args[:1] != ["link"]:
             return 1, "", "twin: only `rdma link show` is modelled\n"
         lines = []
-        for i, nic in enumerate(self.spec.nics):
-            up = self.fabric.link_up(self.name, nic.name)
+        for i, nic in enumerate(self.nics()):
+            up = self.fabric.link_up(self.name, nic)
             lines.append(f"link mlx5_{i}/1 state {'ACTIVE' if up else 'DOWN'} physical_state "
-                         f"{'LINK_UP' if up else 'DISABLED'} netdev {nic.name}")
+                         f"{'LINK_UP' if up else 'DISABLED'} netdev {nic}")
         return 0, "\n".join(lines) + "\n", ""
 
     def _ib_write_bw(self, args: list[str]) -> Result:
@@ -177,7 +271,8 @@ class LinuxHost:
     def _path_rate(self, path: list[str], nic: str, dst: str) -> float:
         """Near line rate, unless PFC disagrees on a hop or the lossless queue drops on the way."""
         speed = min([self.state.interfaces[nic].speed_mbps or 400000] + [400000]) / 1000
-        prio = 3 if not self.spec.nics else (self.spec.nics[0].lossless_priorities or (3,))[0]
+        first = self.state.interfaces.get(nic)
+        prio = min(first.pfc_priorities) if first and first.pfc_priorities else 3
         hops = _path_ports(self.fabric, path, dst)
         mismatch = drops = False
         for a, pa, b, pb in hops:
@@ -194,6 +289,11 @@ class LinuxHost:
         if drops:
             factor *= 0.55
         return speed * factor
+
+
+def _pairs(words: list[str]) -> dict[str, str]:
+    """`dev eth1 table 101` -> {"dev": "eth1", "table": "101"}."""
+    return {words[i]: words[i + 1] for i in range(0, len(words) - 1)}
 
 
 def _path_ports(fabric: Fabric, path: list[str], dst: str) -> list[tuple[str, str, str, str]]:

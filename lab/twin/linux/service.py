@@ -1,9 +1,11 @@
 """PlatformService for Linux GPU servers: one LinuxHost + one SSH listener (127.0.0.1) per node.
 
-Each server boots with the NIC setup of its HostSpec (ctx.topology.hosts).
+Each server boots with its cabled NICs set up by the node's containerlab `exec` commands.
 """
 
 from __future__ import annotations
+
+import sys
 
 from nr_run.lab.twin.linux import shell, sshd
 from nr_run.lab.twin.linux.host import LinuxHost
@@ -23,16 +25,15 @@ class LinuxService:
     def load(self) -> None:
         creds = self.ctx.credentials.get("linux")
         for n in self.nodes:
-            spec = self.ctx.topology.hosts.get(n.name)
-            if spec is None:
-                raise RuntimeError(f"{n.name}: no HostSpec in the topology (a GPU server needs its NIC setup)")
-            host = LinuxHost(spec, self.ctx.fabric, self.listeners)
+            host = LinuxHost(n, self.ctx.fabric, self.listeners)
+            for error in host.boot_errors:    # containerlab logs a failed exec and goes on
+                print(f"{n.name}: exec failed: {error}", file=sys.stderr)
             if creds:
                 host.user, host.password = creds
             self.hosts[n.name] = host
 
     def reset(self) -> None:
-        """Servers boot from their HostSpec again; perftest servers stop listening."""
+        """Servers boot again (their exec commands); perftest servers stop listening."""
         self.listeners.clear()
         self.hosts.clear()
         self.load()
@@ -44,7 +45,7 @@ class LinuxService:
         await self.listeners_ssh.stop()
 
     def save(self) -> None:
-        """Servers boot from their HostSpec every time; nothing to persist."""
+        """Servers boot from their topology every time; nothing to persist."""
 
     def apply_drift(self, node: str, lines: list[str]) -> None:
         for line in lines:

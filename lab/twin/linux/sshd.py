@@ -27,6 +27,11 @@ class ShellDevice(shell.Device, Protocol):
 
 _HOST_KEY: asyncssh.SSHKey | None = None
 Log = Callable[[str, str], None]
+Delay = Callable[[], float]
+
+
+def _no_delay() -> float:
+    return 0.0
 
 
 def host_key() -> asyncssh.SSHKey:
@@ -75,25 +80,27 @@ def _drop_if_unreachable(device: ShellDevice, process: asyncssh.SSHServerProcess
     return True
 
 
-async def _session(device: ShellDevice, process: asyncssh.SSHServerProcess, log: Log) -> None:
+async def _session(device: ShellDevice, process: asyncssh.SSHServerProcess, log: Log, delay: Delay) -> None:
     try:
         if _drop_if_unreachable(device, process):
             return
         if process.command is not None:
             command = process.command
             log("exec", command)
+            if delay():        # latency / slow faults hold every answer, on every protocol
+                await asyncio.sleep(delay())
             stdin = await process.stdin.read() if shell.wants_stdin(command) else None
             rc, out, err = shell.execute(device, command, stdin)
             process.stdout.write(out)
             process.stderr.write(err)
             process.exit(rc)
             return
-        await _interactive(device, process, log)
+        await _interactive(device, process, log, delay)
     except (asyncssh.BreakReceived, asyncssh.TerminalSizeChanged, BrokenPipeError, ConnectionError):
         process.exit(0)
 
 
-async def _interactive(device: ShellDevice, process: asyncssh.SSHServerProcess, log: Log) -> None:
+async def _interactive(device: ShellDevice, process: asyncssh.SSHServerProcess, log: Log, delay: Delay) -> None:
     rc = 0
     process.stdout.write(device.prompt())
     while True:
@@ -116,6 +123,8 @@ async def _interactive(device: ShellDevice, process: asyncssh.SSHServerProcess, 
             return
         if line.strip():
             log("shell", line)
+            if delay():
+                await asyncio.sleep(delay())
             rc, out, err = shell.execute(device, line, None, rc)
             process.stdout.write((out + err).replace("\r\n", "\n"))
         process.stdout.write(device.prompt())
@@ -157,18 +166,20 @@ def _no_log(kind: str, command: str) -> None:
     return None
 
 
-async def serve(get: Callable[[], ShellDevice], host: str, port: int, log: Log = _no_log) -> asyncssh.SSHAcceptor:
+async def serve(get: Callable[[], ShellDevice], host: str, port: int, log: Log = _no_log,
+                delay: Delay = _no_delay) -> asyncssh.SSHAcceptor:
     """Listen for SSH on host:port (port 0 picks a free one: read it from the acceptor).
 
     `get()` returns the device, looked up per connection so that a lab reset can swap the device object.
-    `log(kind, command)` records every command received ("exec" or "shell").
+    `log(kind, command)` records every command received ("exec" or "shell"); `delay()` is the device's current
+    injected latency in seconds.
     """
 
     def factory() -> asyncssh.SSHServer:
         return _Auth(get())
 
     def process(p: asyncssh.SSHServerProcess) -> asyncio.Task:
-        return _track(asyncio.ensure_future(_session(get(), p, log)))
+        return _track(asyncio.ensure_future(_session(get(), p, log, delay)))
 
     return await asyncssh.create_server(
         factory, host, port, server_host_keys=[host_key()], process_factory=process,
@@ -188,7 +199,7 @@ class SshListeners:
         out = {}
         for name, device in sorted(devices.items()):
             server = await serve(functools.partial(devices.__getitem__, name), "127.0.0.1", ctx.port(name),
-                                 functools.partial(_log_to, ctx, name))
+                                 functools.partial(_log_to, ctx, name), functools.partial(ctx.latency_s, name))
             self.servers.append(server)
             out[name] = {"host": "127.0.0.1", "port": server.sockets[0].getsockname()[1], "protocol": "ssh",
                          "platform": platform, "username": device.user}

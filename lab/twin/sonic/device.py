@@ -19,8 +19,20 @@ STARTUP = "/etc/sonic/config_db.json"
 Result = tuple[int, str, str]
 
 
+def boot_config(node: Node) -> dict[str, Any]:
+    """First boot: the topology's startup config_db (containerlab copies it to /etc/sonic/config_db.json)."""
+    if node.startup_config:
+        try:
+            doc = json.loads(node.startup_config)
+        except ValueError:
+            doc = None
+        if isinstance(doc, dict):
+            return doc
+    return factory_config(node)
+
+
 def factory_config(node: Node) -> dict[str, Any]:
-    """SONiC day 0 for the hardware: DEVICE_METADATA and the cabled PORTs, admin down, no QoS."""
+    """SONiC day 0 without a startup config: DEVICE_METADATA and the cabled PORTs, admin down, no QoS."""
     nums = sorted(int(re.sub(r"\D", "", p)) for p in node.ports if p.startswith("Ethernet"))
     step = min((b - a for a, b in zip(nums, nums[1:], strict=False) if b > a), default=4)
     ports = {f"Ethernet{n}": {"admin_status": "down", "alias": f"etp{n // step + 1}", "index": str(n // step + 1),
@@ -50,7 +62,7 @@ class SonicDevice:
     def __init__(self, node: Node, fabric: Fabric, state_file: Path | None = None, boot_time: float = 0.0) -> None:
         self.node, self.fabric, self.state_file = node, fabric, state_file
         self.boot_time = boot_time or time.time()
-        self.running: dict[str, Any] = factory_config(node)
+        self.running: dict[str, Any] = boot_config(node)
         self.files: dict[str, str] = {}
         self.timers: dict[str, dict[str, Any]] = {}     # unit -> {"deadline", "argv"}
         self._load()

@@ -65,5 +65,5 @@ class EosConfig:
             "management ssh", "   no shutdown", "!", "end", ""])
 
     def clab_interface(self, interface: Interface) -> str:
-        """cEOS maps the container's ethN to EthernetN."""
-        return "eth" + re.sub(r"\D", "", interface.name)
+        """cEOS maps the container's ethN to EthernetN and ethN_M to EthernetN/M (containerlab's ceos kind)."""
+        return "eth" + re.sub(r"[^\d/]", "", interface.name).replace("/", "_")
