@@ -19,6 +19,7 @@ import pyeapi  # noqa: E402
 
 from nr_run.intent import compile_site  # noqa: E402
 from nr_run.lab.twin.lab import Lab  # noqa: E402
+from nr_run.runbooks.clab import write_topology  # noqa: E402
 from nr_run.runbooks.render import render_device  # noqa: E402
 from tests.sitegen import generate_site  # noqa: E402
 
@@ -36,7 +37,7 @@ def main() -> None:
         site = generate_site(Path(tmp), rtsw=rtsw, ctsw=ctsw, sonic_every=0)
         intent = compile_site(site)
         switches = [d for d in intent.switches()]
-        lab = Lab(site, Path(tmp) / "state", base_port=0)
+        lab = Lab(write_topology(intent, Path(tmp) / "clab"), Path(tmp) / "state", base_port=0)
         t0 = time.perf_counter()
         addresses = lab.start(timeout=600)
         t1 = time.perf_counter()

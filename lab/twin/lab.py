@@ -93,7 +93,7 @@ class Lab:
                 self.port_note = (f"ports from {base_port} are in use ({busy[0]}, ...): serving on free ports, "
                                   "see the address table")
                 base_port = 0
-        self.state_dir = Path(state_dir) if state_dir else default_state_dir(site)
+        self.state_dir = Path(state_dir) if state_dir else default_state_dir(self.site)
         self.state_dir.mkdir(parents=True, exist_ok=True)
         self.faults = Faults.load(self.state_dir / "faults.json")
         if latency_ms:

@@ -103,7 +103,6 @@ def _fault_params(items: list[str]) -> dict[str, object]:
 
 def lab(args: argparse.Namespace) -> int:
     from nr_run.lab.twin import lab as twin
-
     from nr_run.lab.twin.clab import ClabError
     from nr_run.lab.twin.platforms import DEFAULT_BASE_PORT, PortsBusy
 

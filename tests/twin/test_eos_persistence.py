@@ -9,7 +9,7 @@ from __future__ import annotations
 import napalm
 import pytest
 
-from nr_run.lab.twin.lab import Lab, lab_clear, lab_down, lab_fault, lab_reset, lab_status, lab_up
+from nr_run.lab.twin.lab import Lab, lab_clear, lab_down, lab_fault, lab_reset, lab_status
 from tests.conftest import DC1
 from tests.twin_site import site_lab_up, site_topology
 

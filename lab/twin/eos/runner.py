@@ -6,7 +6,7 @@ import json
 import re
 from collections.abc import Callable
 
-from nr_run.lab.twin.eos import show
+from nr_run.lab.twin.eos import show, show_ops, show_routing
 from nr_run.lab.twin.eos.config import CfgNode, ConfigError, ConfigTree
 from nr_run.lab.twin.eos.device import _SESSION, CommandFailed, EosDevice
 
@@ -97,7 +97,55 @@ def _route_text(dev: EosDevice) -> str:
 
 # (pattern, json builder, text builder or None); the first match wins
 ShowFn = Callable[[EosDevice, re.Match], dict]
+_VRF = r"(?: vrf (?:all|default))?"
 SHOWS: list[tuple[re.Pattern, ShowFn, Callable[[EosDevice, re.Match], str] | None]] = [
+    # system and management plane (show_ops)
+    (re.compile(r"show uptime$"), lambda d, m: show_ops.uptime(d), None),
+    (re.compile(r"show reload cause( full)?$"), lambda d, m: show_ops.reload_cause(d), None),
+    (re.compile(r"show system coredump$"), lambda d, m: show_ops.coredump(d), None),
+    (re.compile(r"show agent logs crash$"), lambda d, m: {}, lambda d, m: ""),
+    (re.compile(r"show processes top once$"), lambda d, m: show_ops.processes_top(d),
+     lambda d, m: show_ops.processes_top_text(d)),
+    (re.compile(r"show maintenance$"), lambda d, m: show_ops.maintenance(d), None),
+    (re.compile(r"show zerotouch$"), lambda d, m: show_ops.zerotouch(d), None),
+    (re.compile(r"show running-config diffs$"), lambda d, m: {"output": show_ops.running_config_diffs(d)},
+     lambda d, m: show_ops.running_config_diffs(d)),
+    (re.compile(r"show extensions( detail)?$"), lambda d, m: show_ops.extensions(d), None),
+    (re.compile(r"show boot-extensions$"), lambda d, m: show_ops.boot_extensions(d), None),
+    (re.compile(r"show errdisable recovery$"), lambda d, m: {}, lambda d, m: show_ops.errdisable_recovery_text(d)),
+    (re.compile(r"show management ssh$"), lambda d, m: {}, lambda d, m: show_ops.management_ssh_text(d)),
+    (re.compile(r"show management api http-commands$"), lambda d, m: show_ops.management_api_http(d), None),
+    (re.compile(r"show clock$"), lambda d, m: show_ops.clock(d), None),
+    (re.compile(r"show users accounts$"), lambda d, m: show_ops.users_accounts(d), None),
+    (re.compile(r"show vrf$"), lambda d, m: show_ops.vrfs(d), None),
+    (re.compile(r"show snmp v2-mib chassis$"), lambda d, m: show_ops.snmp_chassis(d), None),
+    (re.compile(r"show snmp v2-mib location$"), lambda d, m: show_ops.snmp_location(d), None),
+    (re.compile(r"show snmp v2-mib contact$"), lambda d, m: show_ops.snmp_contact(d), None),
+    (re.compile(r"show system environment cooling$"), lambda d, m: show_ops.environment_cooling(d), None),
+    (re.compile(r"show system environment temperature$"), lambda d, m: show_ops.environment_temperature(d), None),
+    (re.compile(r"show system environment power$"), lambda d, m: show_ops.environment_power(d), None),
+    (re.compile(r"show mac address-table$"), lambda d, m: show_ops.mac_address_table(d), None),
+    (re.compile(r"show (?:arp|ip arp)" + _VRF + "$"), lambda d, m: show_ops.arp(d), None),
+    # interfaces
+    (re.compile(r"show interfaces transceiver$"), lambda d, m: show_ops.transceivers(d), None),
+    (re.compile(r"show interfaces counters errors$"), lambda d, m: show_ops.counters_errors(d), None),
+    (re.compile(r"show interfaces counters discards$"), lambda d, m: show_ops.counters_discards(d), None),
+    (re.compile(r"show interfaces counters rates$"), lambda d, m: show_ops.counters_rates(d), None),
+    (re.compile(r"show interfaces status errdisabled$"), lambda d, m: show_ops.errdisabled(d), None),
+    (re.compile(r"show interfaces description$"), lambda d, m: show_ops.interfaces_description(d), None),
+    (re.compile(r"show lacp counters all-ports$"), lambda d, m: show_ops.lacp_counters(d), None),
+    (re.compile(r"show ip interface brief$"), lambda d, m: show_ops.ip_interface_brief(d), None),
+    (re.compile(r"show ip interface( (\S+))?$"), lambda d, m: show_ops.ip_interface(d, m.group(2)), None),
+    # routing (show_routing)
+    (re.compile(r"show ip route summary$"), lambda d, m: show_routing.route_summary(d), None),
+    (re.compile(r"show ip route vrf all summary$"), lambda d, m: show_routing.route_summary_all(d), None),
+    (re.compile(r"show ip route vrf (\S+) (\d[\d./]*)( longer-prefixes)?( (?:connected|static|bgp))?( detail)?$"),
+     lambda d, m: show_routing.route_lookup(d, m.group(1), m.group(2), bool(m.group(3))), None),
+    (re.compile(r"show ip route (\d[\d./]*)( longer-prefixes)?( detail)?$"),
+     lambda d, m: show_routing.route_lookup(d, "default", m.group(1), bool(m.group(2))), None),
+    (re.compile(r"show ip bgp( (\d[\d./]*))?( longer-prefixes)?" + _VRF + "( detail)?$"),
+     lambda d, m: show_routing.ip_bgp(d, m.group(2), bool(m.group(3))), None),
+    (re.compile(r"show bfd peers( detail)?" + _VRF + "$"), lambda d, m: show_routing.bfd_peers(d), None),
     (re.compile(r"show version( detail)?$"), lambda d, m: show.version(d), lambda d, m: _version_text(d)),
     (re.compile(r"show hostname$"), lambda d, m: show.hostname(d),
      lambda d, m: f"Hostname: {d.state().hostname}\nFQDN:     {d.state().hostname}\n"),
@@ -171,6 +219,20 @@ def _one_if(data: dict, dev: EosDevice, arg: str | None) -> dict:
     return {"interfaces": {name: data["interfaces"][name]}}
 
 
+def _bash(argv: list[str]) -> str:
+    """`bash [timeout N] CMD`: the few read-only Linux commands monitoring tools run on a cEOS."""
+    if argv[:1] == ["timeout"] and len(argv) > 2:
+        argv = argv[2:]
+    if argv == ["nproc"]:
+        return "4\n"
+    if argv[:1] == ["df"]:
+        return ("Filesystem      Size  Used Avail Use% Mounted on\n"
+                "overlay          98G   31G   63G  33% /\n"
+                "tmpfs           3.9G  4.0K  3.9G   1% /dev/shm\n"
+                "/dev/sda1        98G   31G   63G  33% /mnt/flash\n")
+    raise CommandFailed([f"bash: {' '.join(argv)}: not available in the lab"], 1000, "could not run command")
+
+
 class Request:
     """The CLI state of one runCmds request: exec, config (direct) or a config session."""
 
@@ -237,6 +299,9 @@ class Request:
         if low in ("write memory", "write", "wr", "copy running-config startup-config"):
             text = self.dev.write_memory()
             return self._out({"messages": [text.strip()]}, text)
+        if low.startswith("bash "):
+            text = _bash(line.split()[1:])
+            return self._out({"messages": [text]}, text)
         if low.startswith("ping "):
             text = show.ping_text(self.dev, line.split()[1:])
             return self._out({"messages": [text]}, text)

@@ -17,6 +17,7 @@ import time
 from typing import Any
 
 from nr_run.lab.twin.eos.device import MODEL, VERSION, CommandFailed, EosDevice
+from nr_run.lab.twin.eos.show_routing import neighbor_details
 
 
 def _mac(name: str, salt: str = "") -> str:
@@ -120,8 +121,15 @@ def interfaces(dev: EosDevice) -> dict:
             entry["bandwidth"] = 1_000_000_000
             entry["physicalAddress"] = entry["burnedInAddress"] = _mac(dev.name, name)
             entry["interfaceCounters"] = {"inOctets": 0, "outOctets": 0, "inUcastPkts": 0, "outUcastPkts": 0,
-                                          "inDiscards": 0, "outDiscards": 0, "totalInErrors": 0,
-                                          "totalOutErrors": 0}
+                                          "inMulticastPkts": 0, "outMulticastPkts": 0, "inBroadcastPkts": 0,
+                                          "outBroadcastPkts": 0, "inDiscards": 0, "outDiscards": 0,
+                                          "totalInErrors": 0, "totalOutErrors": 0, "linkStatusChanges": 1,
+                                          "counterRefreshTime": time.time(),
+                                          "inputErrorsDetail": {"runtFrames": 0, "giantFrames": 0, "fcsErrors": 0,
+                                                                "alignmentErrors": 0, "symbolErrors": 0,
+                                                                "rxPause": 0},
+                                          "outputErrorsDetail": {"collisions": 0, "lateCollisions": 0,
+                                                                 "deferredTransmissions": 0, "txPause": 0}}
         _ = st
         out[name] = entry
     return {"interfaces": out}
@@ -217,6 +225,8 @@ def ip_bgp_neighbors(dev: EosDevice) -> dict:
             entry["establishedTime"] = int(time.time() - s.since)
         if s.state == "Idle":
             entry["idleReason"] = s.idle_reason
+        nb = st.bgp.neighbors.get(s.peer_ip)
+        entry.update(neighbor_details(dev, s.peer_ip, s.state == "Established", nb.peer_group if nb else None))
         plist.append(entry)
     return {"vrfs": {"default": {"peerList": plist}}}
 

@@ -1,0 +1,206 @@
+"""EOS routing show commands beyond the plain tables: summaries, one prefix, the BGP table, BFD, BGP neighbor
+details (JSON), computed from the fabric model.
+
+Shapes follow real EOS output as published in ANTA's unit-test data (github.com/aristanetworks/anta,
+tests/units/anta_tests/routing/test_generic.py, routing/test_bgp.py, test_bfd.py) and NAPALM's EOS test data
+(github.com/napalm-automation/napalm, test/eos/mocked_data/test_get_route_to: `show ip route vrf default
+<prefix> detail`, `show ip bgp <prefix> vrf default`). Only the default VRF exists in the fabric.
+UNVERIFIED: `totalRoutesWarnLimit` (0 unless `maximum-routes N warning-limit W` is configured) and the BFD
+interval fields' units (microseconds, as `show bfd peers detail` prints them).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import time
+from collections import Counter
+from typing import Any
+
+from nr_run.lab.twin.eos.device import CommandFailed, EosDevice
+from nr_run.lab.twin.fabric import Route
+
+DEFAULT_MAX_ROUTES = 12000          # EOS's default `neighbor ... maximum-routes`
+BFD_INTERVAL_US = 300_000           # EOS default: 300 ms tx/rx, multiplier 3
+
+
+def _proto_model(dev: EosDevice) -> str:
+    lines = dev.running.root.lines()
+    found = next((ln.split()[-1] for ln in lines if ln.startswith("service routing protocols model ")), None)
+    return found or "multi-agent"
+
+
+def _summary(dev: EosDevice) -> dict[str, Any]:
+    routes = dev.fabric.routes(dev.name)
+    kinds = Counter(r.protocol for r in routes.values())
+    masks = Counter(str(ipaddress.ip_network(p).prefixlen) for p in routes)
+    bgp = kinds.get("bgp", 0)
+    return {"totalRoutes": len(routes), "connected": kinds.get("connected", 0), "static": kinds.get("static", 0),
+            "staticPersistent": 0, "staticNonPersistent": kinds.get("static", 0), "vcs": 0,
+            "staticNexthopGroup": 0, "internal": 0, "dynamicPolicy": 0, "aggregate": 0, "maskLen": dict(masks),
+            "bgpCounts": {"bgpTotal": bgp, "bgpExternal": bgp, "bgpInternal": 0, "bgpLocal": 0},
+            "ospfCounts": {"ospfTotal": 0, "ospfIntraArea": 0, "ospfInterArea": 0, "ospfExternal1": 0,
+                           "ospfExternal2": 0, "nssaExternal1": 0, "nssaExternal2": 0, "ospfDefaultRoute": 0},
+            "isisCounts": {"isisTotal": 0, "isisLevel1": 0, "isisLevel2": 0}}
+
+
+def route_summary(dev: EosDevice) -> dict:
+    model = _proto_model(dev)
+    return {"vrfs": {"default": _summary(dev)},
+            "protoModelStatus": {"configuredProtoModel": model, "operatingProtoModel": model}}
+
+
+def route_summary_all(dev: EosDevice) -> dict:
+    return {"vrfs": {"default": _summary(dev)}}
+
+
+def route_entry(dev: EosDevice, pfx: str, r: Route) -> dict:
+    rtype = {"connected": "connected", "static": "static", "bgp": "eBGP"}[r.protocol]
+    vias = [{"interface": nh.interface} if nh.ip is None else {"nexthopAddr": nh.ip, "interface": nh.interface}
+            for nh in r.next_hops]
+    entry: dict[str, Any] = {"hardwareProgrammed": True, "routeType": rtype, "routeLeaked": False,
+                             "kernelProgrammed": True, "routeAction": "forward" if vias or r.protocol != "static"
+                             else "drop", "directlyConnected": r.protocol == "connected", "vias": vias}
+    if r.protocol != "connected":
+        entry["preference"] = r.distance
+        entry["metric"] = 0
+    return entry
+
+
+def route_lookup(dev: EosDevice, vrf: str, target: str, longer: bool = False) -> dict:
+    """`show ip route vrf V <address|prefix> [longer-prefixes] [detail]`: the longest match, or the prefix."""
+    if vrf not in ("default", "all"):
+        raise CommandFailed([f"% IP Routing table for VRF {vrf} does not exist."], 1000, "could not run command")
+    try:
+        net = ipaddress.ip_network(target, strict=False)
+    except ValueError:
+        raise CommandFailed([f"Invalid input (at token 5: '{target}')"]) from None
+    table = dev.fabric.routes(dev.name)
+    found: dict[str, Route] = {}
+    if longer:
+        found = {p: r for p, r in table.items() if ipaddress.ip_network(p).subnet_of(net)}  # type: ignore[arg-type]
+    elif "/" in target:
+        if str(net) in table:
+            found = {str(net): table[str(net)]}
+    else:
+        route = dev.fabric.lookup(dev.name, target)
+        if route is not None:
+            found = {route.prefix: route}
+    vrf_out = {"routingDisabled": not dev.state().ip_routing, "allRoutesProgrammedHardware": True,
+               "allRoutesProgrammedKernel": True, "defaultRouteState": "notSet",
+               "routes": {p: route_entry(dev, p, r) for p, r in found.items()}}
+    return {"vrfs": {"default": vrf_out}}
+
+
+def ip_bgp(dev: EosDevice, target: str | None = None, longer: bool = False) -> dict:
+    """`show ip bgp [<prefix>] [longer-prefixes] [vrf V]`: best paths of the BGP table (own prefixes local)."""
+    st = dev.state()
+    if not st.bgp:
+        return {"vrfs": {}}
+    entries: dict[str, Any] = {}
+    table = dev.fabric.bgp_table(dev.name)
+    own = {p: None for p in dev.fabric.originated(dev.name)}
+    net = ipaddress.ip_network(target, strict=False) if target else None
+    for pfx in sorted({*table, *own}, key=lambda p: ipaddress.ip_network(p)):
+        p_net = ipaddress.ip_network(pfx)
+        if net is not None and not (p_net.subnet_of(net) if longer else  # type: ignore[arg-type]
+                                    (p_net == net or ("/" not in str(target) and net.network_address in p_net))):
+            continue
+        route = table.get(pfx)
+        paths = []
+        hops = route.next_hops if route else [None]
+        for i, nh in enumerate(hops):
+            as_path = " ".join(str(a) for a in route.as_path) if route else ""
+            paths.append({
+                "asPathEntry": {"asPathType": "External" if route else "Local",
+                                "asPath": (as_path + " i").strip() if route else "i"},
+                "med": 0, "localPreference": 100, "weight": 0 if route else 32768, "reasonNotBestpath": None,
+                "nextHop": nh.ip if nh is not None and nh.ip else "0.0.0.0",
+                "routeType": {"atomicAggregator": False, "valid": True, "ecmpContributor": len(hops) > 1,
+                              "active": True, "backup": False, "stale": False, "suppressed": False,
+                              "ecmpHead": i == 0 and len(hops) > 1, "queued": False, "ecmp": len(hops) > 1,
+                              "luRoute": False, "origin": "Igp", "sixPeRoute": False},
+                "routeDetail": {"origin": "Igp", "peerEntry": {
+                    "peerRouterId": _peer_router_id(dev, nh.ip) if nh is not None and nh.ip else st.bgp.router_id
+                    or "0.0.0.0", "peerAddr": nh.ip if nh is not None and nh.ip else ""},
+                    "extCommunityList": [], "communityList": [], "recvdFromRRClient": False}})
+        entries[pfx] = {"address": str(p_net.network_address), "maskLength": p_net.prefixlen,
+                        "totalPaths": len(paths), "bgpAdvertisedPeerGroups": {}, "totalAdvertisedPeers": 0,
+                        "bgpRoutePaths": paths}
+    return {"vrfs": {"default": {"routerId": st.bgp.router_id or "0.0.0.0", "vrf": "default",
+                                 "asn": st.bgp.asn, "bgpRouteEntries": entries}}}
+
+
+def _peer_router_id(dev: EosDevice, ip: str) -> str:
+    return next((s.peer_router_id for s in dev.fabric.bgp_sessions(dev.name) if s.peer_ip == ip), "0.0.0.0")
+
+
+def bfd_peers(dev: EosDevice) -> dict:
+    """BFD sessions of BGP neighbors with `bfd` on both ends; up while both ends' link carries the session."""
+    st = dev.state()
+    neighbors: dict[str, Any] = {}
+    if st.bgp:
+        for s in dev.fabric.bgp_sessions(dev.name):
+            mine = st.bgp.neighbors.get(s.peer_ip)
+            if not mine or not mine.bfd:
+                continue
+            pst = dev.fabric.state(s.peer_device) if s.peer_device else None
+            theirs = pst.bgp.neighbors.get(s.local_ip or "") if pst and pst.bgp else None
+            up = s.state == "Established" and bool(theirs and theirs.bfd)
+            port = dev.fabric._local_if_for(dev.name, s.peer_ip) or ""
+            neighbors[s.peer_ip] = {"peerStats": {"": {
+                "peerAddr": s.peer_ip, "status": "up" if up else "down", "authType": "None", "kernelIfIndex": 0,
+                "lastDown": dev.boot_time, "lastDiag": "diagNone", "l3intf": port,
+                "remoteDisc": _disc(s.peer_ip, s.local_ip or "") if up else 0,
+                "localDisc": _disc(s.local_ip or "", s.peer_ip),
+                "peerStatsDetail": {"operTxInterval": BFD_INTERVAL_US, "operRxInterval": BFD_INTERVAL_US,
+                                    "detectMult": 3, "detectTime": 3 * BFD_INTERVAL_US, "apps": ["bgp"]}}}}
+    return {"vrfs": {"default": {"ipv4Neighbors": neighbors, "ipv6Neighbors": {}}}}
+
+
+def _disc(a: str, b: str) -> int:
+    import zlib
+
+    return zlib.crc32(f"{a}>{b}".encode()) or 1
+
+
+def _neighbor_lines(dev: EosDevice, ip: str) -> list[str]:
+    blk = dev.running.root.child(next((b.line for b in dev.running.root.blocks("router bgp ")), "router bgp"))
+    return [ln for ln in (blk.lines() if blk else []) if ln.startswith(f"neighbor {ip} ")]
+
+
+def neighbor_details(dev: EosDevice, ip: str, established: bool, peer_group: str | None) -> dict[str, Any]:
+    """The fields of one `show bgp neighbors` peer that ANTA's BGP tests read, beyond state and counters."""
+    lines = _neighbor_lines(dev, ip) + ([ln.replace(f"neighbor {peer_group} ", f"neighbor {ip} ", 1)
+                                         for ln in _neighbor_lines(dev, peer_group)] if peer_group else [])
+    limit = next((ln for ln in lines if " maximum-routes " in ln), None)
+    max_routes, warn = DEFAULT_MAX_ROUTES, 0
+    if limit:
+        m = re.search(r"maximum-routes (\d+)(?: warning-limit (\d+))?", limit)
+        if m:
+            max_routes, warn = int(m.group(1)), int(m.group(2) or 0)
+    cap = {"advertised": True, "received": established, "enabled": established}
+    out: dict[str, Any] = {
+        "neighborCapabilities": {"multiprotocolCaps": {"ipv4Unicast": dict(cap)}, "fourOctetAsnCap": dict(cap),
+                                 "routeRefreshCap": dict(cap), "enhancedRouteRefreshCap": dict(cap)},
+        "maxTotalRoutes": max_routes, "totalRoutesWarnLimit": warn,
+        "dropStats": dict.fromkeys(("inDropAsloop", "inDropClusterIdLoop", "inDropMalformedMpbgp", "inDropOrigId",
+                                    "inDropNhLocal", "inDropNhAfV6", "prefixDroppedMartianV4",
+                                    "prefixDroppedMaxRouteLimitViolatedV4", "prefixDroppedMartianV6",
+                                    "prefixDroppedMaxRouteLimitViolatedV6", "prefixLuDroppedV4",
+                                    "prefixLuDroppedMartianV4", "prefixLuDroppedMaxRouteLimitViolatedV4",
+                                    "prefixLuDroppedV6", "prefixLuDroppedMartianV6",
+                                    "prefixLuDroppedMaxRouteLimitViolatedV6", "prefixEvpnDroppedUnsupportedRouteType",
+                                    "prefixBgpLsDroppedReceptionUnsupported", "outDropV4LocalAddr",
+                                    "outDropV6LocalAddr", "prefixVpnIpv4DroppedImportMatchFailure",
+                                    "prefixVpnIpv4DroppedMaxRouteLimitViolated", "prefixVpnIpv6DroppedImportMatchFailure",
+                                    "prefixVpnIpv6DroppedMaxRouteLimitViolated", "prefixEvpnDroppedImportMatchFailure",
+                                    "prefixEvpnDroppedMaxRouteLimitViolated", "prefixRtMembershipDroppedLocalAsReject",
+                                    "prefixRtMembershipDroppedMaxRouteLimitViolated"), 0),
+        "peerInUpdateErrors": {"inUpdErrWithdraw": 0, "inUpdErrIgnore": 0, "inUpdErrDisableAfiSafi": 0,
+                               "disabledAfiSafi": "None", "lastUpdErrTime": 0},
+        "statsTimestamp": time.time(),
+    }
+    if peer_group:
+        out["peerGroupName"] = peer_group
+    return out
