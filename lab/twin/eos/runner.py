@@ -159,9 +159,16 @@ SHOWS: list[tuple[re.Pattern, ShowFn, Callable[[EosDevice, re.Match], str] | Non
     (re.compile(r"show bgp ipv4 unicast summary( vrf (all|default))?$"), lambda d, m: show.ip_bgp_summary(d),
      lambda d, m: _bgp_summary_text(d)),
     (re.compile(r"show ipv6 bgp summary( vrf (all|default))?$"), lambda d, m: show.ipv6_bgp_summary(d), None),
-    (re.compile(r"show (ip )?bgp neighbors( vrf (all|default))?$"), lambda d, m: show.ip_bgp_neighbors(d), None),
+    (re.compile(r"show (ip )?bgp neighbors( vrf (all|default))?$"), lambda d, m: show.ip_bgp_neighbors(d),
+     lambda d, m: show_routing.bgp_neighbors_text(d)),
+    (re.compile(r"show (?:ip )?bgp neighbors (\d[\d.]*)" + _VRF + "$"), lambda d, m: _one_peer(d, m.group(1)),
+     lambda d, m: show_routing.bgp_neighbors_text(d, m.group(1))),
     (re.compile(r"show ipv6 bgp (peers|neighbors)( vrf (all|default))?$"), lambda d, m: show.ipv6_bgp_peers(d),
-     None),
+     lambda d, m: ""),
+    (re.compile(r"show ipv6 interface( brief)?$"), lambda d, m: {"interfaces": {}}, None),
+    (re.compile(r"show vlan$"), lambda d, m: show_ops.vlans(d), None),
+    (re.compile(r"show ntp associations$"), lambda d, m: {"peers": {}}, lambda d, m: "NTP is disabled.\n"),
+    (re.compile(r"show ntp status$"), lambda d, m: {"status": "disabled"}, lambda d, m: "NTP is disabled.\n"),
     (re.compile(r"show bgp summary( vrf (all|default))?$"), lambda d, m: show.bgp_summary(d), None),
     (re.compile(r"show ip route( vrf (all|default))?$"), lambda d, m: show.ip_route(d), lambda d, m: _route_text(d)),
     (re.compile(r"show priority-flow-control counters( detail)?$"), lambda d, m: show.pfc_counters(d), None),
@@ -217,6 +224,13 @@ def _one_if(data: dict, dev: EosDevice, arg: str | None) -> dict:
     if name not in data["interfaces"]:
         raise CommandFailed([f"Interface does not exist (at token 2: '{arg}')"])
     return {"interfaces": {name: data["interfaces"][name]}}
+
+
+def _one_peer(dev: EosDevice, ip: str) -> dict:
+    data = show.ip_bgp_neighbors(dev)
+    for vrf in data["vrfs"].values():
+        vrf["peerList"] = [p for p in vrf["peerList"] if p["peerAddress"] == ip]
+    return data
 
 
 def _bash(argv: list[str]) -> str:

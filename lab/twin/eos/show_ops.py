@@ -247,6 +247,16 @@ def vrfs(dev: EosDevice) -> dict:
                                  "interfacesV4": names, "interfacesV6": [], "interfaces": names}}}
 
 
+def vlans(dev: EosDevice) -> dict:
+    """`show vlan`: VLAN 1 with the switched (non-routed) ports (NAPALM test data show_vlan.json)."""
+    from nr_run.lab.twin.eos.show import interfaces
+
+    bridged = {n: {"privatePromoted": False} for n, i in interfaces(dev)["interfaces"].items()
+               if i["forwardingModel"] == "bridged" and n.startswith("Ethernet")}
+    return {"sourceDetail": "", "vlans": {"1": {"status": "active", "name": "default", "interfaces": bridged,
+                                                "dynamic": False}}}
+
+
 def snmp_chassis(dev: EosDevice) -> dict:
     from nr_run.lab.twin.eos.show import version
 

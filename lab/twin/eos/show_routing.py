@@ -114,7 +114,7 @@ def ip_bgp(dev: EosDevice, target: str | None = None, longer: bool = False) -> d
             paths.append({
                 "asPathEntry": {"asPathType": "External" if route else "Local",
                                 "asPath": (as_path + " i").strip() if route else "i"},
-                "med": 0, "localPreference": 100, "weight": 0 if route else 32768, "reasonNotBestpath": None,
+                "med": 0, "localPreference": 100, "weight": 0 if route else 32768,
                 "nextHop": nh.ip if nh is not None and nh.ip else "0.0.0.0",
                 "routeType": {"atomicAggregator": False, "valid": True, "ecmpContributor": len(hops) > 1,
                               "active": True, "backup": False, "stale": False, "suppressed": False,
@@ -204,3 +204,72 @@ def neighbor_details(dev: EosDevice, ip: str, established: bool, peer_group: str
     if peer_group:
         out["peerGroupName"] = peer_group
     return out
+
+
+def _hms(seconds: float) -> str:
+    s = int(max(0, seconds))
+    if s >= 86400:
+        return f"{s // 86400}d{s % 86400 // 3600:02d}h"
+    return f"{s // 3600:02d}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+def bgp_neighbors_text(dev: EosDevice, neighbor: str | None = None) -> str:
+    """`show ip bgp neighbors [A.B.C.D] vrf all` as EOS prints it (the layout of NAPALM's test data
+    test/eos/mocked_data/test_get_bgp_neighbors_detail/normal/show_ip_bgp_neighbors_vrf_all.text, which the
+    eos driver's bgp_detail TextFSM templates parse); one block per peer, blank-line separated."""
+    st = dev.state()
+    if not st.bgp:
+        return ""
+    keep, hold = 3, 9
+    blocks = []
+    for s in dev.fabric.bgp_sessions(dev.name):
+        if neighbor and s.peer_ip != neighbor:
+            continue
+        nb = st.bgp.neighbors.get(s.peer_ip)
+        for ln in _neighbor_lines(dev, s.peer_ip) + (_neighbor_lines(dev, nb.peer_group) if nb and nb.peer_group
+                                                     else []):
+            m = re.search(r" timers (\d+) (\d+)$", ln)
+            if m:
+                keep, hold = int(m.group(1)), int(m.group(2))
+        est = s.state == "Established"
+        link = "internal" if s.remote_as == s.local_as else "external"
+        lines = [f"BGP neighbor is {s.peer_ip}, remote AS {s.remote_as or 0}, {link} link"]
+        if s.description:
+            lines.append(f"  Description: {s.description}")
+        lines.append(f"  BGP version 4, remote router ID {s.peer_router_id}, VRF default")
+        if nb and nb.peer_group:
+            lines.append(f"  Inherits configuration from and member of peer-group {nb.peer_group}")
+        lines += ["  Negotiated BGP version 4" if est else "  Negotiated BGP version 0",
+                  "  Last read 00:00:01, last write 00:00:01",
+                  f"  Hold time is {hold if est else 0}, keepalive interval is {keep if est else 0} seconds",
+                  f"  Configured hold time is {hold}, keepalive interval is {keep} seconds",
+                  "  Connect timer is inactive", "  Idle-restart timer is inactive",
+                  f"  BGP state is {s.state}, up for {_hms(time.time() - s.since)}" if est else
+                  f"  BGP state is {s.state}",
+                  f"  Number of transitions to established: {1 if est else 0}",
+                  f"  Last state was {'OpenConfirm' if est else 'Idle'}",
+                  f"  Last event was {'RecvKeepAlive' if est else 'Stop'}"]
+        if est:
+            lines += ["  Neighbor Capabilities:", "    Multiprotocol IPv4 Unicast: advertised and received and negotiated",
+                      "    Four Octet ASN: advertised and received",
+                      "    Route Refresh: advertised and received and negotiated",
+                      "    Send End-of-RIB messages: advertised and received and negotiated"]
+        lines += ["  Restart timer is inactive", "  End of rib timer is inactive", "  Message statistics:",
+                  "    InQ depth is 0", "    OutQ depth is 0",
+                  "                         Sent      Rcvd",
+                  f"    Opens:               {1 if est else 0:>4}      {1 if est else 0:>4}",
+                  "    Notifications:          0         0",
+                  f"    Updates:             {s.prefixes_sent:>4}      {s.prefixes_received:>4}",
+                  "    Keepalives:            10        10", "    Route-Refresh:          0         0",
+                  f"    Total messages:      {s.prefixes_sent + 11:>4}      {s.prefixes_received + 11:>4}",
+                  "  Prefix statistics:", "                         Sent      Rcvd",
+                  f"    IPv4 Unicast:        {s.prefixes_sent:>4}      {s.prefixes_received:>4}",
+                  "    IPv6 Unicast:           0         0",
+                  f"Local AS is {s.local_as}, local router ID {st.bgp.router_id or '0.0.0.0'}", "TTL is 1"]
+        if est and s.local_ip:
+            lines += [f"Local TCP address is {s.local_ip}, local port is 179",
+                      f"Remote TCP address is {s.peer_ip}, remote port is {30000 + _disc(s.peer_ip, '') % 30000}",
+                      "Auto-Local-Addr is disabled", "TCP Socket Information:", "  TCP state is ESTABLISHED",
+                      "  Recv-Q: 0/32768", "  Send-Q: 0/32768"]
+        blocks.append("\n".join(lines) + "\n")
+    return "\n".join(blocks) + ("\n" if blocks else "")
