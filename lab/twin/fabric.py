@@ -25,7 +25,9 @@ class LldpNeighbor:
     port: str               # local port
     device: str             # neighbor node name
     hostname: str           # neighbor's configured hostname (systemName)
-    neighbor_port: str
+    neighbor_port: str      # the port ID the neighbor sends (its interface name, or SONiC's PORT alias)
+    neighbor_port_descr: str = ""
+    port_id_subtype: str = "ifname"     # LLDP port ID subtype: ifname (interface name) | local (locally assigned)
 
 
 @dataclass(frozen=True)
@@ -156,7 +158,11 @@ class Fabric:
             far = self.peer(dev, port)
             if far and self.link_up(dev, port):
                 st = self.states.get(far[0])
-                out.append(LldpNeighbor(port, far[0], st.hostname if st else far[0], far[1]))
+                ifs = st.interfaces.get(far[1]) if st else None
+                port_id = ifs.lldp_port_id if ifs and ifs.lldp_port_id else far[1]
+                descr = ifs.description if ifs else ""
+                subtype = "local" if ifs and ifs.lldp_port_id else "ifname"
+                out.append(LldpNeighbor(port, far[0], st.hostname if st else far[0], port_id, descr, subtype))
         return out
 
     # ---- addressing ---------------------------------------------------------------------------

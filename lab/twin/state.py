@@ -47,6 +47,7 @@ class IfState:
     strict_queues: set[int] = field(default_factory=set)
     queue_weights: dict[int, int] = field(default_factory=dict)  # queue -> DWRR weight / bandwidth %
     qos_profile: str | None = None
+    lldp_port_id: str | None = None         # the LLDP port ID sent out of this port; None: the interface name
 
 
 @dataclass

@@ -30,6 +30,7 @@ class InterfaceState:
     oper_up: bool
     speed_mbps: int | None = None
     mtu: int | None = None
+    alias: str | None = None        # the name the port goes by on the wire (SONiC's LLDP port ID), if another
 
 
 @dataclass

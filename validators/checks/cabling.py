@@ -18,15 +18,19 @@ class CablingCheck(Check):
     name = "cabling"
     tags = ("fabric", "l1", "lldp", "stage")
     description = "LLDP neighbor on every intended port equals the planned peer device and port"
-    requires = ("lldp",)
+    requires = ("lldp", "interfaces")
     Options = CablingOptions
     options: CablingOptions
 
     def evaluate(self, intent: DeviceIntent, state: DeviceState, fabric: FabricIntent,
                  states: dict[str, DeviceState]) -> list[Finding]:
+        # a neighbor may advertise a port by another name (SONiC sends its PORT alias as the LLDP port ID)
+        by_alias = {(dev, itf.alias): name for dev, st in states.items() for name, itf in st.interfaces.items()
+                    if itf.alias}
         seen: dict[str, list[tuple[str, str]]] = {}
         for n in state.lldp:
-            seen.setdefault(n.local_port, []).append((short(n.remote_device), n.remote_port))
+            dev = short(n.remote_device)
+            seen.setdefault(n.local_port, []).append((dev, by_alias.get((dev, n.remote_port), n.remote_port)))
         planned = {itf.name: (itf.peer_device, itf.peer_port) for itf in intent.interfaces}
         where_planned = {peer: port for port, peer in planned.items()}
         out: list[Finding] = []

@@ -173,10 +173,11 @@ def lldp_neighbors_detail(dev: EosDevice) -> dict:
                          "systemName": n.hostname, "systemDescription": "", "ttl": 120,
                          "lastChangeTime": dev.boot_time, "lastContactTime": time.time(),
                          "neighborDiscoveryTime": dev.boot_time,
-                         "neighborInterfaceInfo": {"interfaceIdType": "interfaceName",
+                         "neighborInterfaceInfo": {"interfaceIdType": "interfaceName" if n.port_id_subtype ==
+                                                   "ifname" else "local",
                                                    "interfaceId": f'"{n.neighbor_port}"',
                                                    "interfaceId_v2": n.neighbor_port,
-                                                   "interfaceDescription": ""}})
+                                                   "interfaceDescription": n.neighbor_port_descr}})
         out[name] = {"lldpNeighborInfo": info}
     return {"lldpNeighbors": out}
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from nr_run.lab.twin.fabric import Fabric
-from nr_run.lab.twin.sonic import gcu, show
+from nr_run.lab.twin.sonic import gcu, show, show_ops
 from nr_run.lab.twin.sonic.interpret import to_state
 from nr_run.lab.twin.topology import Node
 
@@ -124,7 +124,11 @@ class SonicDevice:
         name = argv[0].rsplit("/", 1)[-1]
         handler = {"config": self._config, "show": self._show, "systemd-run": self._systemd_run,
                    "systemctl": self._systemctl, "vtysh": self._vtysh, "pfcwd": self._pfcwd,
-                   "ecnconfig": self._ecnconfig, "ping": self._ping, "hostname": self._hostname}.get(name)
+                   "ecnconfig": self._ecnconfig, "ping": self._ping, "hostname": self._hostname,
+                   "mmuconfig": lambda a, i: show_ops.mmuconfig(self, a), "redis-cli": lambda a, i: show_ops.redis_cli(self, a),
+                   "sonic-db-cli": lambda a, i: show_ops.sonic_db_cli(self, a),
+                   "sonic-cfggen": lambda a, i: show_ops.sonic_cfggen(self, a),
+                   "docker": lambda a, i: show_ops.docker(self, a)}.get(name)
         if handler is None:
             return 127, "", f"-bash: {argv[0]}: command not found\n"
         return handler(argv[1:], stdin)

@@ -40,7 +40,9 @@ def to_state(db: dict[str, dict[str, Any]], default_hostname: str) -> DeviceStat
     for name, f in db.get("PORT", {}).items():
         ifs = IfState(name=name, admin_up=f.get("admin_status", "down") == "up",  # YANG default: down
                       mtu=int(f.get("mtu", "9100")), description=f.get("description", ""),
-                      speed_mbps=int(f["speed"]) if str(f.get("speed", "")).isdigit() else None)
+                      speed_mbps=int(f["speed"]) if str(f.get("speed", "")).isdigit() else None,
+                      # lldpmgrd: `lldpcli configure ports <port> lldp portidsubtype local <alias>`
+                      lldp_port_id=f.get("alias") or None)
         qm = qos_map.get(name, {})
         ifs.pfc_priorities = _prios(qm.get("pfc_enable", ""))
         ifs.pfc_enabled = bool(ifs.pfc_priorities)

@@ -38,15 +38,9 @@ def show(dev: SonicDevice, args: list[str]) -> Result:
         doc = dict(db)
         doc["bgpraw"] = _frr_running(dev)
         return 0, json.dumps(doc, indent=4, sort_keys=True) + "\n", ""
-    if cmd.startswith("version"):
-        meta = db.get("DEVICE_METADATA", {}).get("localhost", {})
-        up = int(time.time() - dev.boot_time)
-        return 0, (f"\nSONiC Software Version: SONiC.202205.twin\nSONiC OS Version: 11\nDistribution: Debian 11.6\n"
-                   f"Kernel: 5.10.0-18-2-amd64\nBuild commit: twin\nBuild date: Mon Jan  2 00:00:00 UTC 2023\n"
-                   f"Built by: nr-run\n\nPlatform: {meta.get('platform', '')}\nHwSKU: {meta.get('hwsku', '')}\n"
-                   f"ASIC: vs\nASIC Count: 1\nSerial Number: TWIN{dev.node.name.upper()}\nModel Number: N/A\n"
-                   f"Hardware Revision: N/A\nUptime: up {up // 60} min\n"
-                   f"Date: {time.strftime('%a %d %b %Y %H:%M:%S', time.gmtime())}\n\nDocker images:\n"), ""
+    more = _more(dev, words)
+    if more is not None:
+        return more
     if cmd == "interfaces status":
         rows = []
         for p in _ports(dev):
@@ -60,7 +54,7 @@ def show(dev: SonicDevice, args: list[str]) -> Result:
                          "Asym PFC"], rows, align_left=0), ""
     if cmd == "lldp table":
         nbs = dev.fabric.lldp_neighbors(dev.node.name)
-        rows = [[n.port, n.hostname, n.neighbor_port, "R", n.neighbor_port] for n in nbs]
+        rows = [[n.port, n.hostname, n.neighbor_port, "R", n.neighbor_port_descr or n.neighbor_port] for n in nbs]
         return 0, ("Capability codes: (R) Router, (B) Bridge, (O) Other\n"
                    + table(["LocalPort", "RemoteDevice", "RemotePortID", "Capability", "RemotePortDescr"], rows, 5)
                    + "-" * 50 + f"\nTotal entries displayed:  {len(rows)}\n"), ""
@@ -98,11 +92,36 @@ def show(dev: SonicDevice, args: list[str]) -> Result:
             out.append(f"Profile: {name}\n" + _kv(f))
         return 0, "\n".join(out), ""
     if words[:2] == ["ip", "bgp"] or words[:1] == ["bgp"]:
-        rc, o, e = vtysh(dev, "show " + cmd + " json") if "summary" in cmd else (1, "", "")
-        return rc, o, e
+        if "summary" not in cmd:
+            return 2, "", f"Error: No such command \"{words[-1]}\".\n"
+        # `show ip bgp summary` prints sonic-utilities' table; `-j`/`--json` gives FRR's JSON
+        if "-j" in args or "--json" in args:
+            return vtysh(dev, "show " + cmd + " json")
+        from nr_run.lab.twin.sonic import show_ops
+        return show_ops.bgp_summary_table(dev)
     if words[:1] == ["pfcwd"]:
         return pfcwd(dev, ["show"] + words[1:])
     return 2, "", f"Error: No such command \"{' '.join(words[:1])}\".\n"
+
+
+def _more(dev: SonicDevice, words: list[str]) -> Result | None:
+    """The show subcommands of show_ops (None: not one of them)."""
+    from nr_run.lab.twin.sonic import show_ops as ops
+
+    cmd = " ".join(words)
+    simple = {"version": ops.version, "interfaces counters": lambda d: ops.counters(d, False),
+              "interfaces counters errors": lambda d: ops.counters(d, True),
+              "interfaces description": ops.description, "interfaces alias": ops.alias,
+              "ip interfaces": ops.ip_interfaces, "ip interface": ops.ip_interfaces,
+              "ip route": ops.frr_ip_route, "runningconfiguration bgp": ops.running_bgp,
+              "lldp neighbors": ops.lldp_neighbors, "platform summary": ops.platform_summary,
+              "buffer_pool watermark": lambda d: ops.buffer_pool_watermark(d, False),
+              "buffer_pool persistent-watermark": lambda d: ops.buffer_pool_watermark(d, True)}
+    if cmd in simple:
+        return simple[cmd](dev)
+    if words[:2] in (["priority-group", "watermark"], ["priority-group", "persistent-watermark"]) and len(words) == 3:
+        return ops.pg_watermark(dev, words[2], words[1] == "persistent-watermark")
+    return None
 
 
 def _kv(fields: dict[str, str]) -> str:
@@ -158,8 +177,11 @@ def vtysh(dev: SonicDevice, command: str) -> Result:
                                       {"fib": True, "directlyConnected": True, "interfaceName": nh.interface,
                                        "active": True} for nh in r.next_hops]}]
         return 0, json.dumps(out, indent=2) + "\n", ""
-    if command.strip() == "show running-config":
-        return 0, _frr_running(dev), ""
+    from nr_run.lab.twin.sonic import show_ops
+
+    text = show_ops.vtysh_text(dev, command)
+    if text is not None:
+        return text
     return 1, "", f"% Unknown command: {command}\n"
 
 

@@ -118,7 +118,8 @@ def _speed_mbps(value: str) -> int | None:
 def parse_interfaces(text: str) -> dict[str, InterfaceState]:
     return {
         r["Interface"]: InterfaceState(r["Interface"], r["Admin"] == "up", r["Oper"] == "up",
-                                       _speed_mbps(r["Speed"]), int(r["MTU"]) if r["MTU"].isdigit() else None)
+                                       _speed_mbps(r["Speed"]), int(r["MTU"]) if r["MTU"].isdigit() else None,
+                                       r.get("Alias") or None)
         for r in parse_table(text, "Interface")
     }
 
