@@ -74,6 +74,19 @@ def host_exec(device: DeviceIntent) -> list[str]:
     return out
 
 
+def mgmt_subnet(fabric: FabricIntent) -> str:
+    """containerlab's one management network: the devices' management subnet, widened until every management
+    address of the site is inside it (a lab puts every node on one bridge)."""
+    first = next(iter(fabric.devices.values()))
+    if not first.mgmt_prefix:
+        return "172.20.20.0/24"
+    net = ipaddress.ip_interface(first.mgmt_prefix).network
+    addresses = [ipaddress.ip_address(d.mgmt_address) for d in fabric.devices.values()]
+    while not all(a in net for a in addresses) and net.prefixlen > 0:
+        net = net.supernet()
+    return str(net)
+
+
 def topology(fabric: FabricIntent, startup_dir: str | None = None) -> dict[str, Any]:
     """The topology document; startup-config paths are relative to the file (default folder: the site name)."""
     folder = startup_dir if startup_dir is not None else safe_filename(fabric.site, "")
@@ -92,8 +105,8 @@ def topology(fabric: FabricIntent, startup_dir: str | None = None) -> dict[str, 
     links = [{"endpoints": [f"{lk.a_device}:{clab_port(devs[lk.a_device], lk.a_port)}",
                             f"{lk.b_device}:{clab_port(devs[lk.b_device], lk.b_port)}"]} for lk in fabric.links]
     first = next(iter(fabric.devices.values()))
-    gw, subnet = first.mgmt_gateway, first.mgmt_prefix
-    net = str(ipaddress.ip_interface(subnet).network) if subnet else "172.20.20.0/24"
+    gw = first.mgmt_gateway
+    net = mgmt_subnet(fabric)
     return {"name": fabric.site, "mgmt": {"network": f"{fabric.site}-mgmt", "ipv4-subnet": net,
                                           **({"ipv4-gw": gw} if gw else {})},
             "topology": {"nodes": nodes, "links": links}}

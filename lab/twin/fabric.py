@@ -92,6 +92,9 @@ class Fabric:
         self._cache_key: tuple[int, int] = (-1, -1)
         self._cache: dict = {}
         self._changed_at = time.time()
+        # per session (device, peer ip): (state, since); sessions a change did not touch keep their uptime
+        self._session_since: dict[tuple[str, str], tuple[str, float]] = {}
+        self._tracked_key: tuple[int, int] = (-1, -1)
 
     # ---- inputs -------------------------------------------------------------------------------
     def set_state(self, device: str, state: DeviceState) -> None:
@@ -330,10 +333,32 @@ class Fabric:
     def _advertised(self, dev: str) -> set[str]:
         return set(self.originated(dev)) | set(self.bgp_table(dev))
 
+    def track_sessions(self) -> None:
+        """After any change, note which sessions changed state (and since when); the others keep their time."""
+        key = (self._version, self.faults.version)
+        if key == self._tracked_key:
+            return
+        self._sessions()            # refreshes the cache (and _changed_at) for the current inputs
+        now = self._changed_at
+        seen = set()
+        for dev, st in self.states.items():
+            if not st.bgp:
+                continue
+            for ip in st.bgp.neighbors:
+                state = self._session_check(dev, ip)[0]
+                old = self._session_since.get((dev, ip))
+                if old is None or old[0] != state:
+                    self._session_since[(dev, ip)] = (state, now)
+                seen.add((dev, ip))
+        for gone in set(self._session_since) - seen:
+            del self._session_since[gone]
+        self._tracked_key = key
+
     def bgp_sessions(self, dev: str) -> list[BgpSessionView]:
         st = self.states.get(dev)
         if not st or not st.bgp:
             return []
+        self.track_sessions()
         out = []
         established = {(s.dev, s.peer_ip): s for s in self._sessions()}
         for ip, nb in sorted(st.bgp.neighbors.items(), key=lambda kv: ipaddress.ip_address(kv[0])):
@@ -354,7 +379,8 @@ class Fabric:
                 description=nb.description, router_id=st.bgp.router_id,
                 peer_router_id=(pst.bgp.router_id or "0.0.0.0") if state == "Established" and pst and pst.bgp
                 else "0.0.0.0",
-                prefixes_received=received, prefixes_sent=sent, peer_device=pdev, since=self._changed_at))
+                prefixes_received=received, prefixes_sent=sent, peer_device=pdev,
+                since=self._session_since.get((dev, ip), (state, self._changed_at))[1]))
         return out
 
     # ---- routing and forwarding ---------------------------------------------------------------

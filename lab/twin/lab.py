@@ -215,6 +215,7 @@ class Lab:
             svc.apply_drift(node.name, list(f.params["lines"]))
             self.faults.items.remove(f)     # drift is an action: its effect lives in the running config
         self.faults.save(self.state_dir / "faults.json")
+        self.fabric.track_sessions()      # a session the fault takes down restarts its uptime when it comes back
         if kind == "unreachable" and self.loop is not None and self.loop.is_running():
             sshd.drop_connections(only_unreachable=True)
         return {"kind": f.kind, "params": f.params, "since": f.since}
@@ -223,6 +224,7 @@ class Lab:
         def do() -> int:
             n = self.faults.clear(kind, **params)
             self.faults.save(self.state_dir / "faults.json")
+            self.fabric.track_sessions()
             return n
         return self._call(do)
 
@@ -431,6 +433,7 @@ def _control_app(lab: Lab) -> web.Application:
         body = await request.json()
         n = lab.faults.clear(body.get("kind"), **(body.get("params") or {}))
         lab.faults.save(lab.state_dir / "faults.json")
+        lab.fabric.track_sessions()
         return web.json_response({"removed": n})
 
     async def reset(request: web.Request) -> web.Response:

@@ -184,6 +184,24 @@ class EosDevice:
             out["commitTimerExpireTime"] = round(self.timer.expires - self.boot_time, 3)
         return out
 
+    # ---- persistence of sessions and the commit timer -----------------------------------------
+    def sessions_state(self) -> dict:
+        """Configuration sessions and the pending commit timer, as the device keeps them across a restart."""
+        return {"sessions": [{"name": x.name, "config": x.tree.render(), "state": x.state,
+                              "completed_at": x.completed_at, "description": x.description}
+                             for x in self.sessions.values()],
+                "timer": None if self.timer is None else {"session": self.timer.session,
+                                                          "expires": self.timer.expires, "before": self.timer.before}}
+
+    def restore_sessions(self, data: dict) -> None:
+        """Bring back what sessions_state() saved; a timer that expired meanwhile reverts at the next tick."""
+        for x in data.get("sessions", []):
+            self.sessions[x["name"]] = Session(x["name"], parse(x["config"]), x["state"], x["completed_at"],
+                                               x.get("description", ""))
+        t = data.get("timer")
+        if t:
+            self.timer = CommitTimer(t["session"], float(t["expires"]), t["before"])
+
     # ---- file operations ---------------------------------------------------------------------
     def copy(self, src: str, dst: str) -> None:
         text = {"startup-config": self.startup, "running-config": self.render_running()}.get(src)

@@ -60,6 +60,9 @@ class EosService:
             files = json.loads(flash_p.read_text()) if flash_p.exists() else {}
             dev = EosDevice(node.name, self.ctx.fabric, running, startup, files, self.ctx.boot_time,
                             on_change=self._mark)
+            sessions_p = d / "sessions.json"
+            if sessions_p.exists():     # pending sessions and commit timers outlive a twin restart
+                dev.restore_sessions(json.loads(sessions_p.read_text()))
             self.devices[node.name] = dev
             if not running_p.exists():
                 self._dirty.add(node.name)
@@ -86,6 +89,7 @@ class EosService:
             (d / "running-config").write_text(dev.render_running())
             (d / "startup-config").write_text(dev.startup)
             (d / "flash.json").write_text(json.dumps(dev.files, indent=1, sort_keys=True))
+            (d / "sessions.json").write_text(json.dumps(dev.sessions_state(), indent=1, sort_keys=True))
         self._dirty.clear()
 
     # ---- serving -------------------------------------------------------------------------------
@@ -111,6 +115,7 @@ class EosService:
         return entries
 
     async def stop(self) -> None:
+        self._dirty.update(self.devices)      # sessions opened since the last change are kept too
         self.save()
         if self._runner:
             await self._runner.cleanup()
