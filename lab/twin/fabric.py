@@ -7,6 +7,7 @@ Results are cached per (states version, faults version).
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import time
 import zlib
@@ -18,6 +19,21 @@ from nr_run.lab.twin.state import DeviceState, IfState
 from nr_run.lab.twin.topology import Topology
 
 Port = tuple[str, str]
+
+
+@functools.lru_cache(maxsize=65536)
+def _iface(text: str) -> ipaddress.IPv4Interface | ipaddress.IPv6Interface:
+    """Parsed interface addresses (the same few thousand strings are parsed again on every change)."""
+    return ipaddress.ip_interface(text)
+
+
+def _hop_key(nh: NextHop) -> tuple[str, str]:
+    return (nh.ip or "", nh.interface)
+
+
+@functools.lru_cache(maxsize=65536)
+def _addr_int(text: str) -> int:
+    return int(ipaddress.ip_address(text))
 
 
 @dataclass(frozen=True)
@@ -183,28 +199,36 @@ class Fabric:
         return self._cached("owners", build)
 
     def connected(self, dev: str) -> dict[str, str]:
-        """Connected prefixes of an up interface or loopback: prefix -> interface."""
-        st = self.states.get(dev)
-        out: dict[str, str] = {}
-        if not st or not self.reachable(dev):
+        """Connected prefixes of an up interface or loopback: prefix -> interface (read-only, cached)."""
+        def build() -> dict[str, str]:
+            st = self.states.get(dev)
+            out: dict[str, str] = {}
+            if not st or not self.reachable(dev):
+                return out
+            for name, pfx in st.loopbacks.items():
+                out.setdefault(str(_iface(pfx).network), name)
+            for name, ifs in sorted(st.interfaces.items()):
+                if ifs.ipv4 and self.link_up(dev, name):
+                    out.setdefault(str(_iface(ifs.ipv4).network), name)
             return out
-        for name, pfx in st.loopbacks.items():
-            out.setdefault(str(ipaddress.ip_interface(pfx).network), name)
-        for name, ifs in sorted(st.interfaces.items()):
-            if ifs.ipv4 and self.link_up(dev, name):
-                out.setdefault(str(ipaddress.ip_interface(ifs.ipv4).network), name)
-        return out
+        return self._cached(f"conn:{dev}", build)
+
+    def _up_subnets(self, dev: str) -> list[tuple[int, int, str]]:
+        """(network, netmask, interface) of dev's up, addressed interfaces, in interface-name order."""
+        def build() -> list[tuple[int, int, str]]:
+            st = self.states.get(dev)
+            out = []
+            for name, ifs in sorted(st.interfaces.items()) if st else ():
+                if ifs.ipv4 and self.link_up(dev, name):
+                    net = _iface(ifs.ipv4).network
+                    out.append((int(net.network_address), int(net.netmask), name))
+            return out
+        return self._cached(f"subnets:{dev}", build)
 
     def _local_if_for(self, dev: str, ip: str) -> str | None:
         """The up interface of `dev` whose connected subnet contains `ip`."""
-        st = self.states.get(dev)
-        if not st:
-            return None
-        addr = ipaddress.ip_address(ip)
-        for name, ifs in sorted(st.interfaces.items()):
-            if ifs.ipv4 and addr in ipaddress.ip_interface(ifs.ipv4).network and self.link_up(dev, name):
-                return name
-        return None
+        addr = _addr_int(ip)
+        return next((name for net, mask, name in self._up_subnets(dev) if addr & mask == net), None)
 
     # ---- BGP ----------------------------------------------------------------------------------
     def _session_check(self, dev: str, peer_ip: str) -> tuple[str, str, str | None, str | None, str | None]:
@@ -245,12 +269,15 @@ class Fabric:
                         ebgp = pst.bgp.asn != st.bgp.asn  # type: ignore[union-attr]
                         out.append(_Session(dev, pdev, ip, port, ebgp))
             # a session exchanges routes only if both ends activated it
-            pairs = {(s.dev, s.peer, s.port) for s in out}
-            return [s for s in out if any(p[0] == s.peer and p[1] == s.dev for p in pairs)]
+            pairs = {(s.dev, s.peer) for s in out}
+            return [s for s in out if (s.peer, s.dev) in pairs]
         return self._cached("sessions", build)
 
     def originated(self, dev: str) -> list[str]:
-        """Prefixes `dev` injects into BGP: connected (if redistributed) and `network` statements."""
+        """Prefixes `dev` injects into BGP: connected (if redistributed) and `network` statements (cached)."""
+        return self._cached(f"orig:{dev}", lambda: self._originated(dev))
+
+    def _originated(self, dev: str) -> list[str]:
         st = self.states.get(dev)
         if not st or not st.bgp:
             return []
@@ -267,35 +294,47 @@ class Fabric:
                     out.add(pfx)
         return sorted(out)
 
+    def _receivers(self) -> tuple[dict[str, list[tuple[str, NextHop, bool]]], dict[str, int]]:
+        """Who learns from whom: advertising device -> (receiver, the receiver's next hop, eBGP), and each BGP
+        speaker's ASN; built once per change and shared by every origin's propagation."""
+        def build() -> tuple[dict[str, list[tuple[str, NextHop, bool]]], dict[str, int]]:
+            receivers: dict[str, list[tuple[str, NextHop, bool]]] = defaultdict(list)
+            for s in self._sessions():
+                receivers[s.peer].append((s.dev, NextHop(s.peer_ip, s.port), s.ebgp))
+            return receivers, {d: st.bgp.asn for d, st in self.states.items() if st.bgp}
+        return self._cached("receivers", build)
+
+    def _max_paths(self) -> dict[str, int]:
+        return self._cached("maxpaths", lambda: {d: st.bgp.maximum_paths if st.bgp else 1
+                                                 for d, st in self.states.items()})
+
     def _propagation(self, origin: str) -> dict[str, tuple[tuple[int, ...], list[NextHop], bool]]:
         """Best paths toward `origin`'s prefixes: dev -> (as_path, next hops, learned over iBGP)."""
         def build():
-            receivers: dict[str, list[_Session]] = defaultdict(list)
-            for s in self._sessions():
-                receivers[s.peer].append(s)
-            asn = {d: st.bgp.asn for d, st in self.states.items() if st.bgp}
+            receivers, asn = self._receivers()
+            limits = self._max_paths()
             best: dict[str, tuple[tuple[int, ...], list[NextHop], bool]] = {origin: ((), [], False)}
             frontier = [origin]
             while frontier:
                 cand: dict[str, list[tuple[tuple[int, ...], NextHop, bool]]] = defaultdict(list)
                 for v in frontier:
                     path_v, _, ibgp_learned = best[v]
-                    for s in receivers[v]:
-                        u = s.dev
-                        if u in best or (not s.ebgp and ibgp_learned):
+                    ebgp_path = (asn[v],) + path_v
+                    for u, nh, ebgp in receivers[v]:
+                        if u in best or (not ebgp and ibgp_learned):
                             continue
-                        path = (asn[v],) + path_v if s.ebgp else path_v
+                        path = ebgp_path if ebgp else path_v
                         if asn[u] in path:
                             continue
-                        cand[u].append((path, NextHop(s.peer_ip, s.port), not s.ebgp))
+                        cand[u].append((path, nh, not ebgp))
                 frontier = []
                 for u, lst in sorted(cand.items()):
-                    shortest = min(len(p) for p, _, _ in lst)
-                    lst = sorted((c for c in lst if len(c[0]) == shortest), key=lambda c: (c[0], c[1].ip or "", c[1].interface))
-                    bgp = self.states[u].bgp
-                    limit = max(1, bgp.maximum_paths if bgp else 1)
-                    hops = sorted({nh for _, nh, _ in lst}, key=lambda n: (n.ip or "", n.interface))[:limit]
-                    best[u] = (lst[0][0], hops, lst[0][2])
+                    shortest = min(len(c[0]) for c in lst)      # iBGP-learned paths do not grow
+                    lst = [c for c in lst if len(c[0]) == shortest]
+                    first = min(lst, key=lambda c: (c[0], c[1].ip or "", c[1].interface))
+                    limit = max(1, limits[u])
+                    hops = sorted({nh for _, nh, _ in lst}, key=_hop_key)[:limit]
+                    best[u] = (first[0], hops, first[2])
                     frontier.append(u)
             return best
         return self._cached(f"prop:{origin}", build)
