@@ -19,6 +19,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "lossless_drops": ("device", "port", "queue"),
     "congestion": ("device", "port", "queue"),  # ECN marks if ECN configured on the queue, else drops
     "latency": ("ms",),                         # lab-wide, every request
+    "reboot": ("device",),                      # the device boots its startup config (an action, like drift)
 }
 
 # what each parameter means (`nr-run lab fault --help`)
@@ -38,6 +39,7 @@ DESCRIPTIONS: dict[str, str] = {
     "drift": "config changed outside nr-run", "pfc_storm": "the far end keeps sending PFC pause frames",
     "lossless_drops": "a lossless queue drops packets", "congestion": "ECN marks (or drops without ECN) on a queue",
     "latency": "every device answers late",
+    "reboot": "the device reboots: startup config, no sessions or pending timers, SSH sessions dropped",
 }
 
 # Counters grow at these rates (per second) while a fault is active, from its injection time.

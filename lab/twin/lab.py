@@ -207,13 +207,18 @@ class Lab:
     def _fault(self, kind: str, params: dict) -> dict:
         check_fault_targets(self.topology, kind, params)
         f = self.faults.add(kind, **params)
-        if kind == "drift":
+        if kind in ("drift", "reboot"):
             node = self.topology.nodes[str(f.params["device"])]
             svc = self.services.get(node.platform)
+            self.faults.items.remove(f)     # an action: its effect lives in the device's configs
             if svc is None:
                 raise ValueError(f"{node.name}: platform {node.platform} is not served")
-            svc.apply_drift(node.name, list(f.params["lines"]))
-            self.faults.items.remove(f)     # drift is an action: its effect lives in the running config
+            if kind == "drift":
+                svc.apply_drift(node.name, list(f.params["lines"]))
+            else:
+                if self.loop is not None and self.loop.is_running():
+                    sshd.drop_connections(only_device=node.name)
+                svc.reboot(node.name)
         self.faults.save(self.state_dir / "faults.json")
         self.fabric.track_sessions()      # a session the fault takes down restarts its uptime when it comes back
         if kind == "unreachable" and self.loop is not None and self.loop.is_running():
@@ -398,8 +403,8 @@ def lab_fault(state_dir: str | Path, kind: str, **params: object) -> dict:
     sd = Path(state_dir)
     if lab_status(sd)["running"]:
         return _control(sd, "/fault", {"kind": kind, "params": params})
-    if kind == "drift":
-        raise ValueError("drift needs a running lab (it edits a running config)")
+    if kind in ("drift", "reboot"):
+        raise ValueError(f"{kind} needs a running lab (it acts on a running device)")
     faults = Faults.load(sd / "faults.json")
     topology = _read_json(sd / "lab.json").get("topology")
     if topology and Path(topology).exists():

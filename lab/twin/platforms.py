@@ -107,6 +107,9 @@ class PlatformService(Protocol):
     def apply_drift(self, node: str, lines: list[str]) -> None:
         """Apply config lines to the node's running config outside any session (drift fault)."""
 
+    def reboot(self, node: str) -> None:
+        """The node boots again: its startup config becomes the running one; sessions and timers are gone."""
+
     def tick(self) -> None:
         """Housekeeping before a request (e.g. expire commit timers)."""
 

@@ -28,10 +28,20 @@ from anta.result_manager import ResultManager
 from anta.runner import main as anta_main
 
 from nr_run.intent.models import DeviceIntent
+from nr_run.platforms.sonic.config_db import port_facts
 from tests.twin_site import CREDS, FABRIC, TwinSite
 
 CATALOG = Path(__file__).with_name("anta_catalog.yml")
 EOS = sorted(n for n, d in FABRIC.devices.items() if d.platform == "eos")
+
+
+def lldp_port_id(device: str, port: str) -> str:
+    """What a neighbor advertises as LLDP port ID: SONiC sends its PORT alias (lldpmgrd), others the port name."""
+    peer = FABRIC.devices[device]
+    if peer.platform != "sonic":
+        return port
+    itf = next(i for i in peer.interfaces if i.name == port)
+    return port_facts(itf, peer)["alias"]
 
 
 def device_tests(d: DeviceIntent) -> dict[str, list[dict[str, Any]]]:
@@ -66,7 +76,8 @@ def device_tests(d: DeviceIntent) -> dict[str, list[dict[str, Any]]]:
         ],
         "anta.tests.connectivity": [
             {"VerifyLLDPNeighbors": {"neighbors": [{"port": i.name, "neighbor_device": i.peer_device,
-                                                    "neighbor_port": i.peer_port} for i in d.interfaces], **tag}},
+                                                    "neighbor_port": lldp_port_id(i.peer_device, i.peer_port)}
+                                                   for i in d.interfaces], **tag}},
             {"VerifyReachability": {"hosts": [{"destination": o.loopback.split("/")[0], "source": src, "vrf": "default",
                                                "repeat": 1} for o in others if o.loopback], **tag}},
         ],

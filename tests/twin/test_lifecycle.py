@@ -133,3 +133,23 @@ def test_lab_up_with_a_relative_inventory_dir_from_another_folder(tmp_path: Path
     finally:
         assert main(["lab", "down", "--site", "dc1", "--inventory-dir", inventory, "--json"]) == 0
     assert set(SWITCHES) <= set(lab_status(tmp_path / "state")["addresses"])
+
+
+def test_a_reboot_boots_the_startup_config(twin: TwinSite):
+    node = twin.eapi("rtsw1")
+    node.run_commands(["configure session unsaved", "interface Ethernet3", "description not-saved",
+                       "end", "configure session unsaved commit timer 00:05:00"])
+    sonic = twin.ssh("rtsw3", "admin", "YourPaSsWoRd")
+    assert ssh_run(sonic, "systemd-run --on-active=300 --unit=nr-run-revert true")[0] == 0
+    sonic.close()
+    uptime = node.enable(["show version"])[0]["result"]["uptime"]
+    time.sleep(0.3)
+    twin.fault("reboot", device="rtsw1")
+    twin.fault("reboot", device="rtsw3")
+    assert "not-saved" not in twin.running("rtsw1")
+    result = twin.eapi("rtsw1").enable(["show configuration sessions", "show version"])
+    assert "commitTimerSessionName" not in result[0]["result"] and result[1]["result"]["uptime"] < uptime
+    sonic = twin.ssh("rtsw3", "admin", "YourPaSsWoRd")
+    assert ssh_run(sonic, "systemctl is-active nr-run-revert.timer")[0] != 0     # transient units do not survive
+    sonic.close()
+    assert lab_status(twin.state)["faults"] == []                                 # a reboot is an action

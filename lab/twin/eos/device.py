@@ -100,6 +100,14 @@ class EosDevice:
             self.timer = None
             self._changed()
 
+    def reboot(self, booted: str) -> None:
+        """Boot again: `booted` (the startup config as booted) runs; sessions and a pending commit timer are gone."""
+        self.running = parse(booted)
+        self.sessions.clear()
+        self.timer = None
+        self.boot_time = time.time()
+        self._changed()
+
     def apply_drift(self, lines: list[str]) -> None:
         """Out-of-band change: lines applied straight to the running config."""
         self.running.reset_cursor()

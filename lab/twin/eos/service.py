@@ -123,3 +123,8 @@ class EosService:
 
     def apply_drift(self, node: str, lines: list[str]) -> None:
         self.devices[node].apply_drift(lines)
+
+    def reboot(self, node: str) -> None:
+        dev = self.devices[node]
+        ports = next(n.ports for n in self.nodes if n.name == node)
+        dev.reboot(with_ports(dev.startup, ports))

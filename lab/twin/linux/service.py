@@ -51,5 +51,13 @@ class LinuxService:
         for line in lines:
             shell.execute(self.hosts[node], line)
 
+    def reboot(self, node: str) -> None:
+        """A server boots with its cabled NICs and runs its exec commands again."""
+        n = next(x for x in self.nodes if x.name == node)
+        host = LinuxHost(n, self.ctx.fabric, self.listeners)
+        old = self.hosts[node]
+        host.user, host.password = old.user, old.password
+        self.hosts[node] = host
+
     def tick(self) -> None:
         """No timers on servers."""

@@ -148,11 +148,15 @@ async def close_sessions() -> None:
     await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def drop_connections(only_unreachable: bool = False) -> None:
+def drop_connections(only_unreachable: bool = False, only_device: str | None = None) -> None:
     """Close this loop's client connections, as a device reboot does (a lab reset); only_unreachable: those of
-    devices that just became unreachable, so that clients fail at once instead of on a half-written command."""
+    devices that just became unreachable, so that clients fail at once instead of on a half-written command;
+    only_device: those of one device (named by its `name` or `node.name`)."""
     loop = asyncio.get_running_loop()
     for conn, (owner, device) in list(_CONNECTIONS.items()):
+        name = getattr(device, "name", None) or getattr(getattr(device, "node", None), "name", None)
+        if only_device is not None and name != only_device:
+            continue
         if owner is loop and (not only_unreachable or not device.reachable()):
             _CONNECTIONS.pop(conn, None)
             conn.abort()

@@ -92,6 +92,12 @@ class SonicDevice:
         self.publish()
         self.save()
 
+    def reboot(self) -> None:
+        """Boot again: CONFIG_DB loads /etc/sonic/config_db.json; transient systemd timers do not survive."""
+        self.timers.clear()
+        self.boot_time = time.time()
+        self.set_running(json.loads(self.files[STARTUP]))
+
     @property
     def hostname(self) -> str:
         return self.running.get("DEVICE_METADATA", {}).get("localhost", {}).get("hostname", self.node.name)

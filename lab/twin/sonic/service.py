@@ -46,6 +46,9 @@ class SonicService:
         for line in lines:
             shell.execute(dev, line)
 
+    def reboot(self, node: str) -> None:
+        self.devices[node].reboot()
+
     def tick(self) -> None:
         for dev in self.devices.values():
             dev.tick()
