@@ -55,6 +55,9 @@ def apply_lab_overlay(nr: Nornir, address_map: Mapping[str, Mapping[str, Any]]) 
     for name, host in nr.inventory.hosts.items():
         endpoint = address_map.get(name)
         if endpoint is None:
+            # not in the lab's topology: fail fast and say why, never reach the host's real address
+            # (.invalid never resolves, RFC 2606)
+            host.hostname = f"{name}.not-served-by-the-lab-twin.invalid"
             continue
         host.hostname = endpoint["host"]
         host.port = int(endpoint["port"])

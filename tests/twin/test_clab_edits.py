@@ -64,3 +64,5 @@ def test_check_names_exactly_the_edits(edited_lab: Path, tmp_path: Path, monkeyp
     assert {(f["check"], f["device"]) for f in missing} == {
         ("cabling", "rtsw3"), ("cabling", "rtsw4"), ("interfaces", "rtsw3"), ("interfaces", "rtsw4"), ("host", "gpu4")}
     assert len(failed) == len(swapped) + len(missing), [f for f in failed if f not in swapped + missing]
+    host = next(f for f in missing if f["check"] == "host")
+    assert "not-served-by-the-lab-twin" in host["observed"]         # never its real management address
