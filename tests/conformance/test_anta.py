@@ -89,8 +89,8 @@ def device_tests(d: DeviceIntent) -> dict[str, list[dict[str, Any]]]:
             {"VerifyL3MTU": {"mtu": d.interfaces[0].mtu, "ignored_interfaces": ["Management", "Loopback"], **tag}},
         ],
         "anta.tests.routing.generic": [
-            {"VerifyRoutingTableEntry": {"vrf": "default", "routes": [o.loopback.split("/")[0] for o in others
-                                                                      if o.loopback], **tag}},
+            {"VerifyIPv4RoutePresencePerVRF": {"route_entries": [{"prefix": o.loopback, "vrf": "default"}
+                                                                 for o in others if o.loopback], **tag}},
         ],
     }
 
