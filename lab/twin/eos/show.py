@@ -6,6 +6,9 @@ documented here: `show priority-flow-control` (interfaces.<if>.{pfcEnabled, prio
 watchdog{enabled, timeout, recoveryTime, pollingInterval, action, stormDetected{<p>: bool}}}), and
 `show qos interfaces <if>` (intfQosDetails.<if>.{trustMode, dscpToTc, pfcEnabled, lossless, txQueues
 {<q>:{priority, bandwidthPercent, ecn{minThresholdBytes, maxThresholdBytes, maxMarkProbability}}}}).
+Verified against ANTA's unit-test data (tests/units/anta_tests/test_interfaces.py): `show priority-flow-control
+counters` (interfaceCounters.<if>.{rxFrames, txFrames}) and `show qos interfaces ecn counters queue`
+(intfQueueCounters.<if>.queueCounters.{<q>: "<count>"}).
 """
 
 from __future__ import annotations
