@@ -153,3 +153,16 @@ def test_a_reboot_boots_the_startup_config(twin: TwinSite):
     assert ssh_run(sonic, "systemctl is-active nr-run-revert.timer")[0] != 0     # transient units do not survive
     sonic.close()
     assert lab_status(twin.state)["faults"] == []                                 # a reboot is an action
+
+
+def test_commit_rejected_applies_to_sonic_too(twin: TwinSite):
+    twin.fault("commit_rejected", device="rtsw3")
+    sonic = twin.ssh("rtsw3", "admin", "YourPaSsWoRd")
+    try:
+        assert ssh_run(sonic, "cat > /tmp/p.json <<EOF\n[]\nEOF")[0] == 0
+        rc, out = ssh_run(sonic, "config apply-patch /tmp/p.json")
+        assert rc == 2 and "rejected" in out
+        rc, out = ssh_run(sonic, "config apply-patch --dry-run /tmp/p.json")
+        assert rc == 0
+    finally:
+        sonic.close()

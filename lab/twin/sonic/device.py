@@ -150,6 +150,10 @@ class SonicDevice:
         if not pos:
             return 2, "", "Usage: config [OPTIONS] COMMAND [ARGS]...\n"
         verb, rest = pos[0], pos[1:]
+        if verb in ("apply-patch", "replace") and rest and not dry and \
+                self.fabric.faults.commit_rejected(self.node.name):     # the fault applies to every platform
+            what = "apply patch" if verb == "apply-patch" else "replace config"
+            return 2, "", gcu.failure_text(what, "configuration rejected by the system (commit_rejected fault)")
         if verb == "apply-patch" and rest:
             if rest[0] not in self.files:
                 return 2, "", f"Error: Invalid value for 'PATCH_FILE_PATH': Path '{rest[0]}' does not exist.\n"
