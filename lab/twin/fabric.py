@@ -31,6 +31,10 @@ def _hop_key(nh: NextHop) -> tuple[str, str]:
     return (nh.ip or "", nh.interface)
 
 
+def _path_of(candidate: tuple[tuple[int, ...], NextHop, bool]) -> tuple[tuple[int, ...], tuple[str, str]]:
+    return candidate[0], _hop_key(candidate[1])
+
+
 @functools.lru_cache(maxsize=65536)
 def _addr_int(text: str) -> int:
     return int(ipaddress.ip_address(text))
@@ -329,12 +333,15 @@ class Fabric:
                         cand[u].append((path, nh, not ebgp))
                 frontier = []
                 for u, lst in sorted(cand.items()):
-                    shortest = min(len(c[0]) for c in lst)      # iBGP-learned paths do not grow
-                    lst = [c for c in lst if len(c[0]) == shortest]
-                    first = min(lst, key=lambda c: (c[0], c[1].ip or "", c[1].interface))
-                    limit = max(1, limits[u])
-                    hops = sorted({nh for _, nh, _ in lst}, key=_hop_key)[:limit]
-                    best[u] = (first[0], hops, first[2])
+                    if len(lst) == 1:
+                        path, nh, ibgp = lst[0]
+                        best[u] = (path, [nh], ibgp)
+                    else:
+                        shortest = min(len(c[0]) for c in lst)      # iBGP-learned paths do not grow
+                        lst = [c for c in lst if len(c[0]) == shortest]
+                        first = min(lst, key=_path_of)       # lowest AS path, then next hop
+                        hops = sorted(dict.fromkeys(nh for _, nh, _ in lst), key=_hop_key)
+                        best[u] = (first[0], hops[:max(1, limits[u])], first[2])
                     frontier.append(u)
             return best
         return self._cached(f"prop:{origin}", build)
