@@ -67,6 +67,10 @@ def device_tests(d: DeviceIntent) -> dict[str, list[dict[str, Any]]]:
             {"VerifyBGPPeerUpdateErrors": {"bgp_peers": peers, **tag}},
             {"VerifyBGPPeerRouteLimit": {"bgp_peers": [{**p, "maximum_routes": 0} for p in peers], **tag}},
             {"VerifyBGPPeerGroup": {"bgp_peers": [{**p, "peer_group": d.bgp.peer_group} for p in peers], **tag}},
+            *([{"VerifyBGPRouteECMP": {"route_entries": [{"prefix": o.loopback, "vrf": "default",
+                                                          "ecmp_count": len(d.bgp.peers)}
+                                                         for o in others if o.role == "rtsw"], **tag}}]
+              if d.role == "rtsw" else []),      # every other RTSW's loopback over each CTSW
             {"VerifyBGPTimers": {"bgp_peers": [{**p, "hold_time": d.bgp.holdtime, "keep_alive_time": d.bgp.keepalive}
                                                for p in peers], **tag}},
         ],
@@ -86,6 +90,8 @@ def device_tests(d: DeviceIntent) -> dict[str, list[dict[str, Any]]]:
                                                        for i in d.interfaces], **tag}},
             {"VerifyInterfaceIPv4": {"interfaces": [{"name": i.name, "primary_ip": i.address} for i in d.interfaces],
                                      **tag}},
+            {"VerifyInterfacesSpeed": {"interfaces": [{"name": i.name, "speed": i.speed_mbps // 1000}
+                                                      for i in d.interfaces], **tag}},
             {"VerifyL3MTU": {"mtu": d.interfaces[0].mtu, "ignored_interfaces": ["Management", "Loopback"], **tag}},
         ],
         "anta.tests.routing.generic": [
@@ -115,7 +121,7 @@ def run_anta(site: TwinSite) -> ResultManager:
 def test_catalog_is_valid_anta_input():
     cat = catalog()
     names = {t.test.__name__ for t in cat.tests}
-    assert len(names) == 43, sorted(names)
+    assert len(names) == 45, sorted(names)
     assert yaml.safe_load(CATALOG.read_text())
 
 

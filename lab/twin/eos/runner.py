@@ -138,6 +138,8 @@ SHOWS: list[tuple[re.Pattern, ShowFn, Callable[[EosDevice, re.Match], str] | Non
     (re.compile(r"show ip interface( (\S+))?$"), lambda d, m: show_ops.ip_interface(d, m.group(2)), None),
     # routing (show_routing)
     (re.compile(r"show ip route summary$"), lambda d, m: show_routing.route_summary(d), None),
+    (re.compile(r"show ip route" + _VRF + r" (connected|static|bgp)$"),
+     lambda d, m: show_routing.routes_of(d, m.group(1)), None),
     (re.compile(r"show ip route vrf all summary$"), lambda d, m: show_routing.route_summary_all(d), None),
     (re.compile(r"show ip route vrf (\S+) (\d[\d./]*)( longer-prefixes)?( (?:connected|static|bgp))?( detail)?$"),
      lambda d, m: show_routing.route_lookup(d, m.group(1), m.group(2), bool(m.group(3))), None),

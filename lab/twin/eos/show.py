@@ -106,6 +106,9 @@ def interfaces(dev: EosDevice) -> dict:
                                           "broadcastAddress": "255.255.255.255", "dhcp": False}]
         if name.startswith("Ethernet"):
             entry["bandwidth"] = _port_speed_mbps(dev, name) * 1_000_000
+            # forced speed on a cEOS front-panel port; lanes as the speed's usual electrical lanes (UNVERIFIED)
+            entry["autoNegotiate"] = "unknown"
+            entry["lanes"] = {400_000: 8, 200_000: 4, 100_000: 4, 50_000: 2}.get(_port_speed_mbps(dev, name), 1)
             entry["physicalAddress"] = entry["burnedInAddress"] = _mac(dev.name, name)
             drops = sum(dev.fabric.queue_drops(dev.name, name).values())
             entry["interfaceCounters"] = {

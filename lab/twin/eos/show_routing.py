@@ -67,6 +67,14 @@ def route_entry(dev: EosDevice, pfx: str, r: Route) -> dict:
     return entry
 
 
+def routes_of(dev: EosDevice, protocol: str) -> dict:
+    """`show ip route [vrf V] connected|static|bgp`: the RIB's routes of one protocol."""
+    table = {p: r for p, r in dev.fabric.routes(dev.name).items() if r.protocol == protocol}
+    return {"vrfs": {"default": {"routingDisabled": not dev.state().ip_routing, "allRoutesProgrammedHardware": True,
+                                 "allRoutesProgrammedKernel": True, "defaultRouteState": "notSet",
+                                 "routes": {p: route_entry(dev, p, r) for p, r in table.items()}}}}
+
+
 def route_lookup(dev: EosDevice, vrf: str, target: str, longer: bool = False) -> dict:
     """`show ip route vrf V <address|prefix> [longer-prefixes] [detail]`: the longest match, or the prefix."""
     if vrf not in ("default", "all"):
