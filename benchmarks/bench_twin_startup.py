@@ -33,7 +33,7 @@ def main() -> int:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as sd:
         t0 = time.perf_counter()
-        lab = Lab(leaf_spine(args.switches), sd, base_port=0)
+        lab = Lab(leaf_spine(Path(sd) / "synth.clab.yml", args.switches), sd, base_port=0)
         addrs = lab.start()
         startup = time.perf_counter() - t0
         rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -24,6 +24,7 @@ import yaml
 
 from nr_run.lab.twin.topology import Cable, Node, Topology, port_sort
 
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)     # libyaml when present: large labs load fast
 KIND_PLATFORM = {"ceos": "eos", "arista_ceos": "eos", "sonic-vs": "sonic", "sonic-vm": "sonic", "linux": "linux"}
 DEFAULT_SUBNET = "172.20.20.0/24"          # containerlab's default management network
 EOS_ENDPOINT = re.compile(r"eth(\d+)((?:_\d+)*)$")
@@ -38,7 +39,7 @@ class ClabError(ValueError):
 def load_clab(path: str | Path) -> Topology:
     path = Path(path)
     try:
-        doc = yaml.safe_load(path.read_text())
+        doc = yaml.load(path.read_text(), Loader=_LOADER)
     except OSError as exc:
         raise ClabError(f"{path}: cannot read the topology file ({exc.strerror})") from None
     except yaml.YAMLError as exc:

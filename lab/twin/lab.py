@@ -55,7 +55,6 @@ from nr_run.lab.twin.platforms import (
     service_class,
 )
 from nr_run.lab.twin.tls import server_context
-from nr_run.lab.twin.topology import Topology
 
 T = TypeVar("T")
 CREDENTIALS = {"eos": ("admin", "admin"), "sonic": ("admin", "YourPaSsWoRd"), "linux": ("admin", "admin")}
@@ -75,12 +74,12 @@ def _raise_fd_limit() -> None:
 class Lab:
     """A running twin of one site."""
 
-    def __init__(self, source: str | Path | Topology, state_dir: str | Path | None = None, *,
+    def __init__(self, source: str | Path, state_dir: str | Path | None = None, *,
                  base_port: int = DEFAULT_BASE_PORT, latency_ms: int = 0, auto_port: bool = False,
                  credentials: dict[str, tuple[str, str]] | None = None) -> None:
-        """source: a containerlab topology file (or an already read Topology)."""
-        topology = source if isinstance(source, Topology) else load_clab(source)
-        self.source = None if isinstance(source, Topology) else str(Path(source).resolve())
+        """source: the containerlab topology file the lab serves (read once, at construction)."""
+        topology = load_clab(source)
+        self.source = str(Path(source).resolve())
         self.site = topology.site
         self.topology = topology
         self.port_note = ""

@@ -21,7 +21,7 @@ def _version(addr: dict) -> str:
 @pytest.mark.slow
 def test_1024_switches_start_fast_and_answer(tmp_path):
     t0 = time.perf_counter()
-    lab = Lab(leaf_spine(1024), tmp_path, base_port=0)
+    lab = Lab(leaf_spine(tmp_path / "synth.clab.yml", 1024), tmp_path, base_port=0)
     addrs = lab.start()
     startup = time.perf_counter() - t0
     try:
