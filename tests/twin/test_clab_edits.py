@@ -32,8 +32,8 @@ def rewire(doc: dict) -> None:
 def edited_lab(tmp_path_factory: pytest.TempPathFactory):
     state = tmp_path_factory.mktemp("edited-lab")
     site_lab_up(DC1, state, rewire)
-    TwinSite(state, tmp_path_factory.mktemp("deploy")).deploy(*SWITCHES)
     try:
+        TwinSite(state, tmp_path_factory.mktemp("deploy")).deploy(*SWITCHES)
         yield state
     finally:
         lab_down(state)

@@ -97,9 +97,9 @@ def test_two_sites_side_by_side(tmp_path: Path, tmp_path_factory: pytest.TempPat
     from tests.sitegen import generate_site
 
     other = generate_site(tmp_path_factory.mktemp("site2"), rtsw=2, ctsw=2, nics=2, sonic_every=0, site="dc2")
-    a = site_lab_up(DC1, tmp_path / "dc1")
-    b = site_lab_up(other, tmp_path / "other")
     try:
+        a = site_lab_up(DC1, tmp_path / "dc1")
+        b = site_lab_up(other, tmp_path / "other")
         assert a["running"] and b["running"]
         ports_a = {e["port"] for e in a["addresses"].values()}
         assert not ports_a & {e["port"] for e in b["addresses"].values()}
