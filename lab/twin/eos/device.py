@@ -195,9 +195,11 @@ class EosDevice:
     # ---- persistence of sessions and the commit timer -----------------------------------------
     def sessions_state(self) -> dict:
         """Configuration sessions and the pending commit timer, as the device keeps them across a restart."""
+        completed = sorted((x for x in self.sessions.values() if x.state == "completed"),
+                           key=lambda x: x.completed_at)[-1:]          # EOS keeps one saved session
+        kept = [x for x in self.sessions.values() if x.state != "completed"] + completed
         return {"sessions": [{"name": x.name, "config": x.tree.render(), "state": x.state,
-                              "completed_at": x.completed_at, "description": x.description}
-                             for x in self.sessions.values()],
+                              "completed_at": x.completed_at, "description": x.description} for x in kept],
                 "timer": None if self.timer is None else {"session": self.timer.session,
                                                           "expires": self.timer.expires, "before": self.timer.before}}
 
