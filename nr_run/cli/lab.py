@@ -166,4 +166,8 @@ def lab(args: argparse.Namespace) -> int:
     console.print(table)
     for fault in status.get("faults", []):
         console.print(f"fault: {fault}")
+    if status.get("topology"):
+        console.print(f"topology: {status['topology']}")
+    if status.get("note") and args.action != "up":      # `up` printed it already
+        console.print(f"[yellow]{status['note']}[/]")
     return EXIT_OK if args.action != "up" or status["running"] else EXIT_FAIL
