@@ -51,18 +51,28 @@ class EosConfig:
         return []
 
     def startup_config(self, device: DeviceIntent) -> str:
-        """Minimal cEOS config: routing model, management address, admin user, SSH and eAPI over HTTPS.
+        """Minimal cEOS config: routing model, management VRF and address, admin user, SSH and eAPI over HTTPS.
 
-        The multi-agent routing model must be in the startup config (changing it needs a reload). No
-        default route toward management: the runbook host is on the management subnet, and a default
-        route there would attract fabric traffic that has no route.
+        The multi-agent routing model must be in the startup config (changing it needs a reload). Management
+        starts in its VRF (with its default route there), so the first deploy does not move the interface the
+        runbook is connected through; the fabric's default VRF never sees the management subnet.
         """
-        return "\n".join([
-            "service routing protocols model multi-agent", "!",
-            f"hostname {device.name}", "username admin privilege 15 role network-admin secret admin", "!",
-            "interface Management0", f"   ip address {device.mgmt_prefix}", "!",
-            "management api http-commands", "   protocol https", "   no shutdown", "!",
-            "management ssh", "   no shutdown", "!", "end", ""])
+        vrf = device.mgmt_vrf if device.mgmt_vrf != "default" else None
+        lines = ["service routing protocols model multi-agent", "!",
+                 f"hostname {device.name}", "username admin privilege 15 role network-admin secret admin", "!"]
+        if vrf:
+            lines += [f"vrf instance {vrf}", "!"]
+        lines += ["interface Management0", *([f"   vrf {vrf}"] if vrf else []), f"   ip address {device.mgmt_prefix}",
+                  "!"]
+        if vrf:
+            lines += [f"no ip routing vrf {vrf}", "!"]
+            if device.mgmt_gateway:
+                lines += [f"ip route vrf {vrf} 0.0.0.0/0 {device.mgmt_gateway}", "!"]
+        lines += ["management api http-commands", "   protocol https", "   no shutdown"]
+        lines += ["   !", f"   vrf {vrf}", "      no shutdown"] if vrf else []
+        lines += ["!", "management ssh"]
+        lines += [f"   vrf {vrf}", "      no shutdown"] if vrf else ["   no shutdown"]
+        return "\n".join([*lines, "!", "end", ""])
 
     def clab_interface(self, interface: Interface) -> str:
         """cEOS maps the container's ethN to EthernetN."""

@@ -10,6 +10,7 @@ from typing import Any
 from nr_run.intent.errors import Finding
 from nr_run.intent.models import DeviceIntent, FabricIntent, Interface
 from nr_run.platforms.base import ClabNode
+from nr_run.platforms.sonic import hwsku
 from nr_run.platforms.sonic.buffers import POOL_SIZES, pool_sizes
 from nr_run.platforms.sonic.config_db import config_db, port_facts
 
@@ -50,6 +51,27 @@ def to_json(doc: Mapping[str, Any]) -> str:
     return _block(tables, "") + "\n"
 
 
+def _hardware_findings(dev: DeviceIntent, file: str, hw: str) -> list[Finding]:
+    """The HWSKU must have a port table here, agree with fabric.yaml, and carry every link at its speed."""
+    prof = hwsku.profile(dev.model)
+    if prof is None:
+        return [Finding("error", "sonic-hardware", file, dev.name, f"{hw}.model",
+                        f"no SONiC hardware profile for HWSKU {dev.model!r} (known: {', '.join(hwsku.known())})")]
+    out: list[Finding] = []
+    if dev.hardware.asic and prof.asic and dev.hardware.asic != prof.asic:
+        out.append(Finding("error", "sonic-hardware", file, dev.name, f"{hw}.asic",
+                           f"HWSKU {dev.model} is a {prof.asic} switch, not {dev.hardware.asic}"))
+    if dev.hardware.platform_id and prof.platform and dev.hardware.platform_id != prof.platform:
+        out.append(Finding("error", "sonic-hardware", file, dev.name, f"{hw}.platform_id",
+                           f"HWSKU {dev.model} belongs to platform {prof.platform}, not {dev.hardware.platform_id}"))
+    for itf in dev.interfaces:
+        try:
+            hwsku.port_entry(prof, itf.name, itf.speed_mbps)
+        except hwsku.HwskuError as exc:
+            out.append(Finding("error", "sonic-hardware", file, dev.name, f"{hw} port {itf.name}", str(exc)))
+    return out
+
+
 class SonicConfig:
     suffix = ".json"
     bgp_neighbor_bfd = False       # bgpcfgd renders BGP_NEIGHBOR into FRR without per-neighbor BFD
@@ -67,9 +89,7 @@ class SonicConfig:
         file = fabric.fabric_file
         for dev in sorted((d for d in fabric.devices.values() if d.platform == PLATFORM), key=lambda d: d.name):
             hw = f"hardware.{dev.hardware.name}"
-            if dev.hardware.lanes_per_port < 1:
-                out.append(Finding("error", "sonic-hardware", file, dev.name, f"{hw}.lanes_per_port",
-                                   "SONiC PORT entries need the lanes per port"))
+            out += _hardware_findings(dev, file, hw)
             if dev.buffers is None:
                 out.append(Finding("error", "sonic-hardware", file, dev.name, f"{hw}.buffer_cell_bytes",
                                    "SONiC switches get a buffer model: set the buffer cell size"))
@@ -95,8 +115,8 @@ class SonicConfig:
             "MGMT_INTERFACE": {f"eth0|{device.mgmt_prefix}":
                                {"gwaddr": device.mgmt_gateway} if device.mgmt_gateway else {}},
             "FEATURE": {"lldp": {"state": "enabled"}, "bgp": {"state": "enabled"}},
-            "PORT": {i.name: {"admin_status": "down", **port_facts(i, device), "mtu": "9100",
-                              "speed": str(i.speed_mbps)} for i in device.interfaces},
+            "PORT": {i.name: {"admin_status": "down", **port_facts(i, device), "mtu": "9100"}
+                     for i in device.interfaces},
         }
         return to_json(doc)
 
