@@ -22,7 +22,18 @@ def only(site, rule: str):
 
 def test_dc1_is_clean(site):
     _, findings = load_site(site.path)
-    assert findings == []
+    # no error; the SONiC RTSWs warn that bgpcfgd cannot carry the BFD and peer-group intent
+    assert [(f.severity, f.rule, f.host) for f in findings] == [("warning", "sonic-bgp-intent", "rtsw3"),
+                                                                ("warning", "sonic-bgp-intent", "rtsw4")]
+    assert "BFD" in findings[0].message and "PEER_V4" in findings[0].message
+    assert "maximum-paths" not in findings[0].message        # dc1 asks for 64, what bgpcfgd runs
+
+
+def test_sonic_bgp_intent_it_cannot_carry(site):
+    site.edit("fabric.yaml", lambda d: d["bgp"].update(maximum_paths=8, bfd=False, peer_group="PEER_V4"))
+    _, findings = load_site(site.path)
+    assert [f.host for f in findings] == ["rtsw3", "rtsw4"]
+    assert "maximum-paths 8 (runs 64" in findings[0].message and "BFD" not in findings[0].message
 
 
 def test_unknown_platform_names_file_host_and_field(site):

@@ -72,6 +72,37 @@ def _hardware_findings(dev: DeviceIntent, file: str, hw: str) -> list[Finding]:
     return out
 
 
+# What bgpcfgd (SONiC's default BGP config daemon, docker_routing_config_mode "separated") renders into FRR
+# from CONFIG_DB: sonic-buildimage dockers/docker-fpm-frr/frr/bgpd/bgpd.main.conf.j2 sets `maximum-paths 64`
+# for every instance, and templates/general/peer-group.conf.j2 puts every BGP_NEIGHBOR into peer group
+# PEER_V4 with no BFD and no prefix limit; only BGP_NEIGHBOR keepalive/holdtime reach the session. The
+# BGP_GLOBALS/BGP_PEER_GROUP tables that could carry the rest (sonic-bgp-global.yang, sonic-bgp-peergroup.yang)
+# are read only by frrcfgd (frr_mgmt_framework_config "true"), a different FRR management mode.
+BGPCFGD_MAXIMUM_PATHS = 64
+BGPCFGD_PEER_GROUP = "PEER_V4"
+
+
+def _bgp_findings(dev: DeviceIntent, file: str) -> list[Finding]:
+    """One warning listing the BGP intent that bgpcfgd cannot carry to FRR on this switch."""
+    bgp = dev.bgp
+    if bgp is None:
+        return []
+    lost = []
+    if bgp.maximum_paths != BGPCFGD_MAXIMUM_PATHS:
+        lost.append(f"maximum-paths {bgp.maximum_paths} (runs {BGPCFGD_MAXIMUM_PATHS}: a different ECMP width "
+                    "than the other platforms)")
+    if bgp.bfd:
+        lost.append("BFD (its sessions run without; peers configure none toward it)")
+    if bgp.peer_group != BGPCFGD_PEER_GROUP:
+        lost.append(f"peer group {bgp.peer_group} (neighbors go to {BGPCFGD_PEER_GROUP})")
+    if bgp.maximum_routes:
+        lost.append(f"maximum-routes {bgp.maximum_routes} (no per-peer limit)")
+    if not lost:
+        return []
+    return [Finding("warning", "sonic-bgp-intent", file, dev.name, "bgp",
+                    "SONiC's bgpcfgd cannot carry " + "; ".join(lost))]
+
+
 class SonicConfig:
     suffix = ".json"
     bgp_neighbor_bfd = False       # bgpcfgd renders BGP_NEIGHBOR into FRR without per-neighbor BFD
@@ -90,6 +121,7 @@ class SonicConfig:
         for dev in sorted((d for d in fabric.devices.values() if d.platform == PLATFORM), key=lambda d: d.name):
             hw = f"hardware.{dev.hardware.name}"
             out += _hardware_findings(dev, file, hw)
+            out += _bgp_findings(dev, file)
             if dev.buffers is None:
                 out.append(Finding("error", "sonic-hardware", file, dev.name, f"{hw}.buffer_cell_bytes",
                                    "SONiC switches get a buffer model: set the buffer cell size"))
