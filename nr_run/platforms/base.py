@@ -96,6 +96,10 @@ class DeployPolicy(Protocol):
     def classify(self, diff: str) -> str:
         """How this change is applied on the device (e.g. "commit", "drained apply"); shown in the dry run."""
 
+    # Optional: `apply_method(running: str, candidate: str) -> tuple[str, str]`, the method a change of the
+    # running config into the candidate takes on the device and why (SONiC: "gcu" | "drained apply"). The
+    # deploy dry run calls it when a policy has it (runbooks.deploy.diff_device).
+
 
 class Collector(Protocol):
     """Normalized state from device output. Sections are those of nr_run.platforms.state.SECTIONS."""
