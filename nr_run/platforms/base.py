@@ -46,7 +46,9 @@ class ConfigBuilder(Protocol):
     `bgp_neighbor_bfd` says whether this platform's config can carry BFD per BGP neighbor: a builder
     asks the peer's platform before configuring BFD toward it, since a one-sided BFD never comes up.
     `startup_config` is the minimal day-0 config of the lab image (None: the image boots without one);
-    `clab_interface` names a front-panel port as containerlab's link endpoints do.
+    `clab_interface` names a front-panel port as containerlab's link endpoints do. Optional:
+    `port_names(device) -> dict[str, str]`, the other names the device's ports go by (aliases, short forms)
+    mapped to their intent names, for checks that read a neighbour's view (LLDP).
     """
 
     suffix: str                                   # file name suffix of a rendered config: ".cfg", ".json"

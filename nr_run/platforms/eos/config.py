@@ -74,6 +74,11 @@ class EosConfig:
         lines += [f"   vrf {vrf}", "      no shutdown"] if vrf else ["   no shutdown"]
         return "\n".join([*lines, "!", "end", ""])
 
+    def port_names(self, device: DeviceIntent) -> dict[str, str]:
+        """EOS' short interface names (Et1, Et1/1) -> the intent's Ethernet names."""
+        return {"Et" + i.name.removeprefix("Ethernet"): i.name for i in device.interfaces
+                if i.name.startswith("Ethernet")}
+
     def clab_interface(self, interface: Interface) -> str:
         """cEOS maps the container's ethN to EthernetN."""
         return "eth" + re.sub(r"\D", "", interface.name)

@@ -152,6 +152,16 @@ class SonicConfig:
         }
         return to_json(doc)
 
+    def port_names(self, device: DeviceIntent) -> dict[str, str]:
+        """PORT aliases (the LLDP port ID a SONiC switch sends, e.g. Ethernet1/1 or etp1a) -> port names."""
+        out: dict[str, str] = {}
+        for itf in device.interfaces:
+            try:
+                out[port_facts(itf, device)["alias"]] = itf.name
+            except hwsku.HwskuError:
+                continue
+        return out
+
     def clab_interface(self, interface: Interface) -> str:
         """sonic-vs maps the container's eth(k) to the k-th front-panel port."""
         return f"eth{interface.slot + 1}"
