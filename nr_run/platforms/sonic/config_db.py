@@ -37,8 +37,12 @@ def metadata(device: DeviceIntent) -> dict[str, Any]:
         "MGMT_PORT": {"eth0": {"admin_status": "up", "alias": "eth0"}},
         "MGMT_INTERFACE": {f"eth0|{device.mgmt_prefix}": {"gwaddr": device.mgmt_gateway}},
         "LLDP": {"GLOBAL": {"enabled": "true"}},
+        # counter polling (`counterpoll`): PORT carries the per-priority PFC frames (`show pfc counters`), PFCWD
+        # the watchdog, QUEUE/PG_DROP the drops, WRED_ECN_QUEUE the ECN marks (`show queue wredcounters`);
+        # every group is a container of sonic-flex_counter.yang
         "FLEX_COUNTER_TABLE": {table: {"FLEX_COUNTER_STATUS": "enable"}
-                               for table in ("PFCWD", "QUEUE", "PG_WATERMARK", "QUEUE_WATERMARK")},
+                               for table in ("PORT", "PFCWD", "QUEUE", "PG_DROP", "PG_WATERMARK", "QUEUE_WATERMARK",
+                                             "WRED_ECN_QUEUE")},
     }
 
 
