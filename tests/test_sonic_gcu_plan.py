@@ -148,3 +148,21 @@ def test_twin_refuses_what_gcu_refuses_with_its_words(deployed_twin):
         assert before != ssh_run(client, "show runningconfiguration all")[1]
     finally:
         client.close()
+
+
+def test_twin_saved_config_db_passes_yang(deployed_twin, tmp_path):
+    """What the deployed twin saved (/etc/sonic/config_db.json, read through NAPALM) passes SONiC's models."""
+    import subprocess
+
+    from tests.test_sonic_yang import _validate
+
+    for host in SONIC:
+        drv = deployed_twin.driver(host)
+        try:
+            saved = drv.get_config(retrieve="startup")["startup"]
+        finally:
+            drv.close()
+        path = tmp_path / f"{host}.json"
+        path.write_text(saved)
+        proc: subprocess.CompletedProcess[str] = _validate(path)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
