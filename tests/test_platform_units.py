@@ -91,3 +91,42 @@ def test_ecn_thresholds_and_buffers_are_the_same_bytes_on_both_platforms(fabric)
         prof = db["BUFFER_PROFILE"][db["BUFFER_PG"][f"{itf.name}|3"]["profile"]]
         assert int(prof["xoff"]) == itf.headroom.xoff_bytes
     assert EosConfig().suffix == ".cfg" and SonicConfig().suffix == ".json"
+
+
+def test_gcu_rules_of_driver_and_twin_are_the_same_transcription():
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    driver = json.loads((repo / "napalm_sonic" / "gcu_rules.json").read_text())
+    twin = json.loads((repo / "lab" / "twin" / "sonic" / "gcu_rules.json").read_text())
+    assert driver == twin and "691b1bbc" in driver["source"]
+    assert driver["tables"]["BUFFER_POOL"]["scenarios"]["Shared/headroom pool size changes"]["fields"] == []
+
+
+def test_gcu_prediction_per_asic_family_and_release():
+    from napalm_sonic import gcu
+
+    assert gcu.asic_family("Arista-7060X6-64PE-O128S2", "broadcom") == "th5"
+    assert gcu.asic_family("Mellanox-SN5600-O128", "mellanox") == "spc4"
+    assert gcu.asic_family("Force10-S6000") == "td2" and gcu.asic_family("Nope-1") == "unknown"
+    running = {"PFC_WD": {"GLOBAL": {"POLL_INTERVAL": "100"}, "Ethernet0": {"detection_time": "200"}},
+               "BUFFER_PROFILE": {"p": {"pool": "x", "size": "0", "xoff": "1", "dynamic_th": "0"}}}
+    wd = {**running, "PFC_WD": {**running["PFC_WD"], "Ethernet0": {"detection_time": "300"}}}
+    assert gcu.refusals(running, wd, "Arista-7060X6-64PE-O128S2") == []
+    # th5 needs 202405: an older image is refused, a master build (no release in its name) is not checked
+    [old] = gcu.refusals(running, wd, "Arista-7060X6-64PE-O128S2", "broadcom", "SONiC.20231110.5")
+    assert "needs release 20240500" in old.reason and "PFC_WD table is illegal" in old.message
+    xoff = {**running, "BUFFER_PROFILE": {"p": {**running["BUFFER_PROFILE"]["p"], "xoff": "2"}}}
+    size = {**running, "BUFFER_PROFILE": {"p": {**running["BUFFER_PROFILE"]["p"], "size": "2"}}}
+    assert gcu.refusals(running, xoff, "Arista-7060X6-64PE-O128S2") == []
+    assert [r.path for r in gcu.refusals(running, size, "Arista-7060X6-64PE-O128S2")] == ["/BUFFER_PROFILE/p/size"]
+    assert gcu.apply_method(running, size, "Arista-7060X6-64PE-O128S2")[0] == "drained apply"
+    assert gcu.apply_method(running, xoff, "Arista-7060X6-64PE-O128S2")[0] == "gcu"
+
+
+def test_eos_preflight_refuses_a_link_the_port_cannot_run(fabric):
+    dev = fabric.devices["rtsw1"]
+    fast = dev.model_copy(update={"interfaces": [dev.interfaces[0].model_copy(update={"speed_mbps": 800_000})]})
+    site = fabric.model_copy(update={"devices": {**fabric.devices, "rtsw1": fast}})
+    [f] = EosConfig().preflight(site)
+    assert (f.severity, f.host, f.field) == ("error", "rtsw1", "hardware.eos-rtsw port Ethernet1")

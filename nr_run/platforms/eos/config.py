@@ -13,7 +13,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from nr_run.intent.errors import Finding
 from nr_run.intent.models import DeviceIntent, FabricIntent, Interface
 from nr_run.platforms.base import ClabNode
-from nr_run.platforms.eos.structured import structured_config
+from nr_run.platforms.eos.structured import eos_speed, structured_config
 from nr_run.platforms.templates import template_dir
 
 MAIN_TEMPLATE = "main.j2"
@@ -48,7 +48,16 @@ class EosConfig:
         return self.environment().get_template(MAIN_TEMPLATE).render(**structured)
 
     def preflight(self, fabric: FabricIntent) -> list[Finding]:
-        return []
+        """Links an EOS port cannot run: above its native speed, or not a whole share of its lanes."""
+        out: list[Finding] = []
+        for dev in sorted((d for d in fabric.devices.values() if d.platform == "eos"), key=lambda d: d.name):
+            for itf in dev.interfaces:
+                try:
+                    eos_speed(itf.speed_mbps, dev.hardware)
+                except ValueError as exc:
+                    out.append(Finding("error", "eos-hardware", fabric.fabric_file, dev.name,
+                                       f"hardware.{dev.hardware.name} port {itf.name}", str(exc)))
+        return out
 
     def startup_config(self, device: DeviceIntent) -> str:
         """Minimal cEOS config: routing model, management VRF and address, admin user, SSH and eAPI over HTTPS.

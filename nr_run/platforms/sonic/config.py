@@ -69,6 +69,13 @@ def _hardware_findings(dev: DeviceIntent, file: str, hw: str) -> list[Finding]:
             hwsku.port_entry(prof, itf.name, itf.speed_mbps)
         except hwsku.HwskuError as exc:
             out.append(Finding("error", "sonic-hardware", file, dev.name, f"{hw} port {itf.name}", str(exc)))
+            continue
+        row = prof.by_name(itf.name)
+        if row is not None and dev.hardware.lanes_per_port and len(row.lanes) != dev.hardware.lanes_per_port:
+            out.append(Finding("error", "sonic-hardware", file, dev.name, f"{hw}.lanes_per_port",
+                               f"HWSKU {dev.model} port {itf.name} has {len(row.lanes)} lanes, not "
+                               f"{dev.hardware.lanes_per_port}"))
+            break
     return out
 
 
