@@ -82,7 +82,7 @@ def show(dev: SonicDevice, args: list[str]) -> Result:
         pfc = [f"PFC{i}" for i in range(8)]
         return 0, table(["  Port Rx"] + pfc, rx, 0) + "\n" + table(["  Port Tx"] + pfc, tx, 0), ""
     if cmd.startswith("queue wredcounters"):
-        return wred.wredcounters(dev, _ports(dev), (words[2:3] or [None])[0], table)
+        return wred.wredcounters(dev, _ports(dev), words[2] if len(words) > 2 else None, table)
     if cmd.startswith("queue counters"):
         only = words[2:3]
         rows = []
