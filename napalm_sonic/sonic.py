@@ -251,6 +251,12 @@ class SonicDriver(NetworkDriver):
                 self._run(self._priv(f"config rollback {checkpoint}"), timeout=max(self.timeout, 300))
             self._run(self._priv(f"config delete-checkpoint {checkpoint}"))
             raise
+        behind = self.verify_applied(running, self.candidate, self.verify_timeout)
+        if behind:               # CONFIG_DB took it, the daemons did not: do not leave it half in effect
+            self._run(self._priv(f"config rollback {checkpoint}"), timeout=max(self.timeout, 300))
+            self._run(self._priv(f"config delete-checkpoint {checkpoint}"))
+            raise CommitError(f"change not in APPL_DB after {self.verify_timeout:g} s, rolled back: "
+                              f"{', '.join(behind[:5])}")
         self._last_checkpoint, self._last_backup = checkpoint, None
         self.candidate = None
         if revert_in is not None:

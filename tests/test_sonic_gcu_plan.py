@@ -7,7 +7,9 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 import yaml
+from napalm.base.exceptions import CommitError
 
 from tests.conftest import DC1
 from tests.twin_site import TwinSite, run_json, ssh_run
@@ -166,3 +168,42 @@ def test_twin_saved_config_db_passes_yang(deployed_twin, tmp_path):
         path.write_text(saved)
         proc: subprocess.CompletedProcess[str] = _validate(path)
         assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_slow_switch_is_waited_for_and_a_late_one_is_reverted(deployed_twin, tmp_path):
+    """The `slow` fault delays APPL_DB behind CONFIG_DB: the drained apply waits for it within
+    verify_timeout, and past it reloads the saved config instead of leaving the change half in effect."""
+    import napalm
+
+    from nr_run.intent import compile_site
+    from nr_run.runbooks.render import render_device
+
+    inv = _site(tmp_path, _headroom)
+    candidate = render_device(compile_site(inv / "dc1").devices["rtsw4"])
+    ep = deployed_twin.addresses["rtsw4"]
+    before = _running(deployed_twin, "rtsw4")
+    deployed_twin.fault("slow", device="rtsw4", ms=1500)
+
+    def driver(verify_timeout: float):
+        drv = napalm.get_network_driver("sonic")("127.0.0.1", "admin", "YourPaSsWoRd", timeout=30, optional_args={
+            "port": ep["port"], "ssh_strict": False, "verify_timeout": verify_timeout})
+        drv.open()
+        return drv
+
+    drv = driver(0.3)
+    try:
+        drv.load_replace_candidate(config=candidate)
+        with pytest.raises(CommitError, match="saved config reloaded: change not in APPL_DB"):
+            drv.commit_config()
+    finally:
+        drv.close()
+    assert _running(deployed_twin, "rtsw4") == before
+
+    drv = driver(10)
+    try:
+        drv.load_replace_candidate(config=candidate)
+        drv.commit_config()
+        assert drv.last_method[0] == "drained apply"
+    finally:
+        drv.close()
+    assert _running(deployed_twin, "rtsw4") != before
