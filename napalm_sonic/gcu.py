@@ -97,14 +97,22 @@ def _validator_reason(name: str, element: dict[str, Any], asic: str, branch: str
             return None if element["op"] in ("add", "remove", "replace") else f"operation {element['op']}"
         return _rdma(element, asic, branch, exact=False, remove_port=False)
     if name == "port_config_update_validator":
-        # speed/fec must be in STATE_DB's supported lists; without them only the fec default list applies
-        value = element.get("value")
-        fecs = ([value] if element["path"].endswith("/fec") else
-                [v.get("fec") for v in (value or {}).values() if isinstance(v, dict)] if isinstance(value, dict)
-                and "fec" not in value else [value.get("fec")] if isinstance(value, dict) else [])
-        bad = [f for f in fecs if f is not None and f not in SUPPORTED_FECS]
-        return f"fec {bad[0]} is not supported" if bad and element["op"] != "remove" else None
+        # speed/fec must be in STATE_DB's supported lists; without them only the default fec list applies
+        return None if element["op"] == "remove" else _bad_fec(element)
     return f"unknown validator {name}"
+
+
+def _bad_fec(element: dict[str, Any]) -> str | None:
+    value = element.get("value")
+    if element["path"].endswith("/fec"):
+        fecs = [value]
+    elif isinstance(value, dict):
+        entries = [value] if "fec" in value else [v for v in value.values() if isinstance(v, dict)]
+        fecs = [e["fec"] for e in entries if "fec" in e]
+    else:
+        fecs = []
+    bad = [f for f in fecs if f not in SUPPORTED_FECS]
+    return f"fec {bad[0]} is not supported" if bad else None
 
 
 def refusals(running: dict[str, Any], target: dict[str, Any], hwsku: str, asic_type: str = "vs",

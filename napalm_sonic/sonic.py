@@ -31,6 +31,7 @@ optional_args:
 from __future__ import annotations
 
 import json
+import shlex
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -278,7 +279,7 @@ class SonicDriver(NetworkDriver):
             raise CommitError(f"{command} failed: {out.strip()}")
 
     def _appl_entry(self, key: str) -> dict[str, str]:
-        rc, out = self._run(f"sonic-db-cli APPL_DB HGETALL {shlex_quote(key)}")
+        rc, out = self._run(f"sonic-db-cli APPL_DB HGETALL {shlex.quote(key)}")
         return parsers.parse_db_hash(out) if rc == 0 else {}
 
     def verify_applied(self, running: configdb.ConfigDb, target: configdb.ConfigDb, timeout: float) -> list[str]:
@@ -479,11 +480,6 @@ class SonicDriver(NetworkDriver):
         if self.device is None:
             raise ConnectionException("not connected; call open() first")
         return {c: self.device.send_command(c, read_timeout=self.timeout) for c in commands}
-
-
-def shlex_quote(text: str) -> str:
-    import shlex
-    return shlex.quote(text)
 
 
 def _gcu_reason(output: str) -> str:
