@@ -219,3 +219,20 @@ def sanitize(doc: ConfigDb) -> ConfigDb:
 def dumps(doc: ConfigDb) -> str:
     """Canonical JSON text of a config_db document (sorted keys, indent 4, like sonic-cfggen)."""
     return json.dumps(doc, indent=4, sort_keys=True)
+
+
+# CONFIG_DB table -> the APPL_DB table its daemon fills (buffermgrd, portmgrd): where a drained apply is
+# seen to have reached the forwarding layer. Keys use ':' where CONFIG_DB uses '|'.
+APPL_DB_TABLES = {"BUFFER_POOL": "BUFFER_POOL_TABLE", "BUFFER_PROFILE": "BUFFER_PROFILE_TABLE",
+                  "BUFFER_PG": "BUFFER_PG_TABLE", "BUFFER_QUEUE": "BUFFER_QUEUE_TABLE", "PORT": "PORT_TABLE"}
+
+
+def appl_db_changes(running: ConfigDb, target: ConfigDb) -> dict[str, dict[str, str]]:
+    """APPL_DB key -> the fields it must hold once `target` is applied, for the entries that change."""
+    out: dict[str, dict[str, str]] = {}
+    for table, appl in sorted(APPL_DB_TABLES.items()):
+        old, new = running.get(table, {}), target.get(table, {})
+        for key in sorted(new):
+            if isinstance(new[key], dict) and old.get(key) != new[key]:
+                out[f"{appl}:{key.replace('|', ':')}"] = {f: str(v) for f, v in new[key].items()}
+    return out

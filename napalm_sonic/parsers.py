@@ -95,3 +95,13 @@ def parse_frr_uptime(value: str) -> int:
         return secs
     units = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
     return sum(int(n) * units[u] for n, u in re.findall(r"(\d+)([wdhms])", value))
+
+
+def parse_db_hash(text: str) -> dict[str, str]:
+    """`sonic-db-cli DB HGETALL KEY` output: a Python dict literal of strings ({} when the key is absent)."""
+    import ast
+    try:
+        value = ast.literal_eval(text.strip() or "{}")
+    except (ValueError, SyntaxError):
+        return {}
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}

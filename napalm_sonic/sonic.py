@@ -4,10 +4,15 @@ Transport: SSH through netmiko (``linux`` device type, prompt ``admin@<hostname>
 whose exit status matters (GCU, systemd) run on an exec channel of the same SSH transport, so the
 driver sees the real exit code; ``cli()`` goes through the interactive netmiko session.
 
-Candidate = a config_db JSON document. Commit = GCU: ``config checkpoint``, JSON Patch from running to
-candidate (``config apply-patch``), ``config save -y``. ``commit_config(revert_in=N)`` arms a transient
-systemd timer (``systemd-run --on-active``) that runs ``config rollback <checkpoint>`` unless
-``confirm_commit()`` stops it first.
+Candidate = a config_db JSON document. Commit = GCU when GCU will take the change: ``config checkpoint``,
+JSON Patch from running to candidate (``config apply-patch``), ``config save -y``. A change GCU would refuse
+(napalm_sonic.gcu: its field-operation rules for this HWSKU's ASIC family and release; buffer pools, whole
+new QoS/buffer tables, ...) is a drained apply instead: ``TSA``, ``config reload -y <candidate>``, wait until
+APPL_DB shows the changed buffer/port entries (``sonic-db-cli``, ``verify_timeout``), ``TSB``; a failure
+reloads the saved config the same way. Nothing is half-applied: GCU's refusals are predicted before any
+change. ``commit_config(revert_in=N)`` arms a transient systemd timer (``systemd-run --on-active``) that
+runs ``config rollback <checkpoint>`` (GCU) or ``config reload -y <backup>`` (drained) unless
+``confirm_commit()`` stops it first. ``last_method`` says which path the last commit took and why.
 
 optional_args:
     port (int, 22); ssh_strict (bool, True): reject unknown host keys (uses ~/.ssh/known_hosts);
@@ -18,12 +23,15 @@ optional_args:
     revert_unit (str, "napalm-sonic-revert"): systemd unit name of the revert timer;
     checkpoint_prefix (str, "napalm_sonic_"); tmp_dir (str, "/tmp");
     replace_preserve_tables (list[str]): tables kept from running on load_replace_candidate when the
-        candidate lacks them (default: management/system tables, see PRESERVE_TABLES).
+        candidate lacks them (default: management/system tables, see PRESERVE_TABLES);
+    verify_timeout (float, 480): seconds a drained apply waits for APPL_DB (sonic-mgmt allows 480 s);
+    drain (bool, True): shift traffic away (TSA/TSB) around a drained apply.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -39,7 +47,7 @@ from napalm.base.exceptions import (
 )
 from napalm.base.netmiko_helpers import netmiko_args
 
-from napalm_sonic import configdb, parsers
+from napalm_sonic import configdb, gcu, parsers
 
 # Tables a switch needs but an intent-rendered candidate usually omits; replacing them away would
 # cut management access or disable system features.
@@ -69,6 +77,8 @@ class SonicDriver(NetworkDriver):
         self.cp_prefix = str(args.pop("checkpoint_prefix", "napalm_sonic_"))
         self.tmp_dir = str(args.pop("tmp_dir", "/tmp")).rstrip("/")
         self.preserve = tuple(args.pop("replace_preserve_tables", PRESERVE_TABLES))
+        self.verify_timeout = float(args.pop("verify_timeout", 480))
+        self.drain = bool(args.pop("drain", True))
         self.netmiko_optional_args = netmiko_args(args)
         self.netmiko_optional_args["ssh_strict"] = strict
         # Strict checking needs the known hosts to check against.
@@ -78,6 +88,8 @@ class SonicDriver(NetworkDriver):
         self.force_no_enable = True   # no root shell: privileged commands use sudo one by one
         self.candidate: configdb.ConfigDb | None = None
         self._last_checkpoint: str | None = None
+        self._last_backup: str | None = None           # drained apply: the config to reload on rollback
+        self.last_method: tuple[str, str] = ("", "")    # (method, why) of the last commit
 
     # ---------------------------------------------------------------- connection
     def open(self) -> None:
@@ -208,6 +220,16 @@ class SonicDriver(NetworkDriver):
         if rc != 0:
             raise CommitError(f"config save failed: {out.strip()}")
 
+    def apply_method(self, running: configdb.ConfigDb, candidate: configdb.ConfigDb) -> tuple[str, str]:
+        """("gcu", why) when GCU takes the change on this switch, else ("drained apply", why)."""
+        # GCU reads the HWSKU from the running CONFIG_DB (sonic-cfggen -d), as its validators do
+        meta = running.get("DEVICE_METADATA", {}).get("localhost", {}) or \
+            candidate.get("DEVICE_METADATA", {}).get("localhost", {})
+        _, text = self._run("show version")
+        ver = parsers.parse_show_version(text)
+        return gcu.apply_method(running, candidate, meta.get("hwsku", ""), ver.get("ASIC", "vs"),
+                                ver.get("SONiC Software Version", ""))
+
     def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
         if message:
             raise NotImplementedError("Commit message not implemented for this platform")
@@ -215,7 +237,12 @@ class SonicDriver(NetworkDriver):
             raise CommitError("no candidate configuration loaded")
         if revert_in is not None and self.has_pending_commit():
             raise CommitError("a commit is already pending confirmation")
-        phases = configdb.make_patch_phases(self._running(), self.candidate)
+        running = self._running()
+        self.last_method = self.apply_method(running, self.candidate)
+        if self.last_method[0] != "gcu":
+            self._drained_apply(running, self.candidate, revert_in)
+            return
+        phases = configdb.make_patch_phases(running, self.candidate)
         checkpoint = self._checkpoint()
         try:
             for n, ops in enumerate(phases, 1):
@@ -225,21 +252,83 @@ class SonicDriver(NetworkDriver):
                 self._run(self._priv(f"config rollback {checkpoint}"), timeout=max(self.timeout, 300))
             self._run(self._priv(f"config delete-checkpoint {checkpoint}"))
             raise
-        self._last_checkpoint = checkpoint
+        behind = self.verify_applied(running, self.candidate, self.verify_timeout)
+        if behind:               # CONFIG_DB took it, the daemons did not: do not leave it half in effect
+            self._run(self._priv(f"config rollback {checkpoint}"), timeout=max(self.timeout, 300))
+            self._run(self._priv(f"config delete-checkpoint {checkpoint}"))
+            raise CommitError(f"change not in APPL_DB after {self.verify_timeout:g} s, rolled back: "
+                              f"{', '.join(behind[:5])}")
+        self._last_checkpoint, self._last_backup = checkpoint, None
         self.candidate = None
         if revert_in is not None:
-            self._arm_revert(checkpoint, int(revert_in))
+            self._arm_revert(f"rollback {checkpoint}", int(revert_in))
         else:
             self._save()
 
-    def _arm_revert(self, checkpoint: str, seconds: int) -> None:
+    # ---------------------------------------------------------------- drained apply
+    def _reload(self, path: str) -> None:
+        rc, out = self._run(self._priv(f"config reload -y {path}"), timeout=max(self.timeout, 600))
+        if rc != 0:
+            raise CommitError(f"config reload {path} failed: {out.strip()}")
+
+    def _shift(self, command: str) -> None:
+        if not self.drain:
+            return
+        rc, out = self._run(self._priv(command))
+        if rc != 0:
+            raise CommitError(f"{command} failed: {out.strip()}")
+
+    def _appl_entry(self, key: str) -> dict[str, str]:
+        rc, out = self._run(f"sonic-db-cli APPL_DB HGETALL {shlex.quote(key)}")
+        return parsers.parse_db_hash(out) if rc == 0 else {}
+
+    def verify_applied(self, running: configdb.ConfigDb, target: configdb.ConfigDb, timeout: float) -> list[str]:
+        """Wait until APPL_DB carries every changed buffer/port entry of `target`; the keys still behind."""
+        keys = configdb.appl_db_changes(running, target)
+        deadline = time.monotonic() + timeout
+        while True:
+            behind = [k for k, fields in keys.items() if self._appl_entry(k) != fields]
+            if not behind or time.monotonic() >= deadline:
+                return behind
+            time.sleep(min(1.0, max(0.05, timeout / 50)))
+
+    def _drained_apply(self, running: configdb.ConfigDb, candidate: configdb.ConfigDb, revert_in: int | None) -> None:
+        """TSA -> config reload (candidate) -> APPL_DB verify -> TSB; on failure the saved config, the same way."""
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+        backup = f"{self.tmp_dir}/{self.cp_prefix}backup_{stamp}.json"
+        target = f"{self.tmp_dir}/{self.cp_prefix}candidate_{stamp}.json"
+        self._put_file(backup, configdb.dumps(running))
+        self._put_file(target, configdb.dumps(candidate))
+        self._shift("TSA")
+        try:
+            self._reload(target)
+            behind = self.verify_applied(running, candidate, self.verify_timeout)
+            if behind:
+                raise CommitError(f"change not in APPL_DB after {self.verify_timeout:g} s: {', '.join(behind[:5])}")
+        except (CommitError, CommandTimeoutException) as exc:
+            try:
+                self._reload(backup)
+                self.verify_applied(candidate, running, self.verify_timeout)
+            finally:
+                self._shift("TSB")
+            raise CommitError(f"drained apply failed, saved config reloaded: {exc}") from exc
+        self._shift("TSB")
+        self._run(f"rm -f {target}")
+        self._last_backup, self._last_checkpoint = backup, None
+        self.candidate = None
+        if revert_in is not None:
+            self._arm_revert(f"reload -y {backup}", int(revert_in))
+        else:
+            self._save()
+
+    def _arm_revert(self, action: str, seconds: int) -> None:
+        """A timer running `config <action>` (rollback <checkpoint> | reload -y <backup>) unless confirmed."""
         cmd = (f"systemd-run --on-active={seconds}s --unit={self.revert_unit} "
-               f"--description='napalm_sonic revert to {checkpoint}' "
-               f"{_abs_config(self.config_cmd)} rollback {checkpoint}")
+               f"--description='napalm_sonic revert: {action}' {_abs_config(self.config_cmd)} {action}")
         rc, out = self._run(self._priv(cmd))
         if rc != 0:
-            self._run(self._priv(f"config rollback {checkpoint}"), timeout=max(self.timeout, 300))
-            raise CommitError(f"cannot arm the revert timer, rolled back: {out.strip()}")
+            self._run(self._priv(f"config {action}"), timeout=max(self.timeout, 300))
+            raise CommitError(f"cannot arm the revert timer, reverted: {out.strip()}")
 
     def has_pending_commit(self) -> bool:
         rc, _ = self._run(f"systemctl is-active --quiet {self.revert_unit}.timer")
@@ -266,6 +355,22 @@ class SonicDriver(NetworkDriver):
         return ours[-1] if ours else None
 
     def rollback(self) -> None:
+        if self._last_backup is not None:               # the last commit was a drained apply: undo it likewise
+            if self.has_pending_commit():
+                self._stop_timer()
+            running = self._running()
+            backup = self._last_backup
+            rc, text = self._run(f"cat {backup}")
+            if rc != 0:
+                raise CommitError(f"drained-apply backup {backup} is gone: {text.strip()}")
+            self._shift("TSA")
+            try:
+                self._reload(backup)
+                self.verify_applied(running, configdb.normalize(json.loads(text)), self.verify_timeout)
+            finally:
+                self._shift("TSB")
+            self._save()
+            return
         checkpoint = self._latest_checkpoint()
         if checkpoint is None:
             raise CommitError("no napalm_sonic checkpoint to roll back to")

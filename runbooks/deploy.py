@@ -88,9 +88,18 @@ def diff_device(task: Task, config: str, replace: bool = False) -> Result:
     _load_guarded(device, config, replace)
     try:
         diff = device.compare_config()
+        method = _apply_method(task, device) if diff else None
     finally:
         device.discard_config()
-    return Result(host=task.host, diff=diff, changed=bool(diff), result=diff)
+    return Result(host=task.host, diff=diff, changed=bool(diff), result=diff, method=method)
+
+
+def _apply_method(task: Task, device: Any) -> tuple[str, str] | None:
+    """(method, why) from the platform's deploy policy, for policies that tell (SONiC: gcu | drained apply)."""
+    explain = getattr(_policy(task.host.platform or ""), "apply_method", None)
+    if explain is None:
+        return None
+    return explain(device.get_config(retrieve="running")["running"], device.get_config(retrieve="candidate")["candidate"])
 
 
 def running_config(task: Task) -> Result:
@@ -131,6 +140,7 @@ class DeviceOutcome:
     diff: str = ""
     detail: str = ""
     stage: str = ""
+    method: str = ""                # how the change is applied ("gcu", "drained apply: <why>"), when the policy says
 
     def added_removed(self) -> tuple[int, int]:
         lines = self.diff.splitlines()
@@ -140,7 +150,8 @@ class DeviceOutcome:
     def as_dict(self) -> dict[str, Any]:
         added, removed = self.added_removed()
         return {"device": self.name, "platform": self.platform, "role": self.role, "state": self.state,
-                "stage": self.stage, "added": added, "removed": removed, "detail": self.detail}
+                "stage": self.stage, "added": added, "removed": removed, "detail": self.detail,
+                "method": self.method}
 
 
 @dataclass
@@ -233,6 +244,10 @@ class Deployment:
                 policy = _policy(out.platform)
                 out.diff = policy.redact(raw)
                 out.state = "diffed" if raw else "no change"
+                method = getattr(multi[0], "method", None)
+                if method:
+                    out.method = f"{method[0]}: {method[1]}"
+                    out.detail = out.detail or out.method
                 cut = policy.lockouts(raw)
                 if cut:
                     out.state = "skipped"

@@ -51,7 +51,7 @@ def test_sonic_port_names_slots(dc1):
     rtsw3 = {i.name: i for i in dc1.devices["rtsw3"].interfaces}
     assert sorted(rtsw3) == ["Ethernet0", "Ethernet16", "Ethernet24", "Ethernet8"]
     # the neutral facts the SONiC builder derives lanes from (tests/test_render.py checks the lanes)
-    assert rtsw3["Ethernet8"].slot == 1 and dc1.devices["rtsw3"].hardware.lanes_per_port == 8
+    assert rtsw3["Ethernet8"].slot == 1 and dc1.devices["rtsw3"].hardware.lanes_per_port == 4
     assert rtsw3["Ethernet16"].role == "host" and rtsw3["Ethernet16"].peer_device == "gpu3"
 
 
@@ -130,8 +130,8 @@ def test_headroom_in_intent_follows_cable_length(dc1):
 
 def test_intent_names_no_platform_detail(dc1):
     rtsw3 = dc1.devices["rtsw3"]
-    assert rtsw3.hardware.model_dump() == {"name": "sonic-rtsw", "platform_id": "x86_64-kvm_x86_64-r0",
-                                           "asic": "th", "lanes_per_port": 8}
+    assert rtsw3.hardware.model_dump() == {"name": "sonic-rtsw", "platform_id": "x86_64-arista_7060x6_64pe",
+                                           "asic": "th5", "lanes_per_port": 4, "speed_mbps": 400000}
     fields = set(type(rtsw3).model_fields) | set(type(rtsw3.interfaces[0]).model_fields)
     assert not fields & {"sonic_platform", "lanes", "alias", "buffers_pools"}
 
@@ -141,7 +141,7 @@ def test_legacy_sonic_platform_key_still_accepted(site):
         hw = d["hardware"]["sonic-rtsw"]
         hw["sonic_platform"] = hw.pop("platform_id")
     site.edit("fabric.yaml", edit)
-    assert compile_site(site.path).devices["rtsw3"].hardware.platform_id == "x86_64-kvm_x86_64-r0"
+    assert compile_site(site.path).devices["rtsw3"].hardware.platform_id == "x86_64-arista_7060x6_64pe"
 
 
 def test_deterministic_regardless_of_host_order(site):

@@ -22,7 +22,18 @@ def only(site, rule: str):
 
 def test_dc1_is_clean(site):
     _, findings = load_site(site.path)
-    assert findings == []
+    # no error; the SONiC RTSWs warn that bgpcfgd cannot carry the BFD and peer-group intent
+    assert [(f.severity, f.rule, f.host) for f in findings] == [("warning", "sonic-bgp-intent", "rtsw3"),
+                                                                ("warning", "sonic-bgp-intent", "rtsw4")]
+    assert "BFD" in findings[0].message and "PEER_V4" in findings[0].message
+    assert "maximum-paths" not in findings[0].message        # dc1 asks for 64, what bgpcfgd runs
+
+
+def test_sonic_bgp_intent_it_cannot_carry(site):
+    site.edit("fabric.yaml", lambda d: d["bgp"].update(maximum_paths=8, bfd=False, peer_group="PEER_V4"))
+    _, findings = load_site(site.path)
+    assert [f.host for f in findings] == ["rtsw3", "rtsw4"]
+    assert "maximum-paths 8 (runs 64" in findings[0].message and "BFD" not in findings[0].message
 
 
 def test_unknown_platform_names_file_host_and_field(site):
@@ -55,17 +66,19 @@ def test_platform_name_must_be_a_safe_name(site):
 
 def test_sonic_asic_without_pool_sizes(site):
     site.edit("fabric.yaml", lambda d: d["hardware"]["sonic-rtsw"].update(asic="td9"))
-    found = findings_of(site, "sonic-hardware")
+    found = [f for f in findings_of(site, "sonic-hardware") if "pool sizes" in f.message]
     assert [(f.host, f.field) for f in found] == [("rtsw3", "hardware.sonic-rtsw.asic"),
                                                   ("rtsw4", "hardware.sonic-rtsw.asic")]
     assert "'td9'" in found[0].message and "th" in found[0].message
+    # and the HWSKU's own ASIC family disagrees with it
+    assert any("is a th5 switch, not td9" in f.message for f in findings_of(site, "sonic-hardware"))
 
 
 def test_headroom_above_the_sonic_ingress_pool(site):
-    site.edit("fabric.yaml", lambda d: d["cabling"]["rules"][0].update(cable_length_m=20000))
+    site.edit("fabric.yaml", lambda d: d["cabling"]["rules"][0].update(cable_length_m=500000))
     found = findings_of(site, "headroom-exceeds-pool")
     assert sorted(f.host for f in found) == ["rtsw3", "rtsw4"]
-    assert found[0].field == "hardware.sonic-rtsw" and "10875072" in found[0].message
+    assert found[0].field == "hardware.sonic-rtsw" and "165660324" in found[0].message
 
 
 def test_unknown_key_in_fabric(site):

@@ -185,7 +185,8 @@ def test_eos_qos_profile(fabric, configs, name):
     assert ("   priority-flow-control pause watchdog port timer timeout 0.2 polling-interval 0.1 "
             "recovery-time 0.4") in profile
     q3 = profile[profile.index("   tx-queue 3"):profile.index("   tx-queue 6")]
-    assert ("      random-detect ecn minimum-threshold 150 kbytes maximum-threshold 1500 kbytes "
+    # bytes, the unit SONiC's WRED_PROFILE thresholds use: the same figure on both platforms
+    assert ("      random-detect ecn minimum-threshold 150000 bytes maximum-threshold 1500000 bytes "
             "max-mark-probability 20") in q3
     assert "      random-detect ecn count" in q3
     assert "      bandwidth percent 50" in q3
@@ -200,12 +201,21 @@ def test_eos_interfaces_and_maps(fabric, configs, name):
     text = configs[name]
     for itf in intent.interfaces:
         block = _block(text, f"interface {itf.name}")
-        assert block[:6] == [f"   description {itf.description}", "   no shutdown", "   mtu 9214",
-                             "   no switchport", f"   ip address {itf.address}",
+        assert block[:7] == [f"   description {itf.description}", "   no shutdown", "   mtu 9214",
+                             "   speed 400g-8", "   no switchport", f"   ip address {itf.address}",
                              f"   service-profile {intent.roce.profile}"]
     assert _block(text, "interface Loopback0") == [f"   ip address {intent.loopback}"]
     assert "qos map dscp 26 to traffic-class 3" in text.splitlines()
     assert "qos map dscp 48 to traffic-class 6" in text.splitlines()
+    # every one of the 64 DSCPs is mapped, the unlisted ones to default_tc (0)
+    mapped = {}
+    for line in text.splitlines():
+        if line.startswith("qos map dscp "):
+            words = line.split()
+            for d in words[3:words.index("to")]:
+                assert int(d) not in mapped
+                mapped[int(d)] = int(words[-1])
+    assert mapped == intent.roce.dscp_to_tc and len(mapped) == 64
     assert "priority-flow-control pause watchdog action drop" in text.splitlines()
     assert text.endswith("end\n")
 
@@ -227,7 +237,8 @@ def test_eos_bgp(fabric, configs, name):
     assert name != "ctsw1" or sorted(a for a, on in bfd.items() if on) == ["10.254.0.1", "10.254.0.5"]
     assert f"   neighbor {bgp.peer_group} timers 3 9" in block
     assert f"      neighbor {bgp.peer_group} activate" in block
-    assert "   redistribute connected" in block
+    assert "   redistribute connected route-map RM-CONN-2-BGP" in block
+    assert "   redistribute connected" not in block
     remote_as = [line.split() for line in block if line.endswith(tuple(f" {p.remote_asn}" for p in bgp.peers))
                  and " remote-as " in line]
     assert sorted((w[1], int(w[3])) for w in remote_as) == sorted((p.address, p.remote_asn) for p in bgp.peers)
@@ -252,8 +263,9 @@ def test_eos_structured_config_shape(fabric):
     assert sc["ethernet_interfaces"][0]["ip_address"] == "10.254.0.0/31"
     assert sc["pfc_watchdog"] == {"timeout": "0.2", "polling_interval": "0.1", "recovery_time": "0.4",
                                   "action": "drop"}
-    assert sc["qos_maps"]["dscp_to_traffic_class"] == [{"dscps": [26], "traffic_class": 3},
-                                                       {"dscps": [48], "traffic_class": 6}]
+    assert sc["qos_maps"]["dscp_to_traffic_class"] == [
+        {"dscps": [d for d in range(64) if d not in (26, 48)], "traffic_class": 0},
+        {"dscps": [26], "traffic_class": 3}, {"dscps": [48], "traffic_class": 6}]
     bgp = sc["router_bgp"]
     assert bgp["asn"] == 65100 and bgp["peer_group"]["bfd"] is False
     # per-neighbor BFD toward the EOS peers only (SONiC's bgpcfgd cannot carry it)
@@ -269,11 +281,13 @@ def test_eos_formats_watchdog_seconds():
 
 def test_sonic_structured_config_shape(fabric):
     db = SonicConfig().structured_config(fabric.devices["rtsw3"], fabric)
-    assert db["PORT"]["Ethernet8"]["lanes"] == "8,9,10,11,12,13,14,15"
-    assert (db["PORT"]["Ethernet8"]["alias"], db["PORT"]["Ethernet8"]["index"]) == ("etp2", "2")
-    assert db["DEVICE_METADATA"]["localhost"]["platform"] == "x86_64-kvm_x86_64-r0"
+    # Arista-7060X6-64PE-O128S2 port_config.ini: Ethernet8 = lanes 1-4, alias Ethernet2/1, index 2
+    assert db["PORT"]["Ethernet8"]["lanes"] == "1,2,3,4"
+    assert (db["PORT"]["Ethernet8"]["alias"], db["PORT"]["Ethernet8"]["index"]) == ("Ethernet2/1", "2")
+    assert db["DEVICE_METADATA"]["localhost"]["platform"] == "x86_64-arista_7060x6_64pe"
+    assert db["DEVICE_METADATA"]["localhost"]["hwsku"] == "Arista-7060X6-64PE-O128S2"
     assert db["BUFFER_POOL"]["ingress_lossless_pool"] == {
-        "type": "ingress", "mode": "dynamic", "size": "10875072",
+        "type": "ingress", "mode": "dynamic", "size": "165660324",
         "xoff": str(fabric.devices["rtsw3"].buffers.headroom_bytes)}
     assert "bfd" not in json.dumps(db["BGP_NEIGHBOR"])
 
@@ -292,6 +306,8 @@ def test_pool_size_table_lookup():
     assert (th.ingress_lossless_pool, th.egress_lossless_pool, th.egress_lossy_pool) == (
         10_875_072, 15_982_720, 9_243_812)
     assert "BALANCED" in th.source
+    th5 = pool_sizes("th5")
+    assert th5 is not None and th5.egress_lossy_pool is None and "O128S2" in th5.source
     assert pool_sizes("td3") is None and pool_sizes("") is None
 
 

@@ -15,6 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from nr_run.lab.twin.faults import DROPS_PER_S, ECN_MARKS_PER_S, PFC_STORM_FRAMES_PER_S, Faults
+from nr_run.lab.twin.policy import filter_redistributed
 from nr_run.lab.twin.state import DeviceState, IfState
 from nr_run.lab.twin.topology import Topology
 
@@ -287,6 +288,7 @@ class Fabric:
             return []
         conn = self.connected(dev)
         out = set(conn) if st.bgp.redistribute_connected else set()
+        out = filter_redistributed(st.routing_policy, st.bgp.redistribute_connected_route_map, out)
         out |= {str(ipaddress.ip_network(n, strict=False)) for n in st.bgp.networks
                 if str(ipaddress.ip_network(n, strict=False)) in conn}
         if st.bgp.redistribute_static:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from nr_run.lab.twin.policy import RoutingPolicy
+
 
 @dataclass
 class EcnQueue:
@@ -77,6 +79,7 @@ class BgpConfig:
     maximum_paths: int = 1
     ecmp: int | None = None
     redistribute_connected: bool = False
+    redistribute_connected_route_map: str | None = None   # route-map on `redistribute connected`
     redistribute_static: bool = False       # advertised static routes (SONiC bgpcfgd: STATIC_ROUTE, tag 1)
     networks: list[str] = field(default_factory=list)          # "10.255.0.1/32" advertised if present
     neighbors: dict[str, BgpNeighborConfig] = field(default_factory=dict)
@@ -102,4 +105,5 @@ class DeviceState:
     qos: QosGlobal = field(default_factory=QosGlobal)
     bgp: BgpConfig | None = None
     static_routes: list[StaticRoute] = field(default_factory=list)
+    routing_policy: RoutingPolicy | None = None   # prefix-lists and route-maps (lab.twin.policy)
     ip_routing: bool = True                 # False: a host (no forwarding between interfaces)

@@ -273,7 +273,8 @@ def _roce(name: str, settings: RoceProfileSettings) -> Roce:
 
 
 def _hardware(hw: Hardware, name: str) -> HardwareFacts:
-    return HardwareFacts(name=name, platform_id=hw.platform_id, asic=hw.asic, lanes_per_port=hw.lanes_per_port)
+    return HardwareFacts(name=name, platform_id=hw.platform_id, asic=hw.asic, lanes_per_port=hw.lanes_per_port,
+                         speed_mbps=speed_to_mbps(hw.speed))
 
 
 def _nth_p31(pool: ipaddress.IPv4Network, n: int) -> tuple[ipaddress.IPv4Address, ipaddress.IPv4Address]:
@@ -438,7 +439,7 @@ class _Compiler:
                 buffers = Buffers(cell_bytes=host.hw.buffer_cell_bytes, headroom_bytes=shared_xoff)
             devices[name] = DeviceIntent(
                 name=name, site=self.fabric.site, role=host.data.role, platform=host.hw.platform, mgmt_address=host.mgmt,
-                mgmt_prefix=self.mgmt(host)[0], mgmt_gateway=self.mgmt(host)[1],
+                mgmt_prefix=self.mgmt(host)[0], mgmt_gateway=self.mgmt(host)[1], mgmt_vrf=self.fabric.management.vrf,
                 model=host.hw.model, hardware=_hardware(host.hw, host.data.hardware), su=host.data.su, index=host.data.index,
                 asn=asn, loopback=loopback, router_id=router_id, interfaces=interfaces, bgp=bgp, roce=roce,
                 host_block=str(self.blocks[name]) if self.blocks.get(name) else None,

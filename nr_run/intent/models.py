@@ -127,6 +127,7 @@ class HardwareFacts(Frozen):
     platform_id: str = ""     # the vendor's hardware platform string (ONIE platform), if it has one
     asic: str = ""            # switch ASIC family, e.g. "th" (Broadcom Tomahawk)
     lanes_per_port: int = 0   # SerDes lanes per front-panel port
+    speed_mbps: int = 0       # native speed of a front-panel port (all its lanes)
 
 
 class Nic(Frozen):
@@ -154,6 +155,7 @@ class DeviceIntent(Frozen):
     mgmt_address: str                    # "172.20.20.21"
     mgmt_prefix: str = ""                # "172.20.20.21/24"
     mgmt_gateway: str = ""
+    mgmt_vrf: str = "default"            # the VRF of the management interface ("default": none)
     model: str
     hardware: HardwareFacts
     su: int | None = None

@@ -164,6 +164,8 @@ class Management(Strict):
 
     prefix_length: int = Field(default=24, ge=8, le=31)
     gateway: ipaddress.IPv4Address | None = None
+    # management VRF of the switches ("default": none); keeps the OOB subnet out of the fabric's routing
+    vrf: str = Field(default="MGMT", pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
 
 
 class Policy(Strict):

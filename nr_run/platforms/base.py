@@ -46,7 +46,9 @@ class ConfigBuilder(Protocol):
     `bgp_neighbor_bfd` says whether this platform's config can carry BFD per BGP neighbor: a builder
     asks the peer's platform before configuring BFD toward it, since a one-sided BFD never comes up.
     `startup_config` is the minimal day-0 config of the lab image (None: the image boots without one);
-    `clab_interface` names a front-panel port as containerlab's link endpoints do.
+    `clab_interface` names a front-panel port as containerlab's link endpoints do. Optional:
+    `port_names(device) -> dict[str, str]`, the other names the device's ports go by (aliases, short forms)
+    mapped to their intent names, for checks that read a neighbour's view (LLDP).
     """
 
     suffix: str                                   # file name suffix of a rendered config: ".cfg", ".json"
@@ -95,6 +97,10 @@ class DeployPolicy(Protocol):
 
     def classify(self, diff: str) -> str:
         """How this change is applied on the device (e.g. "commit", "drained apply"); shown in the dry run."""
+
+    # Optional: `apply_method(running: str, candidate: str) -> tuple[str, str]`, the method a change of the
+    # running config into the candidate takes on the device and why (SONiC: "gcu" | "drained apply"). The
+    # deploy dry run calls it when a policy has it (runbooks.deploy.diff_device).
 
 
 class Collector(Protocol):

@@ -142,6 +142,8 @@ class PortCounters:
 class CounterSample:
     taken_at: float                    # time.monotonic() of the sample
     ports: dict[str, PortCounters] = field(default_factory=dict)
+    # counter kinds ("ecn", ...) the device could not report, with why: a check fails them as not collected
+    unreadable: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

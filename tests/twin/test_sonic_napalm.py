@@ -24,7 +24,7 @@ def _running(d) -> dict:
 
 def test_facts_and_factory_default(dev):
     facts = dev.get_facts()
-    assert facts["hostname"] == "rtsw4" and facts["model"] == "Force10-S6000"
+    assert facts["hostname"] == "rtsw4" and facts["model"] == "Arista-7060X6-64PE-O128S2"
     assert facts["interface_list"] == ["Ethernet0", "Ethernet8", "Ethernet16", "Ethernet24"]
     ifs = dev.get_interfaces()
     assert ifs["Ethernet0"]["is_enabled"] is False and ifs["Ethernet0"]["speed"] == 400000.0

@@ -61,7 +61,7 @@ def healthy_states(fabric: FabricIntent, pattern: str = "ring") -> dict[str, Dev
             for o in fabric.devices.values():
                 if o.role == "rtsw" and o.name != d.name:
                     s.routes[o.loopback] = RouteState(o.loopback, "bgp", list(hops))
-        ports = {i.name: PortCounters(queue_drops={3: 0}) for i in d.interfaces}
+        ports = {i.name: PortCounters(queue_drops={3: 0}, ecn_marks={3: 0}) for i in d.interfaces}
         s.counters_first = CounterSample(0.0, ports)
         s.counters_second = CounterSample(2.0, {k: PortCounters(queue_drops={3: 0}, ecn_marks={3: 4})
                                                 for k in ports})

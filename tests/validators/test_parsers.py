@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from nr_run.platforms.eos import collect as eos
+from nr_run.platforms.eos.structured import EOS_DEFAULT_DSCP_TO_TC
 from nr_run.platforms.linux import collect as linux
 from nr_run.platforms.sonic import collect as sonic
 
@@ -59,7 +60,9 @@ def test_eos_running_config_profile_and_interface_level():
     assert (e.min_bytes, e.max_bytes, e.max_mark_probability) == (150_000, 1_500_000, 20)
     assert q["qos"]["Ethernet1"].trust == "dscp"
     assert q["qos"]["Ethernet1"].schedulers[6] == "strict"
-    assert q["qos"]["Ethernet1"].dscp_to_tc == {26: 3, 48: 6}
+    # the effective map: configured lines over EOS' factory map (DSCP 24-31 would land on TC 3)
+    assert q["qos"]["Ethernet1"].dscp_to_tc == {**EOS_DEFAULT_DSCP_TO_TC, 26: 3, 48: 6}
+    assert len(q["qos"]["Ethernet1"].dscp_to_tc) == 64 and EOS_DEFAULT_DSCP_TO_TC[24] == 3
     # Ethernet3: interface-level PFC on 4 (3 is "drop"), no watchdog, other ECN threshold
     assert q["pfc"]["Ethernet3"] == [4]
     assert q["watchdog"]["Ethernet3"].enabled is False
@@ -217,9 +220,9 @@ def test_sonic_watchdog_alert_is_forward():
 
 
 def test_dscp_map_scope_per_platform():
-    # EOS running-config carries only the entries that differ from the default map
+    # EOS running-config lines overlay EOS' factory map: the collector reports all 64 code points
     e = eos.parse_running_qos(t("eos/running_config.txt"))["qos"]["Ethernet1"]
-    assert (e.dscp_map, e.dscp_to_tc) == ("configured", {26: 3, 48: 6})
+    assert (e.dscp_map, e.dscp_to_tc) == ("complete", {**EOS_DEFAULT_DSCP_TO_TC, 26: 3, 48: 6})
     # SONiC's bound DSCP_TO_TC_MAP is the whole classification
     s = sonic.parse_qos(j("sonic/config_db_example.json"))["qos"]["Ethernet0"]
     assert s.dscp_map == "complete" and len(s.dscp_to_tc) == 64
@@ -265,6 +268,6 @@ def test_driver_collects_through_the_platform_plugin():
     collect_sections(run, rtsw1, ["interfaces", "bgp", "lldp", "qos"], state)
     assert state.sections == {"interfaces", "lldp", "qos"}
     assert state.errors == {"bgp": "RuntimeError: eAPI error"}
-    assert state.interfaces["Ethernet1"].mtu == 9214 and state.qos["Ethernet1"].dscp_map == "configured"
+    assert state.interfaces["Ethernet1"].mtu == 9214 and state.qos["Ethernet1"].dscp_map == "complete"
     # one batch first, then each section alone; the shared running-config is asked once per batch
     assert sum(c == ("show running-config", "text") for c in calls[0]) == 1 and len(calls) == 1 + 4

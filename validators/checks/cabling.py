@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from nr_run.intent.models import DeviceIntent, FabricIntent
+from nr_run.platforms import registry
 from nr_run.platforms.state import DeviceState
 from nr_run.validators.base import Check, CheckOptions, Finding, Severity, on_port, register
 from nr_run.validators.helpers import short
@@ -11,6 +12,17 @@ from nr_run.validators.helpers import short
 class CablingOptions(CheckOptions):
     # Servers often run no LLDP agent; with False a missing neighbor on a host port is only a warning.
     host_ports_require_lldp: bool = True
+
+
+def _port_names(device: DeviceIntent) -> dict[str, str]:
+    """Other names of the device's ports -> its intent port names, from its platform (a SONiC neighbour's
+    LLDP port ID is the PORT alias, EOS prints Et1/1 for Ethernet1/1); {} when the platform has none."""
+    config = registry.get(device.platform).config
+    names = getattr(config, "port_names", None)
+    if names is None:
+        return {}
+    own = {i.name for i in device.interfaces}
+    return {other: name for other, name in names(device).items() if other not in own}
 
 
 @register
@@ -28,9 +40,18 @@ class CablingCheck(Check):
         by_alias = {(dev, itf.alias): name for dev, st in states.items() for name, itf in st.interfaces.items()
                     if itf.alias}
         seen: dict[str, list[tuple[str, str]]] = {}
+        aliases: dict[str, dict[str, str]] = {}
+
+        def canonical(device: str, port: str) -> str:
+            if device not in aliases:
+                peer = fabric.devices.get(device)
+                aliases[device] = _port_names(peer) if peer is not None else {}
+            return aliases[device].get(port, port)
+
         for n in state.lldp:
-            dev = short(n.remote_device)
-            seen.setdefault(n.local_port, []).append((dev, by_alias.get((dev, n.remote_port), n.remote_port)))
+            remote = short(n.remote_device)
+            port = canonical(remote, n.remote_port)
+            seen.setdefault(canonical(intent.name, n.local_port), []).append((remote, by_alias.get((remote, port), port)))
         planned = {itf.name: (itf.peer_device, itf.peer_port) for itf in intent.interfaces}
         where_planned = {peer: port for port, peer in planned.items()}
         out: list[Finding] = []

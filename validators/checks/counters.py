@@ -5,8 +5,8 @@ from __future__ import annotations
 from pydantic import Field
 
 from nr_run.intent.models import DeviceIntent, FabricIntent
-from nr_run.platforms.state import DeviceState
-from nr_run.validators.base import Check, CheckOptions, Finding, on_port, register
+from nr_run.platforms.state import DeviceState, PortCounters
+from nr_run.validators.base import Check, CheckOptions, Finding, Where, on_port, register
 from nr_run.validators.helpers import lossless
 from nr_run.validators.probes import CounterResample, Probe
 
@@ -72,7 +72,21 @@ class CountersCheck(Check):
                         if toward_rtsw else f"sustained pause on {itf.name}: congestion or a stuck receiver")
                 out.append(self.fail(intent.name, target, f"pause <= {limit:g}/s", f"{rate:.1f}/s", hint,
                                      "error" if toward_rtsw else "warning", at))
-            marks = _delta(a.ecn_marks, b.ecn_marks, [intent.roce.ecn.queue])
-            out.append(self.ok(intent.name, f"{itf.name} ecn marks", "reported", f"{marks} ECN marks in {dt:.1f} s",
-                               at))
+            out.append(self._ecn(intent, itf.name, a, b, dt, first.unreadable or second.unreadable, at))
         return out
+
+    def _ecn(self, intent: DeviceIntent, port: str, a: PortCounters, b: PortCounters, dt: float,
+             unreadable: dict[str, str], at: Where) -> Finding:
+        """ECN marks on the ECN queue, reported as observed; a count the device did not give is a failure."""
+        q = intent.roce.ecn.queue
+        target = f"{port} queue {q} ecn marks"
+        if not intent.roce.ecn.enabled:
+            return self.ok(intent.name, target, "not configured", "ECN off in the profile", at)
+        why = unreadable.get("ecn")
+        if why is None and (q not in a.ecn_marks or q not in b.ecn_marks):
+            why = f"no ECN counter for queue {q}"
+        if why is not None:
+            return self.fail(intent.name, target, "ECN marks collected", "not collected",
+                             f"{why}: enable ECN counting/polling on the queue, then rerun", where=at)
+        marks = _delta(a.ecn_marks, b.ecn_marks, [q])
+        return self.ok(intent.name, target, "ECN marks collected", f"{marks} ECN marks in {dt:.1f} s", at)

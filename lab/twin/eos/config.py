@@ -12,6 +12,8 @@ import ipaddress
 import re
 from dataclasses import dataclass, field
 
+from nr_run.lab.twin.policy import PrefixEntry, RouteMapEntry, RoutingPolicy
+
 INDENT = "   "
 
 
@@ -108,11 +110,23 @@ ROUTER_BGP = Mode(
 )
 MGMT_API = Mode(
     "mgmt-api",
-    enters=((_re(r"vrf \S+"), "permissive"),),
+    enters=((_re(r"vrf \S+"), "mgmt-vrf"),),
     keys=((("protocol",), 2), (("shutdown",), 1), (("cors",), 1)),
     known=frozenset({"protocol", "shutdown", "cors", "session"}),
     displayed_no=frozenset({"shutdown"}),
 )
+MGMT_SSH = Mode(
+    "mgmt-ssh",
+    enters=((_re(r"vrf \S+"), "mgmt-vrf"),),
+    keys=((("shutdown",), 1), (("idle-timeout",), 1)),
+    known=frozenset({"shutdown", "idle-timeout", "authentication", "cipher", "hostkey", "connection"}),
+    displayed_no=frozenset({"shutdown"}),
+)
+MGMT_VRF = Mode("mgmt-vrf", keys=((("shutdown",), 1),), known=frozenset({"shutdown"}),
+                displayed_no=frozenset({"shutdown"}))
+PREFIX_LIST = Mode("prefix-list", keys=((("seq",), 2),), known=frozenset({"seq"}))
+ROUTE_MAP = Mode("route-map", keys=((("match", "ip", "address", "prefix-list"), 4), (("set",), 2)),
+                 known=frozenset({"match", "set", "description", "continue"}))
 ROUTER_BFD = Mode("router-bfd", keys=((("interval",), 1), (("multihop", "interval"), 2)),
                   known=frozenset({"interval", "multihop", "slow-timer", "shutdown", "local-address"}))
 PERMISSIVE = Mode("permissive", permissive=True)
@@ -124,11 +138,12 @@ GLOBAL = Mode(
         (_re(r"qos profile (\S+)"), "qos-profile"),
         (_re(r"management api http-commands"), "mgmt-api"),
         (_re(r"router bfd"), "router-bfd"),
-        (_re(r"management (api \S+|ssh|console|security|cvx|telnet|defaults|accounts)"), "permissive"),
+        (_re(r"management ssh"), "mgmt-ssh"),
+        (_re(r"management (api \S+|console|security|cvx|telnet|defaults|accounts)"), "permissive"),
         (_re(r"vrf instance \S+"), "permissive"),
-        (_re(r"route-map \S+ (permit|deny) \d+"), "permissive"),
+        (_re(r"route-map \S+ (permit|deny) \d+"), "route-map"),
         (_re(r"ip access-list \S+"), "permissive"),
-        (_re(r"ip prefix-list \S+"), "permissive"),
+        (_re(r"ip prefix-list \S+"), "prefix-list"),
         (_re(r"vlan [\d,-]+"), "permissive"),
         (_re(r"daemon \S+"), "permissive"),
         (_re(r"policy-map type \S+ \S+"), "permissive"),
@@ -145,7 +160,7 @@ GLOBAL = Mode(
           (("priority-flow-control", "pause", "watchdog", "action"), 4),
           (("priority-flow-control", "pause", "watchdog", "hardware"), 0),
           (("priority-flow-control", "all"), 2),
-          (("username",), 2), (("ip", "routing"), 2), (("ip", "name-server"), 0), (("ip", "domain-name"), 2),
+          (("username",), 2), (("ip", "routing"), 0), (("ip", "name-server"), 0), (("ip", "domain-name"), 2),
           (("service", "routing", "protocols", "model"), 4), (("spanning-tree", "mode"), 2),
           (("clock", "timezone"), 2), (("dns", "domain"), 2), (("aaa", "root"), 2), (("enable", "password"), 2),
           (("ip", "route"), -2), (("lldp", "timer"), 2), (("transceiver", "qsfp", "default-mode"), 3),
@@ -158,8 +173,11 @@ GLOBAL = Mode(
                      "dhcp", "mlag", "bfd", "schedule", "ptp", "email", "management", "role"}),
     displayed_no=frozenset({"aaa root", "ip routing", "ipv6 unicast-routing", "priority-flow-control all"}),
 )
-MODES = {m.name: m for m in (GLOBAL, INTERFACE, TXQ, QOS_PROFILE, ROUTER_BGP, BGP_AF, MGMT_API, ROUTER_BFD,
-                            PERMISSIVE)}
+MODES = {m.name: m for m in (GLOBAL, INTERFACE, TXQ, QOS_PROFILE, ROUTER_BGP, BGP_AF, MGMT_API, MGMT_SSH, MGMT_VRF,
+                            PREFIX_LIST, ROUTE_MAP, ROUTER_BFD, PERMISSIVE)}
+
+# `speed` values of a front-panel port: <rate>[-<lanes>] ("400g-8", "100g-2", "25g") or the legacy forms
+_SPEED = re.compile(r"(auto|(\d+g)(-[1248])?|forced \d+[gm]full|\d+[gm]full|sfp-1000baset auto)$", re.IGNORECASE)
 
 
 def _key(mode: Mode, tokens: list[str]) -> tuple[str, ...]:
@@ -252,6 +270,10 @@ def validate(mode: str, tokens: list[str], neg: bool) -> list[str]:
                 raise _bad(t, 2)
         elif head == "service-profile" and not neg and len(t) != 2:
             raise _bad(t, 1 if len(t) < 2 else 2)
+        elif head == "speed" and not neg and not _SPEED.match(" ".join(t[1:])):
+            raise _bad(t, 1)
+        elif head == "vrf" and not neg and len(t) != 2:
+            raise _bad(t, 1 if len(t) < 2 else 2)
     elif mode == "qos-profile" and head == "priority-flow-control" and not neg and len(t) > 1 and t[1] == "priority":
         _int(t, 2, 0, 7)
         if len(t) < 4 or t[3] not in ("drop", "no-drop"):
@@ -277,6 +299,8 @@ def validate(mode: str, tokens: list[str], neg: bool) -> list[str]:
                 _int(t, 3, 1, 4294967295)
         elif head == "redistribute" and len(t) < 2:
             raise _bad(t, 1)
+        elif head == "redistribute" and not neg and len(t) > 2 and (t[2] != "route-map" or len(t) != 4):
+            raise _bad(t, 2 if t[2] != "route-map" else min(len(t), 4))
         elif head == "network" and not neg:
             if len(t) < 2:
                 raise _bad(t, 1)
@@ -297,12 +321,20 @@ def validate(mode: str, tokens: list[str], neg: bool) -> list[str]:
                 raise _bad(t, j + 1)
             _int(t, j + 2, 0, 7)
         elif head == "ip" and len(t) > 1 and t[1] == "route" and not neg:
+            at = 4 if len(t) > 2 and t[2] == "vrf" else 2      # ip route [vrf NAME] PREFIX NEXT-HOP
             try:
-                ipaddress.IPv4Network(t[2] if len(t) > 2 else "")
+                ipaddress.IPv4Network(t[at] if len(t) > at else "")
             except ValueError:
-                raise _bad(t, 2) from None
-            if len(t) < 4:
-                raise _bad(t, 3)
+                raise _bad(t, at) from None
+            if len(t) < at + 2:
+                raise _bad(t, at + 1)
+        elif head == "ip" and len(t) > 2 and t[1] == "routing" and (t[2] != "vrf" or len(t) != 4):
+            raise _bad(t, 2 if t[2] != "vrf" else min(len(t), 4))
+    elif mode == "prefix-list" and head == "seq" and not neg:
+        _prefix_list_entry(t)
+    elif mode == "route-map" and head == "match" and not neg:
+        if t[1:4] != ["ip", "address", "prefix-list"] or len(t) != 5:
+            raise _bad(t, min(len(t), 4))
     elif mode == "tx-queue" and head == "random-detect" and not neg and len(t) > 2 and t[2] == "minimum-threshold":
         _int(t, 3, 1, 2**31)
         if len(t) < 8 or t[5] != "maximum-threshold":
@@ -311,6 +343,27 @@ def validate(mode: str, tokens: list[str], neg: bool) -> list[str]:
         if len(t) > 8 and t[8] == "max-mark-probability":
             _int(t, 9, 1, 100)
     return t
+
+
+def _prefix_list_entry(t: list[str]) -> None:
+    """`seq N permit|deny PREFIX [ge N] [le N]`: len <= ge <= le <= 32, as EOS checks them."""
+    _int(t, 1, 0, 65535)
+    if len(t) < 3 or t[2] not in ("permit", "deny"):
+        raise _bad(t, 2)
+    try:
+        net = ipaddress.IPv4Network(t[3] if len(t) > 3 else "")
+    except ValueError:
+        raise _bad(t, 3) from None
+    bounds: dict[str, int] = {}
+    i = 4
+    while i < len(t):
+        if t[i] not in ("ge", "le") or t[i] in bounds:
+            raise _bad(t, i)
+        _int(t, i + 1, net.prefixlen, 32)
+        bounds[t[i]] = int(t[i + 1])
+        i += 2
+    if bounds.get("ge", 0) > bounds.get("le", 32):
+        raise ConfigError("% Invalid prefix range: ge must be at most le")
 
 
 class ConfigTree:
@@ -473,6 +526,25 @@ def _top_rank(node: CfgNode) -> tuple:
         name = node.line.split()[1]
         return (rank, [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", name)])
     return (rank, [])
+
+
+def routing_policy(root: CfgNode) -> RoutingPolicy:
+    """The prefix-lists and route-maps of a config tree (validated lines, see PREFIX_LIST/ROUTE_MAP)."""
+    policy = RoutingPolicy()
+    for block in root.blocks("ip prefix-list "):
+        entries = policy.prefix_lists.setdefault(block.line.split()[2], [])
+        for line in block.lines():
+            t = line.split()
+            if t[0] != "seq":
+                continue
+            bounds = {t[i]: int(t[i + 1]) for i in range(4, len(t) - 1, 2)}
+            entries.append(PrefixEntry(int(t[1]), t[2] == "permit", ipaddress.IPv4Network(t[3]),
+                                       bounds.get("ge"), bounds.get("le")))
+    for block in root.blocks("route-map "):
+        _, name, action, seq = block.line.split()
+        lists = tuple(ln.split()[4] for ln in block.lines() if ln.startswith("match ip address prefix-list "))
+        policy.route_maps.setdefault(name, []).append(RouteMapEntry(int(seq), action == "permit", lists))
+    return policy
 
 
 def parse(text: str) -> ConfigTree:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 
-from nr_run.lab.twin.eos.config import CfgNode, ConfigTree
+from nr_run.lab.twin.eos.config import CfgNode, ConfigTree, routing_policy
 from nr_run.lab.twin.state import (
     BgpConfig,
     BgpNeighborConfig,
@@ -100,7 +100,7 @@ def interpret(tree: ConfigTree, default_hostname: str) -> DeviceState:
                 wd.poll_ms = _ms(t[5])
         elif t[:4] == ["priority-flow-control", "pause", "watchdog", "action"] and len(t) == 5:
             wd.action = t[4]
-        elif t[:2] == ["ip", "route"] and len(t) >= 4:
+        elif t[:2] == ["ip", "route"] and len(t) >= 4 and t[2] != "vrf":   # another VRF's routes: not this table
             st.static_routes.append(StaticRoute(t[2], t[3]))
         elif t[:4] == ["qos", "random-detect", "ecn", "allow"]:
             st.qos.ecn_allow_non_ect = True
@@ -129,6 +129,7 @@ def interpret(tree: ConfigTree, default_hostname: str) -> DeviceState:
                 _apply_qos_lines(profiles[prof], ifs, wd)
         _apply_qos_lines(block, ifs, wd)
         st.interfaces[name] = ifs
+    st.routing_policy = routing_policy(root)
     bgp_block = next(iter(root.blocks("router bgp ")), None)
     if bgp_block is not None:
         st.bgp = _bgp(bgp_block)
@@ -151,6 +152,7 @@ def _bgp(block: CfgNode) -> BgpConfig:
             bgp.ecmp = int(t[3]) if len(t) > 3 else None
         elif t[:2] == ["redistribute", "connected"]:
             bgp.redistribute_connected = True
+            bgp.redistribute_connected_route_map = t[3] if t[2:3] == ["route-map"] and len(t) > 3 else None
         elif t[0] == "network":
             bgp.networks.append(t[1])
         elif t[0] == "neighbor" and len(t) >= 3:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 import shlex
@@ -33,6 +34,7 @@ def boot_config(node: Node) -> dict[str, Any]:
 
 def factory_config(node: Node) -> dict[str, Any]:
     """SONiC day 0 without a startup config: DEVICE_METADATA and the cabled PORTs, admin down, no QoS."""
+    mgmt = node.mgmt_prefix or node.mgmt_address + "/24"
     nums = sorted(int(re.sub(r"\D", "", p)) for p in node.ports if p.startswith("Ethernet"))
     step = min((b - a for a, b in zip(nums, nums[1:], strict=False) if b > a), default=4)
     ports = {f"Ethernet{n}": {"admin_status": "down", "alias": f"etp{n // step + 1}", "index": str(n // step + 1),
@@ -43,7 +45,8 @@ def factory_config(node: Node) -> dict[str, Any]:
                                           "platform": "x86_64-kvm_x86_64-r0", "mac": _mac(node.name),
                                           "type": "LeafRouter", "buffer_model": "traditional"}},
         "MGMT_PORT": {"eth0": {"admin_status": "up", "alias": "eth0"}},
-        "MGMT_INTERFACE": {f"eth0|{node.mgmt_prefix or node.mgmt_address + '/24'}": {}},
+        # containerlab's management network: the gateway is the subnet's first address (YANG wants gwaddr)
+        "MGMT_INTERFACE": {f"eth0|{mgmt}": {"gwaddr": str(next(ipaddress.ip_interface(mgmt).network.hosts()))}},
         "PORT": ports,
     }
 
@@ -88,6 +91,7 @@ class SonicDevice:
         self.fabric.set_state(self.node.name, to_state(self.running, self.node.name))
 
     def set_running(self, db: dict[str, Any]) -> None:
+        self.appl_prev, self.appl_changed = self.running, time.time()    # APPL_DB lags under `slow`
         self.running = db
         self.publish()
         self.save()
@@ -127,17 +131,25 @@ class SonicDevice:
 
     def run(self, argv: list[str], stdin: str | None) -> Result:
         self.tick()
-        name = argv[0].rsplit("/", 1)[-1]
+        name = self._verb = argv[0].rsplit("/", 1)[-1]
         handler = {"config": self._config, "show": self._show, "systemd-run": self._systemd_run,
                    "systemctl": self._systemctl, "vtysh": self._vtysh, "pfcwd": self._pfcwd,
                    "ecnconfig": self._ecnconfig, "ping": self._ping, "hostname": self._hostname,
                    "mmuconfig": lambda a, i: show_ops.mmuconfig(self, a), "redis-cli": lambda a, i: show_ops.redis_cli(self, a),
-                   "sonic-db-cli": lambda a, i: show_ops.sonic_db_cli(self, a),
+                   "sonic-db-cli": self._db_cli,
                    "sonic-cfggen": lambda a, i: show_ops.sonic_cfggen(self, a),
-                   "docker": lambda a, i: show_ops.docker(self, a)}.get(name)
+                   "docker": lambda a, i: show_ops.docker(self, a),
+                   "TSA": self._traffic_shift, "TSB": self._traffic_shift, "TSC": self._traffic_shift}.get(name)
         if handler is None:
             return 127, "", f"-bash: {argv[0]}: command not found\n"
         return handler(argv[1:], stdin)
+
+    def _db_cli(self, args: list[str], stdin: str | None) -> Result:
+        # APPL_DB is derived from the running config (with the `slow` lag); the other databases read CONFIG_DB
+        return gcu.db_cli(self, args) if args[:1] == ["APPL_DB"] else show_ops.sonic_db_cli(self, args)
+
+    def _traffic_shift(self, args: list[str], stdin: str | None) -> Result:
+        return gcu.traffic_shift(self, self._verb)
 
     def _hostname(self, args: list[str], stdin: str | None) -> Result:
         return 0, self.hostname + "\n", ""
@@ -159,6 +171,8 @@ class SonicDevice:
                 return 2, "", f"Error: Invalid value for 'PATCH_FILE_PATH': Path '{rest[0]}' does not exist.\n"
             try:
                 target, ops = gcu.simulate(self.running, self.files[rest[0]])
+                if not dry and gcu.rejected(self, target):
+                    raise gcu.GcuError("configuration rejected by the system")
             except gcu.GcuError as exc:
                 return 2, "", gcu.failure_text("apply patch", str(exc))
             out = gcu.success_text(ops, gcu.changes(self.running, target), dry)
@@ -168,7 +182,10 @@ class SonicDevice:
         if verb == "replace" and rest:
             try:
                 target = json.loads(self.files[rest[0]])
+                gcu.validate_field_operations(self.running, target)
                 gcu.validate(target)
+                if not dry and gcu.rejected(self, target):
+                    raise gcu.GcuError("configuration rejected by the system")
             except (KeyError, ValueError, gcu.GcuError) as exc:
                 return 2, "", gcu.failure_text("replace config", str(exc))
             if not dry:
@@ -182,6 +199,10 @@ class SonicDevice:
             cp = self.files.get(f"{CHECKPOINTS}/{rest[0]}.cp.json")
             if cp is None:
                 return 2, "", gcu.failure_text("rollback config", f"Checkpoint '{rest[0]}' does not exist")
+            try:
+                gcu.validate_field_operations(self.running, json.loads(cp))
+            except gcu.GcuError as exc:
+                return 2, "", gcu.failure_text("rollback config", str(exc))
             if not dry:
                 self.set_running(json.loads(cp))
             return 0, "Config Rollbacker: Config rollback starting.\nConfig rolled back successfully.\n", ""
@@ -190,6 +211,8 @@ class SonicDevice:
                 return 2, "", gcu.failure_text("delete checkpoint", f"Checkpoint '{rest[0]}' does not exist")
             self.save()
             return 0, "Checkpoint deleted successfully.\n", ""
+        if verb == "reload" and rest:                    # a drained apply: CONFIG_DB replaced by the file
+            return gcu.reload(self, rest[0])
         if verb == "list-checkpoints":
             names = sorted(p[len(CHECKPOINTS) + 1:-len(".cp.json")] for p in self.files if p.startswith(CHECKPOINTS))
             return 0, json.dumps(names, indent=4) + "\n", ""

@@ -6,6 +6,8 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
+from nr_run.lab.twin.sonic import wred
+
 if TYPE_CHECKING:
     from nr_run.lab.twin.sonic.device import SonicDevice
 
@@ -73,6 +75,8 @@ def show(dev: SonicDevice, args: list[str]) -> Result:
             tx.append([p] + [f"{c[i]['tx']:,}" for i in range(8)])
         pfc = [f"PFC{i}" for i in range(8)]
         return 0, table(["  Port Rx"] + pfc, rx, 0) + "\n" + table(["  Port Tx"] + pfc, tx, 0), ""
+    if cmd.startswith("queue wredcounters"):
+        return wred.wredcounters(dev, _ports(dev), words[2] if len(words) > 2 else None, table)
     if cmd.startswith("queue counters"):
         only = words[2:3]
         rows = []

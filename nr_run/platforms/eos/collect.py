@@ -27,6 +27,7 @@ from typing import Any
 
 from nr_run.intent.models import DeviceIntent
 from nr_run.platforms.collector import FunctionCollector
+from nr_run.platforms.eos.structured import EOS_DEFAULT_DSCP_TO_TC
 from nr_run.platforms.state import (
     BgpPeerState,
     CounterSample,
@@ -230,8 +231,8 @@ def parse_running_qos(text: str) -> dict[str, Any]:
 
     Returns {"pfc": {port: [prio]}, "watchdog": {port: WatchdogState}, "ecn": {(port, q): EcnQueueState},
     "qos": {port: QosPortState}}. EOS defaults assumed where nothing is configured: a routed port trusts
-    DSCP, a tx-queue without `no priority` is strict priority. The running-config only carries the
-    `qos map dscp` lines that differ from the default map, so the DSCP map is the "configured" one.
+    DSCP, a tx-queue without `no priority` is strict priority, a DSCP without a `qos map dscp` line keeps
+    EOS' factory class. The DSCP map is therefore the complete (effective) one: all 64 code points.
     """
     profiles: dict[str, _PortQos] = {}
     intfs: dict[str, _PortQos] = {}
@@ -270,9 +271,9 @@ def parse_running_qos(text: str) -> dict[str, Any]:
                 out["ecn"][(port, q)] = EcnQueueState(port, q, True, lo, hi, prob)
         trust = p.trust if p.trust_set else ("dscp" if p.routed else "cos")
         out["qos"][port] = QosPortState(
-            port=port, trust=trust, dscp_to_tc=dict(sorted(dscp_map.items())),
+            port=port, trust=trust, dscp_to_tc={**EOS_DEFAULT_DSCP_TO_TC, **dscp_map},
             schedulers={q: p.queues.get(q, {}).get("sched", "strict") for q in range(8)},
-            dscp_map="configured",
+            dscp_map="complete",
         )
     return out
 

@@ -13,7 +13,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from nr_run.intent.errors import Finding
 from nr_run.intent.models import DeviceIntent, FabricIntent, Interface
 from nr_run.platforms.base import ClabNode
-from nr_run.platforms.eos.structured import structured_config
+from nr_run.platforms.eos.structured import eos_speed, structured_config
 from nr_run.platforms.templates import template_dir
 
 MAIN_TEMPLATE = "main.j2"
@@ -48,21 +48,45 @@ class EosConfig:
         return self.environment().get_template(MAIN_TEMPLATE).render(**structured)
 
     def preflight(self, fabric: FabricIntent) -> list[Finding]:
-        return []
+        """Links an EOS port cannot run: above its native speed, or not a whole share of its lanes."""
+        out: list[Finding] = []
+        for dev in sorted((d for d in fabric.devices.values() if d.platform == "eos"), key=lambda d: d.name):
+            for itf in dev.interfaces:
+                try:
+                    eos_speed(itf.speed_mbps, dev.hardware)
+                except ValueError as exc:
+                    out.append(Finding("error", "eos-hardware", fabric.fabric_file, dev.name,
+                                       f"hardware.{dev.hardware.name} port {itf.name}", str(exc)))
+        return out
 
     def startup_config(self, device: DeviceIntent) -> str:
-        """Minimal cEOS config: routing model, management address, admin user, SSH and eAPI over HTTPS.
+        """Minimal cEOS config: routing model, management VRF and address, admin user, SSH and eAPI over HTTPS.
 
-        The multi-agent routing model must be in the startup config (changing it needs a reload). No
-        default route toward management: the runbook host is on the management subnet, and a default
-        route there would attract fabric traffic that has no route.
+        The multi-agent routing model must be in the startup config (changing it needs a reload). Management
+        starts in its VRF (with its default route there), so the first deploy does not move the interface the
+        runbook is connected through; the fabric's default VRF never sees the management subnet.
         """
-        return "\n".join([
-            "service routing protocols model multi-agent", "!",
-            f"hostname {device.name}", "username admin privilege 15 role network-admin secret admin", "!",
-            "interface Management0", f"   ip address {device.mgmt_prefix}", "!",
-            "management api http-commands", "   protocol https", "   no shutdown", "!",
-            "management ssh", "   no shutdown", "!", "end", ""])
+        vrf = device.mgmt_vrf if device.mgmt_vrf != "default" else None
+        lines = ["service routing protocols model multi-agent", "!",
+                 f"hostname {device.name}", "username admin privilege 15 role network-admin secret admin", "!"]
+        if vrf:
+            lines += [f"vrf instance {vrf}", "!"]
+        lines += ["interface Management0", *([f"   vrf {vrf}"] if vrf else []), f"   ip address {device.mgmt_prefix}",
+                  "!"]
+        if vrf:
+            lines += [f"no ip routing vrf {vrf}", "!"]
+            if device.mgmt_gateway:
+                lines += [f"ip route vrf {vrf} 0.0.0.0/0 {device.mgmt_gateway}", "!"]
+        lines += ["management api http-commands", "   protocol https", "   no shutdown"]
+        lines += ["   !", f"   vrf {vrf}", "      no shutdown"] if vrf else []
+        lines += ["!", "management ssh"]
+        lines += [f"   vrf {vrf}", "      no shutdown"] if vrf else ["   no shutdown"]
+        return "\n".join([*lines, "!", "end", ""])
+
+    def port_names(self, device: DeviceIntent) -> dict[str, str]:
+        """EOS' short interface names (Et1, Et1/1) -> the intent's Ethernet names."""
+        return {"Et" + i.name.removeprefix("Ethernet"): i.name for i in device.interfaces
+                if i.name.startswith("Ethernet")}
 
     def clab_interface(self, interface: Interface) -> str:
         """cEOS maps the container's ethN to EthernetN and ethN_M to EthernetN/M (containerlab's ceos kind)."""

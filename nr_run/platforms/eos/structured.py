@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nr_run.intent.models import Bgp, DeviceIntent, Roce, Watchdog
+from nr_run.intent.models import Bgp, DeviceIntent, HardwareFacts, Roce, Watchdog
 from nr_run.platforms import registry
 from nr_run.platforms.format import tx_queues
 
@@ -28,6 +28,19 @@ def dscp_groups(dscp_to_tc: dict[int, int]) -> list[dict[str, Any]]:
     for dscp, tc in dscp_to_tc.items():
         by_tc.setdefault(tc, []).append(dscp)
     return [{"dscps": sorted(by_tc[tc]), "traffic_class": tc} for tc in sorted(by_tc)]
+
+
+def eos_speed(speed_mbps: int, hardware: HardwareFacts) -> str:
+    """The `speed` of a port running at `speed_mbps`: EOS names a speed with its lane count ("400g-8",
+    "100g-2") on multi-lane ports; a link below the port's native speed uses the matching share of its
+    lanes (a 400G-8 OSFP at 100G runs two 50G PAM4 lanes)."""
+    gbps = speed_mbps // 1000
+    native, lanes = hardware.speed_mbps, hardware.lanes_per_port
+    if lanes < 1 or native < 1:
+        return f"{gbps}g"
+    if speed_mbps > native or (speed_mbps * lanes) % native:
+        raise ValueError(f"{speed_mbps} Mb/s does not fit a {native} Mb/s port of {lanes} lanes")
+    return f"{gbps}g-{speed_mbps * lanes // native}"
 
 
 def _watchdog_timers(wd: Watchdog) -> dict[str, str]:
@@ -54,7 +67,9 @@ def qos_profile(roce: Roce) -> dict[str, Any]:
             "strict": sched is not None and sched.type == "strict",
             # EOS tx-queues are strict priority until `no priority` puts them in the weighted round-robin group
             "bandwidth_percent": sched.weight if sched is not None and sched.type == "dwrr" else None,
-            "ecn": {"minimum_kbytes": ecn.min_kbytes, "maximum_kbytes": ecn.max_kbytes,
+            # thresholds in `bytes`, the unit SONiC's WRED_PROFILE uses (sonic-wred-profile.yang: `units
+            # bytes`): the same figure on both platforms, with no kbytes = 1000 or 1024 question
+            "ecn": {"minimum_bytes": ecn.min_bytes, "maximum_bytes": ecn.max_bytes,
                     "max_mark_probability": ecn.max_mark_probability} if txq.ecn else None,
         })
     return {"name": roce.profile, "trust": roce.trust, "pfc": pfc, "tx_queues": queues}
@@ -63,6 +78,25 @@ def qos_profile(roce: Roce) -> dict[str, Any]:
 def _bfd_capable(platform: str) -> bool:
     builder = registry.get(platform).config
     return builder is not None and builder.bgp_neighbor_bfd
+
+
+# Names of the redistribution policy (AVD's RM-CONN-2-BGP convention).
+PREFIX_LIST = "PL-LOOPBACKS-HOST-BLOCKS"
+ROUTE_MAP = "RM-CONN-2-BGP"
+
+
+def advertised_prefixes(device: DeviceIntent) -> list[dict[str, Any]]:
+    """Prefix-list entries: what the intent advertises into BGP, nothing else.
+
+    Connected subnets reach BGP only through this list: the loopback /32 and the host /31s inside the
+    switch's host block. Fabric /31s and the management subnet are denied (a route-map's implicit deny).
+    """
+    entries: list[dict[str, Any]] = []
+    if device.loopback:
+        entries.append({"seq": 10, "action": "permit", "prefix": device.loopback, "le": None})
+    if device.host_block:
+        entries.append({"seq": 20, "action": "permit", "prefix": device.host_block, "le": 31})
+    return entries
 
 
 def router_bgp(bgp: Bgp, local_bfd: bool) -> dict[str, Any]:
@@ -80,25 +114,60 @@ def router_bgp(bgp: Bgp, local_bfd: bool) -> dict[str, Any]:
                        "bfd": want[p.address] and not group_bfd, "description": p.description}
                       for p in bgp.peers],
         "activate_peer_groups": [bgp.peer_group],
+        "redistribute": [{"source": "connected", "route_map": ROUTE_MAP}],
+    }
+
+
+# EOS' factory DSCP -> traffic class map: DSCP d takes CoS d >> 3, and CoS 0 -> TC 1, CoS 1 -> TC 0, CoS n -> TC n
+# (EOS User Manual, Quality of Service: "Default CoS to Traffic Class Map" and "Default DSCP to Traffic Class
+# Map"). A DSCP without a `qos map dscp` line keeps this class, e.g. DSCP 24-31 land on TC 3.
+EOS_DEFAULT_DSCP_TO_TC = {d: {0: 1, 1: 0}.get(d >> 3, d >> 3) for d in range(64)}
+
+# Non-ECT packets on the ECN queue are dropped, not admitted, on both platforms. SONiC cannot express
+# "mark ECT, admit non-ECT" in WRED_PROFILE: wred_<colour>_enable drives the one curve that both marks (ecn_all)
+# and, for non-ECT packets, drops (SAI_WRED_ATTR_<COLOUR>_ENABLE/ECN_MARK_MODE). EOS admits non-ECT traffic
+# only with `qos random-detect ecn allow non-ect`, which is therefore not rendered: non-ECT traffic on the
+# RoCE class (a NIC with DCQCN off) shows up as queue drops in the counters check on either platform, instead
+# of filling the lossless queue with no congestion signal and spreading PFC pauses.
+ECN_ALLOW_NON_ECT = False
+
+
+def management(device: DeviceIntent) -> dict[str, Any]:
+    """Management interface, VRF and the services (eAPI, SSH) and default route inside that VRF."""
+    vrf = device.mgmt_vrf if device.mgmt_vrf != "default" else None
+    routes = ([{"vrf": vrf, "prefix": "0.0.0.0/0", "next_hop": device.mgmt_gateway}]
+              if vrf and device.mgmt_gateway else [])
+    return {
+        "vrfs": [{"name": vrf, "ip_routing": False}] if vrf else [],
+        "management_interfaces": ([{"name": "Management0", "vrf": vrf, "ip_address": device.mgmt_prefix}]
+                                  if device.mgmt_prefix else []),
+        "static_routes": routes,
+        # eAPI and SSH serve in the management VRF; the default VRF (the fabric) keeps eAPI's default state
+        "management_api_http": {"vrfs": [vrf] if vrf else []},
+        "management_ssh": {"vrfs": [vrf] if vrf else []},
     }
 
 
 def structured_config(device: DeviceIntent, local_bfd: bool) -> dict[str, Any]:
     roce = device.roce
     return {
+        **management(device),
         "hostname": device.name,
         "site": device.site,
         "role": device.role,
         "qos_profiles": [qos_profile(roce)],
         "ethernet_interfaces": [{"name": i.name, "description": i.description, "mtu": i.mtu,
+                                 "speed": eos_speed(i.speed_mbps, device.hardware),
                                  "ip_address": i.address, "service_profile": roce.profile}
                                 for i in device.interfaces],
         "loopback_interfaces": [{"name": "Loopback0", "ip_address": device.loopback}] if device.loopback else [],
-        # management stays in the default VRF with no default route: the containerlab/OOB network is directly
-        # connected, and a default route would compete with the fabric
-        "management_interfaces": ([{"name": "Management0", "ip_address": device.mgmt_prefix}]
-                                  if device.mgmt_prefix else []),
-        "qos_maps": {"dscp_to_traffic_class": dscp_groups(roce.dscp_overrides)},
+        # every DSCP, unlisted ones to the profile's default TC: EOS' factory map would otherwise keep some
+        "qos_maps": {"dscp_to_traffic_class": dscp_groups(roce.dscp_to_tc)},
+        "qos_ecn_allow_non_ect": ECN_ALLOW_NON_ECT and roce.ecn.enabled,
+        "prefix_lists": ([{"name": PREFIX_LIST, "entries": advertised_prefixes(device)}] if device.bgp else []),
+        "route_maps": ([{"name": ROUTE_MAP, "entries": [{"seq": 10, "action": "permit",
+                                                         "match_prefix_list": PREFIX_LIST}]}]
+                       if device.bgp else []),
         "pfc_watchdog": _watchdog_timers(roce.watchdog) if roce.watchdog.enabled else None,
         "router_bgp": router_bgp(device.bgp, local_bfd) if device.bgp else None,
     }

@@ -1,9 +1,9 @@
 """Community SONiC: CONFIG_DB JSON applied through napalm_sonic (GCU patches), checkpoints and revert timers."""
 
 from nr_run.platforms.base import DeployCapabilities, Platform
-from nr_run.platforms.policy import RegexPolicy
 from nr_run.platforms.sonic.collect import collector as _collector
 from nr_run.platforms.sonic.config import SonicConfig
+from nr_run.platforms.sonic.policy import SonicPolicy
 from nr_run.platforms.sonic.transport import SonicTransport
 
 platform = Platform(
@@ -11,5 +11,5 @@ platform = Platform(
     transport=SonicTransport(),
     collector=_collector,
     config=SonicConfig(),
-    deploy=RegexPolicy("sonic", DeployCapabilities(commit_timer=True, replace=True)),
+    deploy=SonicPolicy("sonic", DeployCapabilities(commit_timer=True, replace=True)),
 )

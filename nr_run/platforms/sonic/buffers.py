@@ -15,28 +15,48 @@ from nr_run.intent.models import DeviceIntent, Headroom, Interface
 
 @dataclass(frozen=True)
 class PoolSizes:
-    """Bytes of the shared pools and of the fixed (non-PG) profiles of one SONiC buffer profile."""
+    """Bytes of the shared pools and the fixed (non-PG) profiles of one SONiC buffer profile.
+
+    Every size is in bytes, as CONFIG_DB's BUFFER_POOL/BUFFER_PROFILE take them (sonic-buffer-pool.yang and
+    sonic-buffer-profile.yang: `size` "in bytes"); the lossless PG headroom (xoff/xon/size) comes from the
+    intent, in the same bytes the EOS side would use.
+    """
 
     source: str
     ingress_lossless_pool: int
     egress_lossless_pool: int
-    egress_lossy_pool: int
-    lossy_profile_size: int
-    egress_profile_size: int
-    lossy_dynamic_th: int
+    egress_lossy_pool: int | None          # None: lossy egress queues share the lossless pool
+    egress_lossless_mode: str
+    fixed_profiles: dict[str, dict[str, str]]
 
 
-# Keyed by the hardware's ASIC family (fabric.yaml hardware.<name>.asic). Values are the T1 BALANCED
-# profile of sonic-buildimage (shared/reference/sonic.md §1 example).
+# Keyed by the hardware's ASIC family (fabric.yaml hardware.<name>.asic), values copied from the cited T1
+# buffer template of sonic-buildimage.
 POOL_SIZES: dict[str, PoolSizes] = {
     "th": PoolSizes(
         source="sonic-buildimage device/common/profiles/th/gen/BALANCED/buffers_defaults_t1.j2",
         ingress_lossless_pool=10_875_072,
         egress_lossless_pool=15_982_720,
         egress_lossy_pool=9_243_812,
-        lossy_profile_size=0,
-        egress_profile_size=1518,
-        lossy_dynamic_th=3,
+        egress_lossless_mode="static",
+        fixed_profiles={
+            "ingress_lossy_profile": {"pool": "ingress_lossless_pool", "size": "0", "dynamic_th": "3"},
+            "egress_lossless_profile": {"pool": "egress_lossless_pool", "size": "1518", "static_th": "15982720"},
+            "egress_lossy_profile": {"pool": "egress_lossy_pool", "size": "1518", "dynamic_th": "3"},
+        },
+    ),
+    "th5": PoolSizes(
+        source="sonic-buildimage@a63e115131952fdb7a1a191c81d638f502da60e6 device/arista/x86_64-arista_7060x6_64pe/"
+               "Arista-7060X6-64PE-O128S2/buffers_defaults_t1.j2",
+        ingress_lossless_pool=165_660_324,
+        egress_lossless_pool=165_660_324,
+        egress_lossy_pool=None,
+        egress_lossless_mode="dynamic",
+        fixed_profiles={
+            "ingress_lossy_profile": {"pool": "ingress_lossless_pool", "size": "0", "static_th": "167546528"},
+            "egress_lossy_profile": {"pool": "egress_lossless_pool", "size": "1778", "dynamic_th": "0"},
+            "egress_lossless_profile": {"pool": "egress_lossless_pool", "size": "0", "static_th": "167546528"},
+        },
     ),
 }
 
@@ -90,14 +110,7 @@ def buffer_tables(device: DeviceIntent) -> dict[str, Any]:
     lossless_pgs = ranges({roce.tc_to_pg[p] for p in roce.lossless_priorities})
     lossless_queues = ranges(roce.lossless_queues)
     lossy_queues = ranges(q for q in set(roce.tc_to_queue.values()) if q not in roce.lossless_queues)
-    profiles: dict[str, dict[str, str]] = {
-        "ingress_lossy_profile": {"pool": "ingress_lossless_pool", "size": str(sizes.lossy_profile_size),
-                                  "dynamic_th": str(sizes.lossy_dynamic_th)},
-        "egress_lossless_profile": {"pool": "egress_lossless_pool", "size": str(sizes.egress_profile_size),
-                                    "static_th": str(sizes.egress_lossless_pool)},
-        "egress_lossy_profile": {"pool": "egress_lossy_pool", "size": str(sizes.egress_profile_size),
-                                 "dynamic_th": str(sizes.lossy_dynamic_th)},
-    }
+    profiles: dict[str, dict[str, str]] = {name: dict(fields) for name, fields in sizes.fixed_profiles.items()}
     for name, hr in headroom_profiles(device):
         profiles[name] = {"pool": "ingress_lossless_pool", "xon": str(hr.xon_bytes),
                                      "xon_offset": str(hr.xon_offset_bytes), "xoff": str(hr.xoff_bytes),
@@ -113,13 +126,16 @@ def buffer_tables(device: DeviceIntent) -> dict[str, Any]:
             queues[f"{itf.name}|{q}"] = {"profile": "egress_lossless_profile"}
         for q in lossy_queues:
             queues[f"{itf.name}|{q}"] = {"profile": "egress_lossy_profile"}
+    pools = {
+        "ingress_lossless_pool": {"type": "ingress", "mode": "dynamic", "size": str(sizes.ingress_lossless_pool),
+                                  "xoff": str(device.buffers.headroom_bytes)},
+        "egress_lossless_pool": {"type": "egress", "mode": sizes.egress_lossless_mode,
+                                 "size": str(sizes.egress_lossless_pool)},
+    }
+    if sizes.egress_lossy_pool is not None:
+        pools["egress_lossy_pool"] = {"type": "egress", "mode": "dynamic", "size": str(sizes.egress_lossy_pool)}
     return {
-        "BUFFER_POOL": {
-            "ingress_lossless_pool": {"type": "ingress", "mode": "dynamic", "size": str(sizes.ingress_lossless_pool),
-                                      "xoff": str(device.buffers.headroom_bytes)},
-            "egress_lossless_pool": {"type": "egress", "mode": "static", "size": str(sizes.egress_lossless_pool)},
-            "egress_lossy_pool": {"type": "egress", "mode": "dynamic", "size": str(sizes.egress_lossy_pool)},
-        },
+        "BUFFER_POOL": pools,
         "BUFFER_PROFILE": profiles,
         "BUFFER_PG": pgs,
         "BUFFER_QUEUE": queues,

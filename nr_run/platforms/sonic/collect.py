@@ -5,8 +5,9 @@ sonic-utilities ones quoted verbatim in shared/reference/sonic.md §4. QoS, ECN 
 configuration are read from `show runningconfiguration all` (CONFIG_DB as JSON, plus "bgpraw"),
 the single source the show commands themselves read. BGP and routes come from FRR as JSON through
 vtysh: `show ip bgp summary json` (shape quoted in sonic.md §4) and `show ip route json` (FRR's
-prefix -> [route] map, not quoted in the shared reference). `show queue wredcounters` (ECN marks) is optional: newer
-sonic-utilities only, so a failure there leaves ECN marks empty instead of failing the section.
+prefix -> [route] map, not quoted in the shared reference). `show queue wredcounters` (ECN marks, newer
+sonic-utilities, polled only with `counterpoll wredqueue`) may fail or print N/A: the PFC and drop counters
+are still used and the ECN marks are recorded as unreadable, which the counters check fails as not collected.
 """
 
 from __future__ import annotations
@@ -260,10 +261,17 @@ def parse_counters(pfc: str, queues: str, wred: str | None, taken_at: float) -> 
     for r in parse_table(queues, "Port"):
         if r["TxQ"].startswith("UC"):
             ports.setdefault(r["Port"], PortCounters()).queue_drops[int(r["TxQ"][2:])] = _num(r["Drop/pkts"])
+    unreadable: dict[str, str] = {}
+    if wred is None:
+        unreadable["ecn"] = "show queue wredcounters failed"
     for r in parse_table(wred or "", "Port"):
         if r["TxQ"].startswith("UC") and "EcnMarked/pkts" in r:
-            ports.setdefault(r["Port"], PortCounters()).ecn_marks[int(r["TxQ"][2:])] = _num(r["EcnMarked/pkts"])
-    return CounterSample(taken_at, dict(sorted(ports.items())))
+            value = r["EcnMarked/pkts"].replace(",", "").strip()
+            if value.isdigit():
+                ports.setdefault(r["Port"], PortCounters()).ecn_marks[int(r["TxQ"][2:])] = int(value)
+            else:           # N/A: the WRED_ECN_QUEUE counter group is not polled
+                unreadable.setdefault("ecn", f"show queue wredcounters: {value} (counterpoll wredqueue off?)")
+    return CounterSample(taken_at, dict(sorted(ports.items())), unreadable)
 
 
 def apply_section(section: str, out: Mapping[str, Any], state: DeviceState, device: DeviceIntent | None = None,

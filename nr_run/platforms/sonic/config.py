@@ -10,6 +10,7 @@ from typing import Any
 from nr_run.intent.errors import Finding
 from nr_run.intent.models import DeviceIntent, FabricIntent, Interface
 from nr_run.platforms.base import ClabNode
+from nr_run.platforms.sonic import hwsku
 from nr_run.platforms.sonic.buffers import POOL_SIZES, pool_sizes
 from nr_run.platforms.sonic.config_db import config_db, port_facts
 
@@ -50,6 +51,65 @@ def to_json(doc: Mapping[str, Any]) -> str:
     return _block(tables, "") + "\n"
 
 
+def _hardware_findings(dev: DeviceIntent, file: str, hw: str) -> list[Finding]:
+    """The HWSKU must have a port table here, agree with fabric.yaml, and carry every link at its speed."""
+    prof = hwsku.profile(dev.model)
+    if prof is None:
+        return [Finding("error", "sonic-hardware", file, dev.name, f"{hw}.model",
+                        f"no SONiC hardware profile for HWSKU {dev.model!r} (known: {', '.join(hwsku.known())})")]
+    out: list[Finding] = []
+    if dev.hardware.asic and prof.asic and dev.hardware.asic != prof.asic:
+        out.append(Finding("error", "sonic-hardware", file, dev.name, f"{hw}.asic",
+                           f"HWSKU {dev.model} is a {prof.asic} switch, not {dev.hardware.asic}"))
+    if dev.hardware.platform_id and prof.platform and dev.hardware.platform_id != prof.platform:
+        out.append(Finding("error", "sonic-hardware", file, dev.name, f"{hw}.platform_id",
+                           f"HWSKU {dev.model} belongs to platform {prof.platform}, not {dev.hardware.platform_id}"))
+    for itf in dev.interfaces:
+        try:
+            hwsku.port_entry(prof, itf.name, itf.speed_mbps)
+        except hwsku.HwskuError as exc:
+            out.append(Finding("error", "sonic-hardware", file, dev.name, f"{hw} port {itf.name}", str(exc)))
+            continue
+        row = prof.by_name(itf.name)
+        if row is not None and dev.hardware.lanes_per_port and len(row.lanes) != dev.hardware.lanes_per_port:
+            out.append(Finding("error", "sonic-hardware", file, dev.name, f"{hw}.lanes_per_port",
+                               f"HWSKU {dev.model} port {itf.name} has {len(row.lanes)} lanes, not "
+                               f"{dev.hardware.lanes_per_port}"))
+            break
+    return out
+
+
+# What bgpcfgd (SONiC's default BGP config daemon, docker_routing_config_mode "separated") renders into FRR
+# from CONFIG_DB: sonic-buildimage dockers/docker-fpm-frr/frr/bgpd/bgpd.main.conf.j2 sets `maximum-paths 64`
+# for every instance, and templates/general/peer-group.conf.j2 puts every BGP_NEIGHBOR into peer group
+# PEER_V4 with no BFD and no prefix limit; only BGP_NEIGHBOR keepalive/holdtime reach the session. The
+# BGP_GLOBALS/BGP_PEER_GROUP tables that could carry the rest (sonic-bgp-global.yang, sonic-bgp-peergroup.yang)
+# are read only by frrcfgd (frr_mgmt_framework_config "true"), a different FRR management mode.
+BGPCFGD_MAXIMUM_PATHS = 64
+BGPCFGD_PEER_GROUP = "PEER_V4"
+
+
+def _bgp_findings(dev: DeviceIntent, file: str) -> list[Finding]:
+    """One warning listing the BGP intent that bgpcfgd cannot carry to FRR on this switch."""
+    bgp = dev.bgp
+    if bgp is None:
+        return []
+    lost = []
+    if bgp.maximum_paths != BGPCFGD_MAXIMUM_PATHS:
+        lost.append(f"maximum-paths {bgp.maximum_paths} (runs {BGPCFGD_MAXIMUM_PATHS}: a different ECMP width "
+                    "than the other platforms)")
+    if bgp.bfd:
+        lost.append("BFD (its sessions run without; peers configure none toward it)")
+    if bgp.peer_group != BGPCFGD_PEER_GROUP:
+        lost.append(f"peer group {bgp.peer_group} (neighbors go to {BGPCFGD_PEER_GROUP})")
+    if bgp.maximum_routes:
+        lost.append(f"maximum-routes {bgp.maximum_routes} (no per-peer limit)")
+    if not lost:
+        return []
+    return [Finding("warning", "sonic-bgp-intent", file, dev.name, "bgp",
+                    "SONiC's bgpcfgd cannot carry " + "; ".join(lost))]
+
+
 class SonicConfig:
     suffix = ".json"
     bgp_neighbor_bfd = False       # bgpcfgd renders BGP_NEIGHBOR into FRR without per-neighbor BFD
@@ -67,9 +127,8 @@ class SonicConfig:
         file = fabric.fabric_file
         for dev in sorted((d for d in fabric.devices.values() if d.platform == PLATFORM), key=lambda d: d.name):
             hw = f"hardware.{dev.hardware.name}"
-            if dev.hardware.lanes_per_port < 1:
-                out.append(Finding("error", "sonic-hardware", file, dev.name, f"{hw}.lanes_per_port",
-                                   "SONiC PORT entries need the lanes per port"))
+            out += _hardware_findings(dev, file, hw)
+            out += _bgp_findings(dev, file)
             if dev.buffers is None:
                 out.append(Finding("error", "sonic-hardware", file, dev.name, f"{hw}.buffer_cell_bytes",
                                    "SONiC switches get a buffer model: set the buffer cell size"))
@@ -95,10 +154,20 @@ class SonicConfig:
             "MGMT_INTERFACE": {f"eth0|{device.mgmt_prefix}":
                                {"gwaddr": device.mgmt_gateway} if device.mgmt_gateway else {}},
             "FEATURE": {"lldp": {"state": "enabled"}, "bgp": {"state": "enabled"}},
-            "PORT": {i.name: {"admin_status": "down", **port_facts(i, device), "mtu": "9100",
-                              "speed": str(i.speed_mbps)} for i in device.interfaces},
+            "PORT": {i.name: {"admin_status": "down", **port_facts(i, device), "mtu": "9100"}
+                     for i in device.interfaces},
         }
         return to_json(doc)
+
+    def port_names(self, device: DeviceIntent) -> dict[str, str]:
+        """PORT aliases (the LLDP port ID a SONiC switch sends, e.g. Ethernet1/1 or etp1a) -> port names."""
+        out: dict[str, str] = {}
+        for itf in device.interfaces:
+            try:
+                out[port_facts(itf, device)["alias"]] = itf.name
+            except hwsku.HwskuError:
+                continue
+        return out
 
     def clab_interface(self, interface: Interface) -> str:
         """sonic-vs maps the container's eth(k) to the k-th front-panel port."""

@@ -6,17 +6,18 @@ from typing import Any
 
 from nr_run.intent.models import DeviceIntent, Interface
 from nr_run.platforms.format import tx_queues
+from nr_run.platforms.sonic import hwsku
 from nr_run.platforms.sonic.buffers import buffer_tables
 
 DEVICE_TYPES = {"rtsw": "LeafRouter", "ctsw": "SpineRouter"}
 
 
 def port_facts(itf: Interface, device: DeviceIntent) -> dict[str, str]:
-    """PORT lanes, alias and index of a front-panel port, from its slot and the hardware's lanes per port."""
-    per_port = device.hardware.lanes_per_port
-    first = itf.slot * per_port
-    return {"lanes": ",".join(str(first + i) for i in range(per_port)),
-            "alias": f"etp{itf.slot + 1}", "index": str(itf.slot + 1)}
+    """PORT lanes, alias, index and speed of a port: its HWSKU's port_config.ini row at the link's speed."""
+    prof = hwsku.profile(device.model)
+    if prof is None:
+        raise hwsku.HwskuError(f"{device.name}: no SONiC hardware profile for HWSKU {device.model!r}")
+    return hwsku.port_entry(prof, itf.name, itf.speed_mbps)
 
 
 def metadata(device: DeviceIntent) -> dict[str, Any]:
@@ -36,14 +37,18 @@ def metadata(device: DeviceIntent) -> dict[str, Any]:
         "MGMT_PORT": {"eth0": {"admin_status": "up", "alias": "eth0"}},
         "MGMT_INTERFACE": {f"eth0|{device.mgmt_prefix}": {"gwaddr": device.mgmt_gateway}},
         "LLDP": {"GLOBAL": {"enabled": "true"}},
+        # counter polling (`counterpoll`): PORT carries the per-priority PFC frames (`show pfc counters`), PFCWD
+        # the watchdog, QUEUE/PG_DROP the drops, WRED_ECN_QUEUE the ECN marks (`show queue wredcounters`);
+        # every group is a container of sonic-flex_counter.yang
         "FLEX_COUNTER_TABLE": {table: {"FLEX_COUNTER_STATUS": "enable"}
-                               for table in ("PFCWD", "QUEUE", "PG_WATERMARK", "QUEUE_WATERMARK")},
+                               for table in ("PORT", "PFCWD", "QUEUE", "PG_DROP", "PG_WATERMARK", "QUEUE_WATERMARK",
+                                             "WRED_ECN_QUEUE")},
     }
 
 
 def ports(device: DeviceIntent) -> dict[str, Any]:
     return {
-        "PORT": {itf.name: {**port_facts(itf, device), "speed": str(itf.speed_mbps), "mtu": str(itf.mtu),
+        "PORT": {itf.name: {**port_facts(itf, device), "mtu": str(itf.mtu),
                             "fec": itf.fec, "admin_status": "up", "description": itf.description}
                  for itf in device.interfaces},
         "DEVICE_NEIGHBOR": {itf.name: {"name": itf.peer_device, "port": itf.peer_port, "local_port": itf.name}

@@ -1,0 +1,32 @@
+"""SONiC deploy policy: the regex policy (secrets, lockouts) plus how each change is applied.
+
+A change GCU would refuse on the switch's HWSKU (napalm_sonic.gcu: the field-operation rules of
+sonic-utilities, ASIC family from the HWSKU) or that is unsafe to patch live is a "drained apply"
+(TSA, config reload, verify in APPL_DB, TSB); everything else is a "gcu" patch. The dry run shows this per
+device; the driver decides again at commit time with the image's release from `show version`.
+"""
+
+from __future__ import annotations
+
+import json
+
+from nr_run.platforms.policy import RegexPolicy
+
+
+class SonicPolicy(RegexPolicy):
+    def apply_method(self, running: str, candidate: str) -> tuple[str, str]:
+        """(method, why) for turning the running config_db into the candidate on this switch."""
+        # the driver's own prediction, imported on use: napalm_sonic's package import loads NAPALM
+        from napalm_sonic import gcu
+
+        try:
+            old, new = json.loads(running or "{}"), json.loads(candidate or "{}")
+        except json.JSONDecodeError as exc:
+            return "unknown", f"unreadable config_db: {exc}"
+        old.pop("bgpraw", None)
+        new.pop("bgpraw", None)
+        hwsku = old.get("DEVICE_METADATA", {}).get("localhost", {}).get("hwsku", "")
+        return gcu.apply_method(old, new, hwsku)
+
+    def classify(self, diff: str) -> str:
+        return "gcu or drained apply"
