@@ -171,7 +171,7 @@ def test_twin_saved_config_db_passes_yang(deployed_twin, tmp_path):
 
 
 def test_slow_switch_is_waited_for_and_a_late_one_is_reverted(deployed_twin, tmp_path):
-    """The `slow` fault delays APPL_DB behind CONFIG_DB: the drained apply waits for it within
+    """The `appl_lag` fault delays APPL_DB behind CONFIG_DB: the drained apply waits for it within
     verify_timeout, and past it reloads the saved config instead of leaving the change half in effect."""
     import napalm
 
@@ -182,7 +182,7 @@ def test_slow_switch_is_waited_for_and_a_late_one_is_reverted(deployed_twin, tmp
     candidate = render_device(compile_site(inv / "dc1").devices["rtsw4"])
     ep = deployed_twin.addresses["rtsw4"]
     before = _running(deployed_twin, "rtsw4")
-    deployed_twin.fault("slow", device="rtsw4", ms=1500)
+    deployed_twin.fault("appl_lag", device="rtsw4", ms=1500)
 
     def driver(verify_timeout: float):
         drv = napalm.get_network_driver("sonic")("127.0.0.1", "admin", "YourPaSsWoRd", timeout=30, optional_args={

@@ -7,12 +7,13 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-# kind -> required params (optional ones are accepted too, see KIND_OPTIONAL)
+# kind -> required params
 KINDS: dict[str, tuple[str, ...]] = {
     "link_down": ("device", "port"),
     "cable_swap": ("device_a", "port_a", "device_b", "port_b"),   # near ends; their far ends are exchanged
     "unreachable": ("device",),
     "slow": ("device", "ms"),
+    "appl_lag": ("device", "ms"),
     "commit_rejected": ("device",),
     "drift": ("device", "lines"),              # config lines applied outside any session (platform does it)
     "pfc_storm": ("device", "port", "priority"),
@@ -35,7 +36,9 @@ DESCRIPTIONS: dict[str, str] = {
     "link_down": "the port loses its link (both ends see it down)",
     "cable_swap": "the far ends of two cables are exchanged",
     "unreachable": "the device's management plane stops answering",
-    "slow": "one device answers late", "commit_rejected": "the device refuses config commits",
+    "slow": "one device answers late",
+    "appl_lag": "the switch's daemons lag CONFIG_DB: APPL_DB catches up ms after each config change",
+    "commit_rejected": "the device refuses config commits",
     "drift": "config changed outside nr-run", "pfc_storm": "the far end keeps sending PFC pause frames",
     "lossless_drops": "a lossless queue drops packets", "congestion": "ECN marks (or drops without ECN) on a queue",
     "latency": "every device answers late",

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from netmiko import ConnectHandler
 
+from nr_run.runbooks.render import render_device
 from tests.twin_site import CREDS, FABRIC, TwinSite
 
 # command -> a line (regex) its output must contain: the format's own header or key
@@ -104,7 +105,10 @@ def test_eos_neighbor_sees_the_sonic_port_alias(sonic_twin: TwinSite):
     itf = next(i for i in FABRIC.devices["ctsw1"].interfaces if i.peer_device == "rtsw3")
     rows = sonic_twin.eapi("ctsw1").enable(["show lldp neighbors"])[0]["result"]["lldpNeighbors"]
     row = next(r for r in rows if r["port"] == itf.name)
-    assert row["neighborDevice"] == "rtsw3" and row["neighborPort"].startswith("etp")
+    deployed = json.loads(render_device(FABRIC.devices["rtsw3"]))
+    alias = deployed["PORT"][itf.peer_port]["alias"]
+    assert alias != itf.peer_port
+    assert row["neighborDevice"] == "rtsw3" and row["neighborPort"] == alias
 
 
 def test_gpu_server_logout_is_immediate(sonic_twin: TwinSite):

@@ -91,7 +91,7 @@ class SonicDevice:
         self.fabric.set_state(self.node.name, to_state(self.running, self.node.name))
 
     def set_running(self, db: dict[str, Any]) -> None:
-        self.appl_prev, self.appl_changed = self.running, time.time()    # APPL_DB lags under `slow`
+        self.appl_prev, self.appl_changed = self.running, time.time()    # APPL_DB lags under `appl_lag`
         self.running = db
         self.publish()
         self.save()
@@ -145,7 +145,7 @@ class SonicDevice:
         return handler(argv[1:], stdin)
 
     def _db_cli(self, args: list[str], stdin: str | None) -> Result:
-        # APPL_DB is derived from the running config (with the `slow` lag); the other databases read CONFIG_DB
+        # APPL_DB is derived from the running config (with the `appl_lag` lag); the other databases read CONFIG_DB
         return gcu.db_cli(self, args) if args[:1] == ["APPL_DB"] else show_ops.sonic_db_cli(self, args)
 
     def _traffic_shift(self, args: list[str], stdin: str | None) -> Result:

@@ -198,7 +198,7 @@ def failure_text(what: str, reason: str) -> str:
 # ---------------------------------------------------------------- beyond GCU: drained applies
 # `config reload -y FILE` (flush CONFIG_DB, load FILE, restart the services that read it), TSA/TSB/TSC
 # (BGP traffic shift away/back, its state) and `sonic-db-cli` reads of APPL_DB, the layer the daemons fill
-# from CONFIG_DB. The `slow` fault delays that fill by its ms; `commit_rejected` refuses any apply that
+# from CONFIG_DB. The `appl_lag` fault delays that fill by its ms; `commit_rejected` refuses any apply that
 # moves the switch away from its saved config (restoring the saved config still works).
 
 # CONFIG_DB tables and the APPL_DB tables their daemons fill (buffermgrd, portmgrd/portsyncd)
@@ -248,9 +248,9 @@ def traffic_shift(dev: Any, command: str) -> tuple[int, str, str]:
 
 
 def _appl_view(dev: Any) -> dict[str, Any]:
-    """The CONFIG_DB the daemons have caught up with: the previous one until `slow` ms have passed."""
+    """The CONFIG_DB the daemons have caught up with: the previous one until `appl_lag` ms have passed."""
     import time
-    slow = sum(int(f.params["ms"]) for f in dev.fabric.faults.of("slow", device=dev.node.name))
+    slow = sum(int(f.params["ms"]) for f in dev.fabric.faults.of("appl_lag", device=dev.node.name))
     changed = float(getattr(dev, "appl_changed", 0.0))
     if slow and time.time() - changed < slow / 1000:
         return dict(getattr(dev, "appl_prev", {}) or {})
