@@ -79,7 +79,8 @@ def test_unreachable_device_in_batch_2(twin):
                      revert_in=4, post_check=post_check)
     run.dry_run()
     stages = run.plan(canary=1, batch="2")
-    assert [s.devices for s in stages] == [("rtsw1", "ctsw1"), ("rtsw3", "rtsw2"), ("rtsw4",), ("ctsw2",)]
+    # whole rails: rail 1 (rtsw1, rtsw3) minus the canary, then rail 2 (rtsw2, rtsw4)
+    assert [s.devices for s in stages] == [("rtsw1", "ctsw1"), ("rtsw3",), ("rtsw2", "rtsw4"), ("ctsw2",)]
     run.commit(canary=1, batch="2")
     nr.close_connections()
     report = run.report

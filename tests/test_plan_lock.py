@@ -51,6 +51,44 @@ def test_large_plan_keeps_capacity(tmp_path):
     assert len({d for s in stages for d in s.devices}) == len(switches)
 
 
+def _server_links(intent) -> dict[str, set[str]]:
+    """RTSW -> the servers cabled to it."""
+    out: dict[str, set[str]] = {}
+    for link in intent.links:
+        for a, b in ((link.a_device, link.b_device), (link.b_device, link.a_device)):
+            if intent.devices[a].role == "rtsw" and intent.devices[b].role == "gpu":
+                out.setdefault(a, set()).add(b)
+    return out
+
+
+@pytest.mark.parametrize(("canary", "batch"), [(1, "25%"), (2, "3"), (3, "10%"), (1, "100%")])
+def test_eight_rail_site_batches_are_whole_rails(tmp_path, canary, batch):
+    """8 rails x 4 units: each batch is RTSWs of one rail (across units), bounded by --batch; no batch
+    (canary included) takes two RTSWs of the same server; the canary does not shift the chunks."""
+    intent = compile_site(generate_site(tmp_path, rtsw=32, ctsw=4, nics=8))
+    switches = sorted(n for n, d in intent.devices.items() if d.role != "gpu")
+    stages = plan_rollout(intent, switches, canary=canary, batch=batch)
+    size = batch_size(batch, 32)
+    servers_of = _server_links(intent)
+    for stage in stages:
+        rtsws = [d for d in stage.devices if intent.devices[d].role == "rtsw"]
+        assert len({intent.devices[d].index for d in rtsws}) <= 1, (stage, "mixes rails")
+        assert len(rtsws) <= max(size, canary)
+        seen: set[str] = set()
+        for d in rtsws:
+            assert not servers_of[d] & seen, (stage, "takes two switches of one server")
+            seen |= servers_of[d]
+    batches = [s for s in stages if s.name != "canary" and intent.devices[s.devices[0]].role == "rtsw"]
+    # the rail's chunks are cut before the canary leaves it: rail 1's first chunk only lost the canary
+    canary_rtsw = [d for d in stages[0].devices if intent.devices[d].role == "rtsw"]
+    assert {intent.devices[d].index for d in canary_rtsw} == {1}
+    rail1 = [s for s in batches if intent.devices[s.devices[0]].index == 1]
+    assert sum(len(s.devices) for s in rail1) == 4 - len(canary_rtsw)
+    if size >= 4:
+        assert [len(s.devices) for s in batches[len(rail1):]] == [4] * 7      # rails 2-8, one whole rail each
+    assert sorted(d for s in stages for d in s.devices) == switches
+
+
 def test_site_lock_refuses_second_holder_and_names_it(tmp_path):
     first = SiteLock(tmp_path, "dc1")
     first.acquire()
