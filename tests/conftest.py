@@ -36,5 +36,11 @@ def site(tmp_path: Path) -> SiteCopy:
     shutil.copytree(DC1, target)
     return SiteCopy(target)
 
+@pytest.fixture(autouse=True)
+def _private_lock_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Deploy locks are host-wide (/run/lock/nr-run): tests take theirs in the session's temp folder."""
+    monkeypatch.setenv("NR_RUN_LOCK_DIR", str(tmp_path_factory.getbasetemp() / "locks"))
+
+
 # the session's one dc1 twin (dc1_lab) and its per-test fixtures (twin, deployed_twin) live with their helpers
 pytest_plugins = ["tests.twin_site"]

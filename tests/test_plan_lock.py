@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -90,17 +91,32 @@ def test_eight_rail_site_batches_are_whole_rails(tmp_path, canary, batch):
 
 
 def test_site_lock_refuses_second_holder_and_names_it(tmp_path):
-    first = SiteLock(tmp_path, "dc1")
+    first = SiteLock("dc1", tmp_path)
     first.acquire()
     with pytest.raises(SiteLocked, match=rf"locked by .*pid {os.getpid()}"):
-        SiteLock(tmp_path, "dc1").acquire()
+        SiteLock("dc1", tmp_path).acquire()
     first.release()
-    SiteLock(tmp_path, "dc1").acquire()
+    SiteLock("dc1", tmp_path).acquire()
+
+
+def test_lock_is_host_wide_and_shared_by_every_user(tmp_path, monkeypatch):
+    """The lock folder does not depend on the artifacts folder: it is NR_RUN_LOCK_DIR or /run/lock/nr-run,
+    world-writable with the sticky bit (every operator can lock, only the holder can unlock)."""
+    from nr_run.runbooks.lock import lock_dir
+
+    monkeypatch.delenv("NR_RUN_LOCK_DIR")
+    assert lock_dir() == Path("/run/lock/nr-run")
+    monkeypatch.setenv("NR_RUN_LOCK_DIR", str(tmp_path / "host-locks"))
+    lock = SiteLock("dc1")
+    lock.acquire()
+    assert (lock.dir.stat().st_mode & 0o7777) == 0o1777
+    with pytest.raises(SiteLocked):
+        SiteLock("dc1").acquire()
+    lock.release()
 
 
 def test_stale_lock_of_dead_process_is_taken_over(tmp_path):
-    lock = SiteLock(tmp_path, "dc1")
-    lock.path.parent.mkdir(parents=True)
+    lock = SiteLock("dc1", tmp_path)
     import socket
     lock.path.write_text(json.dumps({"pid": 999999, "host": socket.gethostname(), "user": "x", "since": "-"}))
     lock.acquire()

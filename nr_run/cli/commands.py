@@ -28,6 +28,18 @@ def load_intent(args: argparse.Namespace, console: Console):
     return intent, findings
 
 
+def announce_lab(args: argparse.Namespace, console: Console) -> None:
+    """Say when --lab will start a temporary twin (none is running for the site): it lives for this run only."""
+    if not getattr(args, "lab", False) or getattr(args, "quiet", False):
+        return
+    from nr_run.cli.lab import _state_dir
+    from nr_run.lab.twin.lab import lab_status
+
+    if not lab_status(_state_dir(args))["running"]:
+        console.print(f"no lab twin running for {args.site}: starting a temporary one for this run "
+                      f"(`nr-run lab up --site {args.site}` keeps one running)")
+
+
 def print_findings(findings: list[Finding], console: Console) -> None:
     table = Table(title="Preflight findings", show_lines=False)
     for col in ("severity", "rule", "file", "host", "field", "message"):
