@@ -114,13 +114,22 @@ class CheckReport:
 
 # ---------------------------------------------------------------- composition
 
+def describe(probe: Any) -> str:
+    """A probe as a progress phase: its kind and parameters."""
+    fields = getattr(probe, "__dataclass_fields__", {})
+    params = ", ".join(f"{k}={getattr(probe, k)}" for k in fields if k != "report_key")
+    return f"probe {type(probe).__name__}({params})"
+
+
 def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None,
-               options: Mapping[str, Mapping[str, Any]] | None = None, sleep: Sleep = time.sleep) -> CheckReport:
+               options: Mapping[str, Mapping[str, Any]] | None = None, sleep: Sleep = time.sleep,
+               progress: Any = None) -> CheckReport:
     """Collect once per device (only the sections the selected checks need), run their probes, evaluate.
 
     `checks`: names or tags (None = all). `options`: {check: {key: value}}, validated (InvalidOption).
     Hosts of `nr` not in the fabric are ignored; devices of the fabric missing from `nr` get an error
-    finding per applicable check.
+    finding per applicable check. `progress`: a runbooks.progress.DeviceProgress (collection per device,
+    then each probe as a phase).
     """
     selected: list[Check] = select(checks, options)
     hosts = [h for h in sorted(nr.inventory.hosts) if h in fabric.devices]
@@ -129,8 +138,14 @@ def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None
     states: dict[str, DeviceState] = {h: DeviceState(h, fabric.devices[h].platform) for h in hosts}
     if targets:
         wanted = set(targets)
-        res = nr.filter(filter_func=lambda h: h.name in wanted).run(
-            task=collect_state, fabric=fabric, sections_by_host=sections, on_failed=True)
+        runner = nr.filter(filter_func=lambda h: h.name in wanted)
+        if progress is not None:
+            from nr_run.runbooks.progress import ProgressProcessor
+
+            progress.phase(f"collecting state from {len(targets)} device(s)")
+            runner = runner.with_processors([ProgressProcessor(progress, {"collect_state": "collecting"},
+                                                               {"collect_state": "collected"})])
+        res = runner.run(task=collect_state, fabric=fabric, sections_by_host=sections, on_failed=True)
         for h in targets:
             r = res.get(h)
             if r is not None and not r.failed:
@@ -139,6 +154,8 @@ def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None
                 states[h].errors = {s: f"collection failed: {r.exception if r else 'no result'}" for s in sections[h]}
     probes = distinct(p for c in selected for p in c.probes())   # checks declaring equal probes share one run
     for probe in probes:
+        if progress is not None:
+            progress.phase(describe(probe))
         probe.run(nr, fabric, states, sleep)
     findings = evaluate_all(selected, fabric, states)
     results: dict[str, Any] = {}
@@ -160,15 +177,18 @@ def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
 
 
-def print_report(report: CheckReport, console: Any, show_passed: bool = False) -> None:
-    """Rich rendering: one-line summary, failed findings grouped by severity, per-check counts, RDMA matrix."""
+def print_report(report: CheckReport, console: Any, show_passed: bool = False, quiet: bool = False) -> None:
+    """Rich rendering: one-line summary, failed findings grouped by severity, per-check counts, RDMA results
+    (a grid for small matrices, a summary with the failed pairs listed for large ones). `quiet`: the
+    summary line and the failed findings only."""
     from rich.table import Table
 
     s = report.summary()
     verdict = "[bold green]PASS[/]" if report.passed else "[bold red]FAIL[/]"
+    errors = sum(1 for f in report.findings if not f.passed and f.severity == "error")
+    warnings = sum(1 for f in report.findings if not f.passed and f.severity == "warning")
     console.print(f"{verdict} {report.site}: {len(report.checks)} checks on {s['devices']} devices, "
-                  f"{s['passed']} passed, {s['failed']} failed ({sum(1 for f in report.findings if not f.passed and f.severity == 'error')} "
-                  f"errors, {sum(1 for f in report.findings if not f.passed and f.severity == 'warning')} warnings)")
+                  f"{s['passed']} passed, {s['failed']} failed ({errors} errors, {warnings} warnings)")
     for sev in ("error", "warning", "info"):
         rows = [f for f in report.findings if (not f.passed or show_passed) and f.severity == sev]
         if not rows:
@@ -179,6 +199,8 @@ def print_report(report: CheckReport, console: Any, show_passed: bool = False) -
         for f in rows:
             t.add_row(f.check, f.device, f.target, f.expected, f.observed, f.hint)
         console.print(t)
+    if quiet:
+        return
     counts = Table(title="checks")
     counts.add_column("check")
     counts.add_column("passed", justify="right")
@@ -188,7 +210,38 @@ def print_report(report: CheckReport, console: Any, show_passed: bool = False) -
     console.print(counts)
     for key, result in sorted(report.probe_results.items()):
         if isinstance(result, dict) and result.get("cells"):
-            _print_matrix(key, result, console)
+            if len(result["sources"]) <= GRID_MAX and len(result["destinations"]) <= GRID_MAX:
+                _print_matrix(key, result, console)
+            else:
+                _print_pair_summary(key, result, console)
+
+
+# Larger source x destination matrices are summarised: a grid that wide is unreadable
+GRID_MAX = 8
+
+
+def pair_summary(m: dict[str, Any]) -> dict[str, Any]:
+    """Counts and rates over a probe's cells, and the failed cells."""
+    cells = m["cells"]
+    rates = sorted(c["gbps"] for c in cells if c.get("gbps") is not None)
+    failed = [c for c in cells if not c["ping"] or c["status"] != "pass"]
+    return {"pairs": len(cells), "passed": len(cells) - len(failed), "failed": failed,
+            "unreachable": sum(1 for c in cells if not c["ping"]),
+            "gbps": (rates[0], rates[len(rates) // 2], rates[-1]) if rates else None}
+
+
+def _print_pair_summary(key: str, m: dict[str, Any], console: Any) -> None:
+    s = pair_summary(m)
+    rate = (f"; Gb/s min {s['gbps'][0]:.0f} / median {s['gbps'][1]:.0f} / max {s['gbps'][2]:.0f}"
+            if s["gbps"] else "")
+    style = "green" if not s["failed"] else "red"
+    console.print(f"[{style}]{key.upper()} ({m.get('pattern', '')}): {s['pairs']} pairs, {s['passed']} passed, "
+                  f"{len(s['failed'])} failed ({s['unreachable']} unreachable){rate}[/]")
+    for c in s["failed"][:50]:
+        what = "unreachable" if not c["ping"] else (f"{c['gbps']:.0f} Gb/s" if c.get("gbps") is not None else "no rate")
+        console.print(f"  [red]x[/] {c['src']} -> {c['dst']}: {what} {c.get('detail') or ''}".rstrip())
+    if len(s["failed"]) > 50:
+        console.print(f"  ... and {len(s['failed']) - 50} more (results.json)")
 
 
 def _print_matrix(key: str, m: dict[str, Any], console: Any) -> None:

@@ -289,6 +289,7 @@ class Deployment:
         if not lines:
             return []
         names = sorted({ln["device"] for ln in lines})
+        self.progress.phase(f"reading back {len(lines)} unfinished action(s) of earlier runs")
         try:
             status = self._run(names, device_status)
         except StepInterrupted:
@@ -318,6 +319,7 @@ class Deployment:
 
     def dry_run(self) -> None:
         names = sorted(self.configs)
+        self.progress.phase(f"diffing {len(names)} device(s) against their rendered configs")
         for n in names:
             self.progress.set(n, "diffing")
         try:
@@ -363,6 +365,7 @@ class Deployment:
         if not self.report.stages:
             self.plan(canary, batch)
         if self.gate is not None and self.report.stages:
+            self.progress.phase("baseline: every check over the whole site, before the first commit")
             try:
                 bounded(lambda: self.gate.take_baseline(self.nr), self.stop)   # type: ignore[union-attr]
             except Interrupted:
@@ -374,6 +377,7 @@ class Deployment:
             if self.stop is not None and self.stop.is_set():
                 self._stop_before(i, stage.name, interrupted=True)
                 return
+            self.progress.phase(f"{stage.name}: {', '.join(stage.devices)}")
             if not self._stage(stage, at_intent):
                 self.report.stopped_at = stage.name
                 self._stop_before(i + 1, stage.name)
@@ -433,6 +437,7 @@ class Deployment:
                 self.records.audit_end(entries[n], n, "commit", diff, "committed",
                                        f"pending confirm, revert timer {self.revert_in} s")
         if not failures and self.gate is not None:
+            self.progress.phase(f"{stage.name}: post-checks on the stage and its neighbours")
             for n in names:
                 self.progress.set(n, "checking", stage.name)
             try:
@@ -523,6 +528,7 @@ class Deployment:
         left = set(names)
         last_error: dict[str, str] = {}
         entries = {n: self.records.audit_start(n, "verify revert", self.report.devices[n].diff, reason) for n in names}
+        self.progress.phase(f"waiting for the revert timer of {', '.join(names)}, then reading them back")
         for n in names:
             self.progress.set(n, "waiting for revert", f"timer fires in {max(0, deadline - time.monotonic()):.0f} s")
         while left:

@@ -49,8 +49,20 @@ class Stop:
                   f"in-flight calls get {self.grace:g} s)", file=sys.stderr, flush=True)
 
         if threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGINT, handler)
-            signal.signal(signal.SIGTERM, handler)
+            self._previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def restore(self) -> None:
+        """Put back the handlers install() replaced (a caller embedding the CLI keeps its own)."""
+        for sig, previous in getattr(self, "_previous", {}).items():
+            signal.signal(sig, previous)
+        self._previous = {}
+
+    def __enter__(self) -> Stop:
+        self.install()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.restore()
 
 
 def bounded(step: Callable[[], T], stop: Stop | None) -> T:

@@ -7,7 +7,7 @@ import argparse
 from rich.console import Console
 from rich.table import Table
 
-from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, emit_json
+from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, emit_json, make_console
 from nr_run.intent.errors import Finding
 
 
@@ -51,7 +51,7 @@ def print_findings(findings: list[Finding], console: Console) -> None:
 
 
 def inventory_validate(args: argparse.Namespace) -> int:
-    console = Console(stderr=args.json)
+    console = make_console(stderr=args.json)
     intent, findings = load_intent(args, console)
     errors = [f for f in findings if f.severity == "error"]
     if args.json:
@@ -77,9 +77,12 @@ def select_switches(intent, hosts: str | None, role: str | None) -> list[str]:
     if servers:
         raise UsageError(f"not a switch: {', '.join(servers)}")
     try:
-        return [d.name for d in rendered(intent, wanted, role)]
+        names = [d.name for d in rendered(intent, wanted, role)]
     except ValueError as exc:  # unknown host names
         raise UsageError(str(exc)) from exc
+    if not names:   # the same exit (3) whatever the output mode: nothing to act on is a selection mistake
+        raise UsageError(f"no switch matches the selection (--hosts {hosts or '-'}, --role {role or '-'})")
+    return names
 
 
 def render(args: argparse.Namespace) -> int:
@@ -88,7 +91,7 @@ def render(args: argparse.Namespace) -> int:
     from nr_run.runbooks.records import RunRecords
     from nr_run.runbooks.render import render_device, write_configs
 
-    console = Console(stderr=args.json)
+    console = make_console(stderr=args.json)
     intent, findings = load_intent(args, console)
     if intent is None:
         if args.json:
@@ -114,4 +117,4 @@ def render(args: argparse.Namespace) -> int:
     for row in rows:
         table.add_row(row["device"], row["platform"], row["role"], str(row["lines"]), row["path"])
     console.print(table)
-    return EXIT_OK if rows else EXIT_FAIL
+    return EXIT_OK

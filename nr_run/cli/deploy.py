@@ -94,6 +94,7 @@ def deploy(args: argparse.Namespace) -> int:
                 sys.stderr.flush()
                 os._exit(report.exit_code())
     finally:
+        stop.restore()
         lock.release()
         if records is not None:
             records.close()
@@ -199,7 +200,7 @@ def _show(report, console, args, records, diffs: bool) -> None:
         console.print(table)
     else:
         console.print("no switches selected")
-    if diffs and level >= 0:
+    if diffs and (level >= 0 or getattr(args, "show_diff", False)):
         changed = [report.devices[n] for n in rows if report.devices[n].diff]
         total = sum(len(d.diff.splitlines()) for d in changed)
         if changed and (total <= DIFF_LINES_SHOWN or getattr(args, "show_diff", False) or level >= 1):

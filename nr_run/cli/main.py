@@ -17,6 +17,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--inventory-dir", default="inventory", help="folder holding <site>/ (default: inventory)")
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     p.add_argument("-v", "--verbose", action="store_true")
+    p.add_argument("-q", "--quiet", action="store_true", help="failures and the verdict only")
 
 
 def _device_io(p: argparse.ArgumentParser) -> None:
