@@ -86,5 +86,5 @@ def test_large_rdma_results_are_summarised_with_failures_listed(capsys):
 def test_lab_says_when_it_starts_a_temporary_twin(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("NR_RUN_LAB_STATE_DIR", str(tmp_path / "no-lab-here"))
     capsys.readouterr()
-    main(["check", "--site", "dc1", "--lab", "--checks", "bgp", "--artifacts", str(tmp_path / "a"), "-q"])
+    main(["check", "--site", "dc1", "--lab", "--checks", "bgp", "--artifacts", str(tmp_path / "a")])
     assert "no lab twin running for dc1: starting a temporary one" in capsys.readouterr().out
