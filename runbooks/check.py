@@ -24,6 +24,8 @@ JSON schema of `CheckReport.to_dict()` ("schema": "nr-run.check/2"); lists are s
      "observed": "pfc priorities 4", "passed": false, "severity": "error", "hint": "...",
      "port": "Ethernet1", "peer_device": "ctsw1", "peer_port": "Ethernet1"}, ...],
   "collection_errors": {"rtsw3": {"bgp": "ConnectionException: ..."}},
+  "port_counters": {"rtsw1": {"Ethernet1": {"pfc_rx_frames": 0, "pfc_tx_frames": 0, "ecn_marked_packets": 12,
+                                            "queue_drops": 0}}},        # latest counter sample, when taken
   "rdma": null | {"pattern": "ring", "sources": ["gpu1:eth1", ...], "destinations": [...],
                   "cells": [{"src": "gpu1:eth1", "dst": "gpu2:eth1", "ping": true, "loss_pct": 0.0,
                              "gbps": 390.1, "status": "pass" | "fail", "detail": "..."}]}
@@ -80,6 +82,7 @@ class CheckReport:
     collection_errors: dict[str, dict[str, str]] = field(default_factory=dict)
     probe_results: dict[str, Any] = field(default_factory=dict)     # probe report key -> its summary
     devices: int = 0
+    port_counters: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)  # latest sample
 
     @property
     def passed(self) -> bool:
@@ -108,6 +111,7 @@ class CheckReport:
             "summary": self.summary(),
             "findings": [f.to_dict() for f in self.findings],
             "collection_errors": {d: dict(sorted(e.items())) for d, e in sorted(self.collection_errors.items())},
+            "port_counters": {d: dict(sorted(p.items())) for d, p in sorted(self.port_counters.items())},
             **{key: self.probe_results.get(key) for key in sorted({*REPORT_KEYS, *self.probe_results})},
         }
 
@@ -169,7 +173,20 @@ def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None
         collection_errors={h: s.errors for h, s in states.items() if s.errors},
         probe_results=results,
         devices=len(hosts),
+        port_counters={h: port_counters(s) for h, s in states.items() if s.counters_second or s.counters_first},
     )
+
+
+def port_counters(state: DeviceState) -> dict[str, dict[str, int]]:
+    """Cumulative per-port PFC pause frames, ECN marks and queue drops of the device's latest sample."""
+    sample = state.counters_second or state.counters_first
+    out: dict[str, dict[str, int]] = {}
+    for port, c in sorted((sample.ports if sample else {}).items()):
+        out[port] = {"pfc_rx_frames": sum(c.pfc_rx.values()) if c.pfc_rx else c.pfc_rx_total,
+                     "pfc_tx_frames": sum(c.pfc_tx.values()) if c.pfc_tx else c.pfc_tx_total,
+                     "ecn_marked_packets": sum(c.ecn_marks.values()),
+                     "queue_drops": sum(c.queue_drops.values())}
+    return out
 
 
 # ---------------------------------------------------------------- rendering

@@ -135,6 +135,7 @@ def _compliance_once(args: argparse.Namespace, console: Console, options: dict[s
     if intent is None:
         return EXIT_INVALID
     announce_lab(args, console)
+    started = time.monotonic()
     records = RunRecords(args.artifacts, args.site, "compliance")
     records.capture_logging()
     try:
@@ -146,8 +147,9 @@ def _compliance_once(args: argparse.Namespace, console: Console, options: dict[s
     finally:
         records.close()
     out = Path(args.out) if args.out else records.dir
-    payload = {**result.to_dict(), "outcome": result.outcome}
-    written = write_reports(payload, [f for f in formats if f != "table"], out)
+    payload = {**result.to_dict(), "outcome": result.outcome, "time": _utc_iso(),
+               "duration_s": round(time.monotonic() - started, 3)}
+    written = write_reports(payload, [f for f in formats if f != "table"], out, private=not args.out)
     if args.json:
         emit_json(payload)
     else:
@@ -173,6 +175,12 @@ def compliance(args: argparse.Namespace) -> int:
         console.print(f"{_utc()} compliance run exit {rc} after {time.monotonic() - started:.0f} s; "
                       f"next at {_utc(wait)}")
         time.sleep(wait)
+
+
+def _utc_iso() -> str:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _utc(offset_s: float = 0.0) -> str:
