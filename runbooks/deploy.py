@@ -336,8 +336,7 @@ class Deployment:
             out = self.report.devices[name]
             multi = results[name]
             if multi.failed:
-                exc = multi[0].exception
-                out.state = "skipped" if isinstance(exc, ForeignPending) else "failed"
+                out.state = "skipped" if isinstance(multi[0].exception, ForeignPending) else "failed"
                 out.detail = self._error(multi)
             else:
                 raw = multi[0].diff

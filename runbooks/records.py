@@ -66,6 +66,7 @@ class RunRecords:
         self.dir = private_dir(self.artifacts / "runs" / site / f"{stamp}-{verb}")
         self.site = site
         self.log_path = self.dir / "run.log"
+        self._handler: Any = None
 
     def write(self, relative: str, text: str) -> Path:
         return write_private(self.dir / relative, text)

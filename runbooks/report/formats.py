@@ -260,7 +260,7 @@ def to_prom(payload: Payload) -> str:
     site = payload["site"]
     lines: list[str] = []
 
-    def family(name: str, kind: str, help_text: str, samples: list[tuple[dict[str, Any], float | int]]) -> None:
+    def family(name: str, kind: str, help_text: str, samples: list[tuple[dict[str, Any], Any]]) -> None:
         lines.append(f"# HELP {name} {help_text}")
         lines.append(f"# TYPE {name} {kind}")
         for labels, value in samples:
@@ -269,10 +269,10 @@ def to_prom(payload: Payload) -> str:
     if payload.get("time"):
         stamp = datetime.fromisoformat(str(payload["time"])).timestamp()
         family("nr_run_compliance_last_run_timestamp_seconds", "gauge",
-               "Unix time the compliance run finished.", [({"site": site}, f"{stamp:.3f}")])  # type: ignore[list-item]
+               "Unix time the compliance run finished.", [({"site": site}, f"{stamp:.3f}")])
     if payload.get("duration_s") is not None:
         family("nr_run_compliance_duration_seconds", "gauge", "How long the compliance run took.",
-               [({"site": site}, f"{float(payload['duration_s']):.3f}")])  # type: ignore[list-item]
+               [({"site": site}, f"{float(payload['duration_s']):.3f}")])
     outcome = _outcome(payload)
     family("nr_run_compliance_success", "gauge", "1 if the run found no failed check and no drift, else 0.",
            [({"site": site}, 1 if outcome == "ok" else 0)])
@@ -286,8 +286,8 @@ def to_prom(payload: Payload) -> str:
            [({"site": site, "check": c}, counts["passed"]) for c, counts in by_check.items()])
     per_device: dict[tuple[str, str], int] = {}
     for f in payload["findings"]:
-        key = (f["check"], f["device"])
-        per_device[key] = per_device.get(key, 0) + (0 if f.get("passed") else 1)
+        where = (f["check"], f["device"])
+        per_device[where] = per_device.get(where, 0) + (0 if f.get("passed") else 1)
     family("nr_run_check_failures", "gauge", "Failed findings per check and device.",
            [({"site": site, "check": c, "device": d}, n) for (c, d), n in sorted(per_device.items())])
     family("nr_run_config_drift", "gauge", "1 if the running config differs from intent.",
