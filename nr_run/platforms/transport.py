@@ -1,7 +1,9 @@
-"""Shared helpers for platform transports: merging Nornir connection options without losing earlier ones."""
+"""Shared helpers for platform transports: merging Nornir connection options without losing earlier ones, and
+commands on SSH exec channels."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,3 +44,58 @@ def drop_connection(task: Any, name: str) -> None:
         task.host.close_connection(name)
     except Exception:
         task.host.connections.pop(name, None)
+
+
+# ---------------------------------------------------------------- SSH exec channels
+
+# How often a channel is polled for output: the read loop costs at most this per command, where netmiko's
+# prompt-matching loop sleeps in steps of tens of milliseconds
+EXEC_POLL_S = 0.005
+
+
+def ssh_transport(conn: Any) -> Any:
+    """The paramiko Transport under a netmiko connection (None if it has none, e.g. telnet)."""
+    channel = getattr(conn, "remote_conn", None)
+    get = getattr(channel, "get_transport", None)
+    return get() if get is not None else None
+
+
+def exec_start(transport: Any, command: str, timeout: float = 30.0) -> Any:
+    """Run `command` on its own SSH exec channel (no shell prompt, no echo) and return the channel."""
+    channel = transport.open_session(timeout=timeout)
+    channel.settimeout(timeout)
+    channel.exec_command(command)
+    return channel
+
+
+def exec_read(channel: Any, timeout: float, until: str | None = None) -> tuple[int | None, str]:
+    """Read a channel's stdout and stderr until the command exits (-> its exit status) or, with `until`,
+    until that text appears (-> None, the command still runs). TimeoutError after `timeout` seconds."""
+    out: list[bytes] = []
+    err: list[bytes] = []
+    deadline = time.monotonic() + timeout
+    while True:
+        busy = False
+        while channel.recv_ready():
+            out.append(channel.recv(65536))
+            busy = True
+        while channel.recv_stderr_ready():
+            err.append(channel.recv_stderr(65536))
+            busy = True
+        if until is not None and until in b"".join(out + err).decode(errors="replace"):
+            return None, b"".join(out + err).decode(errors="replace")
+        if channel.exit_status_ready() and not channel.recv_ready() and not channel.recv_stderr_ready():
+            status = channel.recv_exit_status()
+            channel.close()
+            return status, b"".join(out + err).decode(errors="replace")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no {'output' if until else 'exit'} within {timeout:g} s")
+        if not busy:
+            time.sleep(EXEC_POLL_S)
+
+
+def exec_many(transport: Any, commands: list[str], timeout: float = 60.0) -> dict[str, str]:
+    """Each command on its own exec channel, all started before any is read, so they run at the same time;
+    command -> stdout followed by stderr (what a terminal would show)."""
+    channels = {cmd: exec_start(transport, cmd, timeout) for cmd in commands}
+    return {cmd: exec_read(channel, timeout)[1] for cmd, channel in channels.items()}
