@@ -1,8 +1,8 @@
 """`check` against the twin with added device latency: measured wall time / its bound.
 
 bound = device calls x latency / workers + the measurement windows the checks declare (the counter
-interval, and the RDMA bandwidth seconds per round of pairs that can run together). Calls are counted from
-the twin's per-device command logs. Target: ratio <= 2 at 50 ms on dc1 and on a 136-device generated site.
+interval, and the RDMA bandwidth seconds per round of pairs that can run together). Calls: benchmarks/twin_calls.py
+(the eAPI requests the twin delays). Target: ratio <= 2 at 50 ms on dc1 and on a 136-device generated site.
 
 Usage: .venv/bin/python benchmarks/bench_check.py [--site dc1|gen136] [--latency-ms 50] [--workers 20]
 """
@@ -17,6 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.twin_calls import latency_calls  # noqa: E402
 from nr_run.lab.twin.lab import lab_down, lab_fault, lab_status, lab_up  # noqa: E402
 from nr_run.platforms.site import load_site  # noqa: E402
 from nr_run.runbooks.check import run_checks  # noqa: E402
@@ -26,10 +27,6 @@ from nr_run.validators.probes import CounterResample, RdmaPairs, bandwidth_round
 from nr_run.validators.rdma import plan_pairs  # noqa: E402
 from tests.conftest import DC1  # noqa: E402
 from tests.sitegen import generate_site  # noqa: E402
-
-
-def _calls(state: Path) -> int:
-    return sum(len(p.read_text().splitlines()) for p in (state / "logs").glob("*.log"))
 
 
 def _deploy_all(nr, intent) -> None:
@@ -74,13 +71,13 @@ def bench(site_dir: Path, latency_ms: int, workers: int) -> dict:
             nr.close_connections()
             lab_fault(state, "latency", ms=latency_ms)
             nr = init_nornir(intent.site, inv, workers=workers, lab=True, address_map=addresses)
-            before = _calls(state)
+            since = time.time()
             t0 = time.perf_counter()
             report = run_checks(nr, intent)
             t_checks = time.perf_counter() - t0
             nr.close_connections()
             elapsed = time.perf_counter() - t0
-            calls = _calls(state) - before
+            calls = sum(latency_calls(state, since).values())
         finally:
             lab_down(state)
     windows = declared_windows(intent)
