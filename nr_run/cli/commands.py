@@ -7,7 +7,7 @@ import argparse
 from rich.console import Console
 from rich.table import Table
 
-from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, emit_json, make_console
+from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, emit_json, gc_paused, make_console
 from nr_run.intent.errors import Finding
 
 
@@ -19,7 +19,8 @@ def load_intent(args: argparse.Namespace, console: Console):
     directory = site_dir(args.site, args.inventory_dir)
     if not directory.is_dir():
         raise UsageError(f"no site {args.site!r}: {directory} is not a folder")
-    intent, findings = load_site(directory)
+    with gc_paused():
+        intent, findings = load_site(directory)
     errors = [f for f in findings if f.severity == "error"]
     if errors or intent is None:
         if not getattr(args, "json", False):
@@ -100,7 +101,8 @@ def render(args: argparse.Namespace) -> int:
     names = select_switches(intent, args.hosts, args.role)
     out = Path(args.out) if args.out else RunRecords(args.artifacts, args.site, "render").dir / "configs"
     try:
-        configs = {n: render_device(intent.devices[n], intent) for n in names}
+        with gc_paused():
+            configs = {n: render_device(intent.devices[n], intent) for n in names}
     except Exception as exc:  # a template bug must name the device
         console.print(f"[red]render failed[/]: {exc}")
         return EXIT_FAIL

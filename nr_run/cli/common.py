@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import os
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 EXIT_OK, EXIT_FAIL, EXIT_DIFF, EXIT_INVALID = 0, 1, 2, 3
@@ -43,6 +46,21 @@ def make_console(stderr: bool = False) -> Any:
     width = terminal_width()
     console = Console(stderr=stderr, width=width or PIPE_WIDTH, soft_wrap=False)
     return console
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Compile and render build a large, long-lived object graph and almost no cyclic garbage; Python's
+    cyclic collector would re-scan the growing heap again and again (cost growing faster than the site).
+    Pause it, then freeze what was built so later collections skip it."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
 
 
 def emit_json(payload: dict[str, Any]) -> None:

@@ -12,7 +12,15 @@ import sys
 from typing import Any
 
 from nr_run.cli.commands import announce_lab, load_intent, select_switches
-from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, UsageError, emit_json, make_console, verbosity
+from nr_run.cli.common import (
+    EXIT_FAIL,
+    EXIT_INVALID,
+    UsageError,
+    emit_json,
+    gc_paused,
+    make_console,
+    verbosity,
+)
 
 # A dry run prints its diffs in full up to this many lines; beyond, a summary and the artifacts' path
 DIFF_LINES_SHOWN = 200
@@ -48,7 +56,8 @@ def deploy(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     names = select_switches(intent, args.hosts, args.role)
     check_policies({intent.devices[n].platform for n in names})
-    configs = {n: render_device(intent.devices[n], intent) for n in names}
+    with gc_paused():
+        configs = {n: render_device(intent.devices[n], intent) for n in names}
     lock = SiteLock(args.site)
     try:
         lock.acquire()
