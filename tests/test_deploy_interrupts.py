@@ -104,3 +104,39 @@ def test_killed_deploy_is_reconciled_by_the_next_run(twin, capsys):
     assert sorted((r["device"], r["outcome"].split(":")[0]) for r in report["reconciled"]) == [
         ("ctsw1", "reverted"), ("rtsw1", "reverted")]
     assert unfinished(twin.artifacts, "dc1") == []
+
+
+def test_ctrl_c_during_check_exits_within_5_s(twin):
+    twin.fault("slow", device="ctsw1", ms=4000)
+    env = {**os.environ, "NR_RUN_LAB_STATE_DIR": str(twin.state)}
+    proc = subprocess.Popen([sys.executable, "-m", "nr_run.cli.main", "check", "--site", "dc1", "--lab",
+                             "--artifacts", str(twin.artifacts), *FAST], cwd=REPO, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(lambda: any("collecting state" in ln for ln in _lines(proc)), timeout=60, step=0.05)
+        time.sleep(1)
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        elapsed = time.monotonic() - sent
+    finally:
+        proc.kill()
+    assert elapsed < 5, f"exit took {elapsed:.1f} s"
+    assert proc.returncode == 1 and "Traceback" not in err
+    assert "interrupted (SIGINT)" in out + err
+
+
+_SEEN: list[str] = []
+
+
+def _lines(proc: subprocess.Popen) -> list[str]:
+    """Lines the process printed so far (read without blocking past one line)."""
+    import select
+
+    assert proc.stdout is not None
+    while select.select([proc.stdout], [], [], 0)[0]:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        _SEEN.append(line)
+    return _SEEN

@@ -88,3 +88,20 @@ def test_lab_says_when_it_starts_a_temporary_twin(tmp_path, capsys, monkeypatch)
     capsys.readouterr()
     main(["check", "--site", "dc1", "--lab", "--checks", "bgp", "--artifacts", str(tmp_path / "a")])
     assert "no lab twin running for dc1: starting a temporary one" in capsys.readouterr().out
+
+
+def test_check_and_compliance_show_progress_and_say_where_reports_went(deployed_twin, capsys, tmp_path):
+    capsys.readouterr()
+    assert deployed_twin.cli("check", "--checks", "pfc,counters") == 0
+    out = capsys.readouterr().out.splitlines()
+    assert any(re.match(r"^\d\d:\d\d:\d\d == collecting state from \d+ device\(s\)$", ln) for ln in out)
+    assert any(re.match(r"^\d\d:\d\d:\d\d rtsw1: collected$", ln) for ln in out)
+    assert any("probe CounterResample(interval_s=0.2)" in ln for ln in out)
+    assert any(ln.startswith("results: ") for ln in out)
+    assert deployed_twin.cli("compliance", "--format", "html,prom", "--out", str(tmp_path / "r")) == 0
+    out = capsys.readouterr().out
+    assert "compliance dc1: ok; drift: none" in out
+    assert f"reports: {tmp_path / 'r' / 'compliance.html'}, {tmp_path / 'r' / 'nr_run.prom'}" in out
+    prom = (tmp_path / "r" / "nr_run.prom").read_text()
+    assert 'nr_run_compliance_success{site="dc1"} 1' in prom
+    assert 'nr_run_port_pfc_rx_pause_frames_total{site="dc1",device="rtsw1",port="Ethernet1"}' in prom

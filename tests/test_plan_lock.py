@@ -121,3 +121,18 @@ def test_stale_lock_of_dead_process_is_taken_over(tmp_path):
     lock.path.write_text(json.dumps({"pid": 999999, "host": socket.gethostname(), "user": "x", "since": "-"}))
     lock.acquire()
     assert lock.holder()["pid"] == os.getpid()
+
+
+def test_bandwidth_rounds_never_put_a_nic_in_a_round_twice():
+    from nr_run.validators.probes import bandwidth_rounds
+    from nr_run.validators.rdma import plan_pairs
+
+    intent = compile_site(DC1)
+    for pattern in ("ring", "mesh", "same_rail", "cross_rail"):
+        pairs = plan_pairs(intent, pattern, 64)
+        rounds = bandwidth_rounds(pairs)
+        assert sorted(map(repr, (p for r in rounds for p in r))) == sorted(map(repr, pairs))
+        for members in rounds:
+            ends = [e for p in members for e in ((p.src_device, p.src_nic), (p.dst_device, p.dst_nic))]
+            assert len(ends) == len(set(ends)), (pattern, members)
+        assert len(rounds) < len(pairs) or len(pairs) <= 1       # pairs do run together
