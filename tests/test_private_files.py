@@ -56,7 +56,7 @@ def test_lab_tls_key_is_created_0600(tmp_path):
     assert cert.read_bytes().startswith(b"-----BEGIN CERTIFICATE-----")
 
 
-def test_refused_runs_write_nothing(tmp_path, capsys):
+def test_refused_runs_write_nothing(tmp_path, capsys, monkeypatch):
     art = tmp_path / "art"
     # bad option value, unknown host, --commit without a TTY: refused before any file is written
     assert main(["deploy", "--site", "dc1", "--inventory-dir", str(DC1.parent), "--artifacts", str(art),
@@ -65,6 +65,10 @@ def test_refused_runs_write_nothing(tmp_path, capsys):
                  "--hosts", "nosuch"]) == 3
     assert main(["deploy", "--site", "dc1", "--inventory-dir", str(DC1.parent), "--artifacts", str(art),
                  "--commit"]) == 3
+    # no credentials for the real devices
+    for var in ("NR_USERNAME", "NR_PASSWORD", "NR_EOS_USERNAME", "NR_EOS_PASSWORD"):
+        monkeypatch.delenv(var, raising=False)
+    assert main(["deploy", "--site", "dc1", "--inventory-dir", str(DC1.parent), "--artifacts", str(art)]) == 3
     # a site held by another deploy: refused, and still nothing written
     from nr_run.runbooks.lock import SiteLock
 

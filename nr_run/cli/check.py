@@ -136,16 +136,19 @@ def _compliance_once(args: argparse.Namespace, console: Console, options: dict[s
         return EXIT_INVALID
     announce_lab(args, console)
     started = time.monotonic()
-    records = RunRecords(args.artifacts, args.site, "compliance")
-    records.capture_logging()
+    records: Any = None
     try:
         with Stop() as stop, device_session(args) as nr, \
                 _progress(args, console, intent, f"compliance {args.site}") as progress:
+            # created once the session is up (credentials, lab): a refusal leaves no run folder behind
+            records = RunRecords(args.artifacts, args.site, "compliance")
+            records.capture_logging()
             result = bounded(lambda: run_compliance(nr, intent, records, options=options, progress=progress), stop)
     except Interrupted:
         _interrupted(stop, console)
     finally:
-        records.close()
+        if records is not None:
+            records.close()
     out = Path(args.out) if args.out else records.dir
     payload = {**result.to_dict(), "outcome": result.outcome, "time": _utc_iso(),
                "duration_s": round(time.monotonic() - started, 3)}

@@ -70,13 +70,14 @@ def deploy(args: argparse.Namespace) -> int:
     stop.install()
     records = None
     try:
-        records = RunRecords(args.artifacts, args.site, "deploy" if args.commit else "deploy-dry-run")
-        records.capture_logging()
-        for n, text in configs.items():
-            records.write(f"configs/{config_filename(intent.devices[n])}", text)
         announce_lab(args, console)
         show_progress = None if (args.json and level < 1) or level < 0 else console
+        # the session checks credentials and the lab: a refusal there leaves no run folder behind
         with device_session(args) as nr, DeviceProgress(show_progress, names) as progress:
+            records = RunRecords(args.artifacts, args.site, "deploy" if args.commit else "deploy-dry-run")
+            records.capture_logging()
+            for n, text in configs.items():
+                records.write(f"configs/{config_filename(intent.devices[n])}", text)
             gate = None if args.skip_checks else StageGate(intent, options)
             run = Deployment(nr, intent, configs, records, progress, replace=args.replace,
                              revert_in=args.confirm_timeout, gate=gate, stop=stop)
