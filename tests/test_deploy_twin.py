@@ -197,11 +197,12 @@ def test_process_killed_before_confirm_reverts_by_itself(twin):
     wait_until(lambda: twin.running("rtsw2") == before, timeout=10)
 
 
-def test_second_deploy_refused_while_one_runs(twin, capsys):
+def test_second_deploy_refused_while_one_runs(twin, capsys, tmp_path):
+    """The lock is the host's, not the artifacts folder's: an operator with another --artifacts is refused."""
     lab_fault(twin.state, "slow", device="rtsw1", ms=600)     # keeps the first deploy busy for a few seconds
     env = {**os.environ, "NR_RUN_LAB_STATE_DIR": str(twin.state)}
     first = subprocess.Popen([sys.executable, "-m", "nr_run.cli.main", "deploy", "--site", "dc1", "--lab",
-                              "--artifacts", str(twin.artifacts), "--json"], cwd=REPO, env=env,
+                              "--artifacts", str(tmp_path / "first-operator"), "--json"], cwd=REPO, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lock = Path(os.environ["NR_RUN_LOCK_DIR"]) / "dc1.lock"
     deadline = time.time() + 30
@@ -210,6 +211,7 @@ def test_second_deploy_refused_while_one_runs(twin, capsys):
     assert lock.exists()
     rc, report = run_json(twin, capsys, "deploy")
     assert rc == 1 and "is locked by" in report["message"] and f"pid {first.pid}" in report["message"]
+    assert not (twin.artifacts / "runs").exists()          # refused before writing anything
     out, _ = first.communicate(timeout=120)
     assert first.returncode == 2 and json.loads(out)["exit_code"] == 2
     assert not lock.exists()

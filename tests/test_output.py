@@ -105,3 +105,14 @@ def test_check_and_compliance_show_progress_and_say_where_reports_went(deployed_
     prom = (tmp_path / "r" / "nr_run.prom").read_text()
     assert 'nr_run_compliance_success{site="dc1"} 1' in prom
     assert 'nr_run_port_pfc_rx_pause_frames_total{site="dc1",device="rtsw1",port="Ethernet1"}' in prom
+
+
+def test_commit_prints_a_line_per_stage_and_device_when_not_on_a_terminal(twin, capsys):
+    capsys.readouterr()
+    assert twin.cli("deploy", "--commit", "--yes", "--confirm-timeout", "60", "--skip-checks") == 0
+    out = capsys.readouterr().out.splitlines()
+    phases = [ln.split(" == ", 1)[1] for ln in out if LINE.match(ln) and " == " in ln]
+    assert "canary: rtsw1, ctsw1" in phases and "batch 1: rtsw3" in phases
+    assert phases.index("canary: rtsw1, ctsw1") < phases.index("batch 1: rtsw3")
+    confirmed = [ln for ln in out if LINE.match(ln) and ln.endswith(": confirmed")]
+    assert len(confirmed) == 6
