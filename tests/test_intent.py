@@ -164,4 +164,3 @@ def test_host_blocks_are_per_rtsw_and_per_port(dc1):
     assert rtsw3["Ethernet16"].address == "10.10.0.128/31"     # first downlink slot
     assert rtsw3["Ethernet24"].address == "10.10.0.130/31"
     assert dc1.devices["ctsw1"].host_block is None
-
