@@ -149,6 +149,36 @@ def test_unreachable_device_in_batch_2(twin):
     assert unfinished(twin.artifacts, "dc1") == []
 
 
+def test_refused_confirm_is_left_to_the_timer_and_the_revert_is_verified(twin):
+    """The device refuses the confirm: the run does not claim a revert, it waits for the timer and reads the
+    device back; the audit log has the commit, the failed confirm and the verified revert."""
+    from nr_run.runbooks.deploy_checks import StageGate
+
+    intent = compile_site(DC1)
+    before = twin.snapshot()
+
+    class RejectAfterChecks(StageGate):
+        def stage(self, nr, stage, at_intent):
+            result = super().stage(nr, stage, at_intent)
+            if "rtsw1" in stage:
+                lab_fault(twin.state, "commit_rejected", device="rtsw1")
+            return result
+
+    nr, run = _api_deployment(twin, 4, RejectAfterChecks(intent, FAST_CHECKS))
+    run.dry_run()
+    run.commit(canary=1, batch="25%")
+    nr.close_connections()
+    lab_clear(twin.state, "commit_rejected")
+    out = run.report.devices["rtsw1"]
+    assert out.state == "reverted" and "confirm failed" in out.detail and "configuration rejected" in out.detail
+    assert "verified equal to the backup" in out.detail
+    assert run.report.devices["ctsw1"].state == "confirmed" and run.report.stopped_at == "canary"
+    assert twin.running("rtsw1") == before["rtsw1"]
+    rtsw1 = [(a["action"], a["phase"], a["outcome"]) for a in twin.audit() if a["device"] == "rtsw1"]
+    assert [r for r in rtsw1 if r[1] == "end"] == [("commit", "end", "committed"), ("confirm", "end", "failed"),
+                                                    ("verify revert", "end", "reverted")]
+
+
 def test_timer_that_expires_during_post_checks_is_reported_as_such(twin):
     """Post-checks slower than the revert timer: the devices revert by themselves; the run says the timer
     expired (not a post-check failure) and verifies that each device is back on its backup."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 
 from rich.console import Console
 from rich.table import Table
@@ -100,8 +101,13 @@ def render(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     names = select_switches(intent, args.hosts, args.role)
     out = Path(args.out) if args.out else RunRecords(args.artifacts, args.site, "render").dir / "configs"
+    status = contextlib.nullcontext()
+    if not args.json and not getattr(args, "quiet", False):   # a large site takes seconds: say what is going on
+        status = console.status(f"rendering {len(names)} config(s)") if console.is_terminal else status
+        if not console.is_terminal:
+            console.print(f"rendering {len(names)} config(s) for {args.site}")
     try:
-        with gc_paused():
+        with gc_paused(), status:
             configs = {n: render_device(intent.devices[n], intent) for n in names}
     except Exception as exc:  # a template bug must name the device
         console.print(f"[red]render failed[/]: {exc}")
