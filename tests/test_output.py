@@ -116,3 +116,35 @@ def test_commit_prints_a_line_per_stage_and_device_when_not_on_a_terminal(twin, 
     assert phases.index("canary: rtsw1, ctsw1") < phases.index("batch 1: rtsw3")
     confirmed = [ln for ln in out if LINE.match(ln) and ln.endswith(": confirmed")]
     assert len(confirmed) == 6
+
+
+def test_compliance_every_prints_when_each_run_happened(deployed_twin, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import REPO
+    from tests.twin_site import FAST_CHECKS
+
+    fast = [f"--option={c}.{k}={v}" for c, opts in FAST_CHECKS.items() for k, v in opts.items()]
+    env = {**os.environ, "NR_RUN_LAB_STATE_DIR": str(deployed_twin.state)}
+    proc = subprocess.Popen([sys.executable, "-m", "nr_run.cli.main", "compliance", "--site", "dc1", "--lab",
+                             "--every", "1h", "--format", "prom", "--artifacts", str(tmp_path / "a"), "-q", *fast],
+                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and not any("next at" in ln for ln in lines):
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line.rstrip("\n"))
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    stamp = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC"
+    assert any(re.match(rf"^{stamp} compliance run started$", ln) for ln in lines), (lines, err[-2000:])
+    assert any(re.match(rf"^{stamp} compliance run exit 0 after \d+ s; next at {stamp}$", ln) for ln in lines), lines
