@@ -247,15 +247,19 @@ class RdmaPairs:
         most server_wait_s), then every client of the round at once, then the servers' output is read."""
         servers = sorted(s.name for s in fabric.servers() if s.name in states)
         devmap: dict[str, dict[str, str]] = {}
-        eps = {n: collector_for(fabric.devices[n]) for n in servers}
-        cmds = {n: ep.rdma_devices_command() for n, ep in eps.items() if isinstance(ep, RdmaEndpoint)}
+        eps: dict[str, RdmaEndpoint] = {}
+        for n in servers:
+            col = collector_for(fabric.devices[n])
+            if isinstance(col, RdmaEndpoint):
+                eps[n] = col
+        cmds = {n: ep.rdma_devices_command() for n, ep in eps.items()}
         if cmds:
             res = _hosts(nr, sorted(cmds)).run(task=run_clients, fabric=fabric, on_failed=True,
                                                commands={n: [c] for n, c in cmds.items()})
             for n, c in cmds.items():
                 r = res.get(n)
                 text = r.result.get(c, "") if r is not None and not r.failed else ""
-                devmap[n] = eps[n].rdma_device_map(text)     # type: ignore[union-attr]
+                devmap[n] = eps[n].rdma_device_map(text)
         probes = {(p.src_device, p.src_nic, p.dst_device, p.dst_nic): p
                   for name in sorted(states) for p in states[name].rdma if p.ping_ok}
         pairs = [Pair(src_device=k[0], src_nic=k[1], src_ip="", dst_device=k[2], dst_nic=k[3], dst_ip=v.dst_ip)
