@@ -48,8 +48,22 @@ def cause(exc: BaseException) -> str:
     for e in chain:
         msg = _clean(str(e))
         if msg and not _GENERIC.match(msg) and type(e).__name__ != "NornirSubTaskError":
-            return msg
+            return _device_words(msg)
     return type(chain[-1]).__name__
+
+
+# Network CLIs start their error lines with "%"; an API error that quotes them (eAPI's "CLI command 3 of 3
+# '...' failed: ... errors: ['% ...']") is reduced to the refused command and the device's own words
+_CLI_ERROR = re.compile(r"""['"](%[^'"]+)['"]""")
+_FAILED_COMMAND = re.compile(r"CLI command \d+ of \d+ '([^']+)' failed")
+
+
+def _device_words(msg: str) -> str:
+    errors = _CLI_ERROR.findall(msg)
+    if not errors:
+        return msg
+    command = _FAILED_COMMAND.search(msg)
+    return (f"{command.group(1)}: " if command else "") + "; ".join(e.strip() for e in errors)
 
 
 def result_cause(multi: Any) -> str:

@@ -23,7 +23,11 @@ def test_commit_rejected_by_the_device_is_one_line_with_its_own_text(twin, capsy
     rtsw1 = next(d for d in report["devices"] if d["device"] == "rtsw1")
     assert rtsw1["state"] == "failed" and rtsw1["detail"].startswith("commit refused: ")
     assert "\n" not in rtsw1["detail"] and "Traceback" not in rtsw1["detail"]
-    assert "rejected" in rtsw1["detail"].lower()            # the device's own words
+    # the refused command and the device's own words, not the API's wrapping
+    assert rtsw1["detail"].endswith("commit timer 00:01:00: % Failed to commit session "
+                                    f"{rtsw1['detail'].split('configure session ')[1].split()[0]}: "
+                                    "configuration rejected by the system"), rtsw1["detail"]
+    assert "output:" not in rtsw1["detail"] and "Error [1000]" not in rtsw1["detail"]
     assert "Traceback" not in captured.err and "task failed" not in captured.err
     log = (Path(report["artifacts"]) / "run.log").read_text()
     assert "Traceback" in log and "rtsw1" in log
