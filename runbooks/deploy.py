@@ -41,7 +41,8 @@ TASK_LABELS = {"diff_device": "diffing", "running_config": "backing up", "commit
                "confirm_device": "confirming", "rollback_device": "rolling back", "device_status": "reading"}
 # Extra seconds after a revert timer's deadline before a device that is not back on its backup is reported
 REVERT_GRACE_S = 10.0
-POLL_S = 1.0
+POLL_S = 1.0          # reading a device left to its timer, once the timer is due (or it looks stranded)
+POLL_EARLY_S = 5.0    # ... and before that
 
 
 def _policy(platform: str) -> DeployPolicy:
@@ -520,24 +521,21 @@ class Deployment:
             self._verify_reverts(timers, backups, deadline, f"{reason}; rollback failed ({why})")
 
     def _verify_reverts(self, names: list[str], backups: dict[str, str], deadline: float, reason: str) -> None:
-        """Devices left to their revert timer: wait for the deadline, then read each one until it is back on
-        its backup. A device still on the new config, or one that cannot be read, is said to be so."""
+        """Devices left to their revert timer: read each one until it is back on its backup. Before the
+        deadline the devices are read every POLL_EARLY_S, after it every POLL_S, until REVERT_GRACE_S past it.
+        A device that no longer has a commit pending and still differs from its backup (read twice) has no
+        timer left to restore it (say, it restarted and lost the timer): NOT reverted, said at once. One that
+        cannot be read is NOT verified, and left open in the audit log for the next deploy."""
         if not names:
             return
         left = set(names)
         last_error: dict[str, str] = {}
+        stranded: dict[str, int] = {}
         entries = {n: self.records.audit_start(n, "verify revert", self.report.devices[n].diff, reason) for n in names}
         self.progress.phase(f"waiting for the revert timer of {', '.join(names)}, then reading them back")
         for n in names:
             self.progress.set(n, "waiting for revert", f"timer fires in {max(0, deadline - time.monotonic()):.0f} s")
         while left:
-            wait = deadline - time.monotonic()
-            if wait > 0:
-                if self.stop is not None and self.stop.wait(min(wait, POLL_S)):
-                    break
-                if self.stop is None:
-                    time.sleep(min(wait, POLL_S))
-                continue
             try:
                 status = self._run(sorted(left), device_status)
             except StepInterrupted:
@@ -546,17 +544,35 @@ class Deployment:
                 multi = status[n]
                 if multi.failed:
                     last_error[n] = self._error(multi)
-                elif not multi[0].result["pending"] and multi[0].result["running"] == backups[n]:
+                    continue
+                last_error.pop(n, None)
+                pending, same = multi[0].result["pending"], multi[0].result["running"] == backups[n]
+                if not pending and same:
                     left.discard(n)
                     detail = f"{reason}; reverted by its revert timer (running config verified equal to the backup)"
                     self.records.audit_end(entries[n], n, "verify revert", self.report.devices[n].diff, "reverted",
                                            detail)
                     self._set(n, "reverted", detail)
+                elif not pending:
+                    stranded[n] = stranded.get(n, 0) + 1
+                    if stranded[n] >= 2:
+                        left.discard(n)
+                        detail = (f"{reason}; NOT reverted: no commit is pending on the device any more (its revert "
+                                  "timer is gone) and it still runs the new config")
+                        self.records.audit_end(entries[n], n, "verify revert", self.report.devices[n].diff,
+                                               "not reverted", detail)
+                        self._set(n, "failed", detail)
                 else:
-                    last_error.pop(n, None)
-            if time.monotonic() > deadline + REVERT_GRACE_S or (self.stop is not None and self.stop.is_set()):
+                    stranded.pop(n, None)
+            now = time.monotonic()
+            if not left or now > deadline + REVERT_GRACE_S or (self.stop is not None and self.stop.is_set()):
                 break
-            time.sleep(POLL_S)
+            pause = POLL_S if now >= deadline or stranded else min(POLL_EARLY_S, deadline - now)
+            if self.stop is not None:
+                if self.stop.wait(pause):
+                    break
+            else:
+                time.sleep(pause)
         for n in sorted(left):
             out = self.report.devices[n]
             if n in last_error:

@@ -179,6 +179,38 @@ def test_refused_confirm_is_left_to_the_timer_and_the_revert_is_verified(twin):
                                                     ("verify revert", "end", "reverted")]
 
 
+def test_device_that_lost_its_timer_is_reported_as_not_reverted(twin):
+    """The pending commit disappears before the run confirms it (here: confirmed by someone else; a restarted
+    device loses it the same way). The run does not claim a timer revert: it reads the device, sees no commit
+    pending and the new config still running, and says so at once instead of waiting out the timer."""
+    from nr_run.runbooks.deploy_checks import StageGate
+
+    intent = compile_site(DC1)
+    before = twin.snapshot()
+
+    class ForeignConfirm(StageGate):
+        def stage(self, nr, stage, at_intent):
+            result = super().stage(nr, stage, at_intent)
+            if "rtsw1" in stage:
+                node = twin.eapi("rtsw1")
+                sessions = node.run_commands(["show configuration sessions"])[0]["sessions"]
+                [name] = [n for n, v in sessions.items() if v["state"] == "pendingCommitTimer"]
+                node.run_commands([f"configure session {name} commit"])
+            return result
+
+    nr, run = _api_deployment(twin, 120, ForeignConfirm(intent, FAST_CHECKS))
+    run.dry_run()
+    started = time.monotonic()
+    run.commit(canary=1, batch="25%")
+    nr.close_connections()
+    out = run.report.devices["rtsw1"]
+    assert out.state == "failed" and "NOT reverted" in out.detail and "no commit is pending" in out.detail
+    assert time.monotonic() - started < 60          # not the 120 s timer
+    assert twin.running("rtsw1") != before["rtsw1"]   # what the report says: the device kept the change
+    ends = [a["outcome"] for a in twin.audit() if a["device"] == "rtsw1" and a["phase"] == "end"]
+    assert ends[-1] == "not reverted"
+
+
 def test_timer_that_expires_during_post_checks_is_reported_as_such(twin):
     """Post-checks slower than the revert timer: the devices revert by themselves; the run says the timer
     expired (not a post-check failure) and verifies that each device is back on its backup."""
