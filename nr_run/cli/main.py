@@ -147,9 +147,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, CredentialsMissing, PolicyMissing, TemplateMissing, UnknownPlatform) as exc:
         print(f"nr-run: {exc}", file=sys.stderr)
         return EXIT_INVALID
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:   # a second Ctrl-C: device calls may still hold worker threads, do not wait
+        import os
+
         print("nr-run: interrupted", file=sys.stderr)
-        return EXIT_FAIL
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_FAIL)
 
 
 if __name__ == "__main__":
