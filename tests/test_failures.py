@@ -74,3 +74,18 @@ def test_json_piped_into_head_exits_quietly(tmp_path):
                           timeout=120)
     assert proc.stderr == "" and proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout == '{\n  "devic'
+
+
+def test_unknown_gpu_host_key_is_refused_and_named(twin, tmp_path, monkeypatch):
+    """The GPU hosts' plain SSH connection checks host keys too (~/.ssh/known_hosts) unless --insecure."""
+    from nr_run.platforms import registry
+    from nr_run.runbooks.check import run_checks
+    from nr_run.runbooks.inventory import init_nornir
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    intent = compile_site(DC1)
+    nr = init_nornir("dc1", REPO / "inventory", lab=True, address_map=twin.addresses).filter(name="gpu1")
+    registry.get("linux").transport.secure(nr.inventory.hosts["gpu1"], False)   # as a production run
+    report = run_checks(nr, intent, ["host"])
+    nr.close_connections()
+    assert "not found in known_hosts" in report.collection_errors["gpu1"]["nics"]

@@ -54,7 +54,10 @@ EXEC_POLL_S = 0.005
 
 
 def ssh_transport(conn: Any) -> Any:
-    """The paramiko Transport under a netmiko connection (None if it has none, e.g. telnet)."""
+    """The paramiko Transport of an SshExec (a paramiko SSHClient) or netmiko connection (None if it has none,
+    e.g. telnet)."""
+    if hasattr(conn, "get_transport"):
+        return conn.get_transport()
     channel = getattr(conn, "remote_conn", None)
     get = getattr(channel, "get_transport", None)
     return get() if get is not None else None
@@ -99,3 +102,58 @@ def exec_many(transport: Any, commands: list[str], timeout: float = 60.0) -> dic
     command -> stdout followed by stderr (what a terminal would show)."""
     channels = {cmd: exec_start(transport, cmd, timeout) for cmd in commands}
     return {cmd: exec_read(channel, timeout)[1] for cmd, channel in channels.items()}
+
+
+# ---------------------------------------------------------------- a plain SSH connection for exec channels
+
+SSH_EXEC = "nr_run_ssh"
+
+
+class _AcceptUnknown:
+    """Host-key policy of --insecure / the lab: accept a key that is not known, without saving it."""
+
+    def missing_host_key(self, client: Any, hostname: str, key: Any) -> None:
+        return None
+
+
+class SshExec:
+    """Nornir connection plugin: an SSH client used only for exec channels. Opening it is one SSH handshake:
+    no interactive shell, no prompt detection and no buffer clearing (netmiko's session preparation sleeps
+    ~0.3 s per host for those). Host keys are checked against ~/.ssh/known_hosts unless extras
+    `ssh_strict` is false. `.connection` (what Nornir's get_connection returns) is the paramiko SSHClient."""
+
+    def open(self, hostname: str | None, username: str | None, password: str | None, port: int | None,
+             platform: str | None, extras: dict[str, Any] | None = None, configuration: Any = None) -> None:
+        import paramiko
+
+        extras = extras or {}
+        client = paramiko.SSHClient()
+        if extras.get("ssh_strict", True):
+            client.load_system_host_keys()
+            client.set_missing_host_key_policy(paramiko.RejectPolicy())
+        else:
+            client.set_missing_host_key_policy(_AcceptUnknown())  # type: ignore[arg-type]
+        timeout = float(extras.get("timeout", 30))
+        client.connect(hostname or "", port=port or 22, username=username, password=password, timeout=timeout,
+                       banner_timeout=timeout, auth_timeout=timeout, look_for_keys=False, allow_agent=False)
+        self.connection = client
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+def register_ssh_exec() -> None:
+    """Make the plugin known to Nornir (also declared as an entry point, for a user's own InitNornir)."""
+    from nornir.core.plugins.connections import ConnectionPluginRegister
+
+    if ConnectionPluginRegister.available.get(SSH_EXEC) is None:
+        ConnectionPluginRegister.register(SSH_EXEC, SshExec)  # type: ignore[arg-type]
+
+
+def secure_ssh_exec(host: Host, insecure: bool) -> None:
+    set_options(host, SSH_EXEC, extras={"ssh_strict": not insecure})
+
+
+def ssh_exec_lab_overlay(host: Host, endpoint: Mapping[str, Any]) -> None:
+    """A twin endpoint: its port, no host-key check (the twin's keys are per lab)."""
+    set_options(host, SSH_EXEC, port=int(endpoint["port"]), extras={"ssh_strict": False})

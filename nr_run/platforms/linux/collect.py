@@ -1,7 +1,7 @@
 """Linux GPU server collector: RoCE NIC state and the RDMA probe commands/parsers.
 
-Commands run on SSH exec channels of the host's netmiko connection (device_type linux), several at once and
-without netmiko's prompt-matching read loop; a connection without an SSH transport falls back to the shell.
+Commands run on SSH exec channels of the host's plain SSH connection (nr_run_ssh: one handshake, no shell),
+several at once and without netmiko's prompt-matching read loop.
 Output formats:
   ip -j addr show                  iproute2 JSON: [{ifname, mtu, operstate, addr_info[{family, local, prefixlen}]}]
   dcb -j pfc show dev X            iproute2 dcb JSON: {"pfc_cap", "macsec_bypass", "delay", "prio_pfc": [...]}
@@ -24,22 +24,26 @@ from typing import Any
 from nr_run.intent.models import DeviceIntent
 from nr_run.platforms.collector import FunctionCollector
 from nr_run.platforms.state import DeviceState, NicState
-from nr_run.platforms.transport import drop_connection, exec_many, exec_read, exec_start, ssh_transport
+from nr_run.platforms.transport import (
+    SSH_EXEC,
+    drop_connection,
+    exec_many,
+    exec_read,
+    exec_start,
+    ssh_transport,
+)
 
 Runner = Callable[[list[str]], dict[str, Any]]
 
 
 def runner(task: Any) -> Runner:
-    conn = task.host.get_connection("netmiko", task.nornir.config)
+    conn = task.host.get_connection(SSH_EXEC, task.nornir.config)
 
     def run(cmds: list[str]) -> dict[str, Any]:
         try:
-            transport = ssh_transport(conn)
-            if transport is not None:
-                return exec_many(transport, list(cmds), timeout=60)
-            return {cmd: conn.send_command(cmd, read_timeout=60) for cmd in cmds}
+            return exec_many(ssh_transport(conn), list(cmds), timeout=60)
         except Exception:
-            drop_connection(task, "netmiko")
+            drop_connection(task, SSH_EXEC)
             raise
 
     return run
@@ -176,11 +180,11 @@ LISTENING = "Waiting for client to connect"
 
 def start_command(task: Any, command: str) -> Any:
     """Start a long-running command (a perftest server) on its own exec channel; returns its handle."""
-    conn = task.host.get_connection("netmiko", task.nornir.config)
+    conn = task.host.get_connection(SSH_EXEC, task.nornir.config)
     try:
         return exec_start(ssh_transport(conn), command, timeout=60)
     except Exception:
-        drop_connection(task, "netmiko")
+        drop_connection(task, SSH_EXEC)
         raise
 
 
@@ -198,7 +202,7 @@ def finish_command(task: Any, handle: Any, timeout: float = 30.0) -> str:
     try:
         return getattr(handle, "nr_run_seen", "") + exec_read(handle, timeout)[1]
     except Exception:
-        drop_connection(task, "netmiko")
+        drop_connection(task, SSH_EXEC)
         raise
 
 
