@@ -132,7 +132,7 @@ class SshExec:
             client.load_system_host_keys()
             client.set_missing_host_key_policy(paramiko.RejectPolicy())
         else:
-            client.set_missing_host_key_policy(_AcceptUnknown())  # type: ignore[arg-type]
+            client.set_missing_host_key_policy(_AcceptUnknown())
         timeout = float(extras.get("timeout", 30))
         client.connect(hostname or "", port=port or 22, username=username, password=password, timeout=timeout,
                        banner_timeout=timeout, auth_timeout=timeout, look_for_keys=False, allow_agent=False)
@@ -147,7 +147,7 @@ def register_ssh_exec() -> None:
     from nornir.core.plugins.connections import ConnectionPluginRegister
 
     if ConnectionPluginRegister.available.get(SSH_EXEC) is None:
-        ConnectionPluginRegister.register(SSH_EXEC, SshExec)  # type: ignore[arg-type]
+        ConnectionPluginRegister.register(SSH_EXEC, SshExec)
 
 
 def secure_ssh_exec(host: Host, insecure: bool) -> None:
