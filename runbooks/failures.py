@@ -8,8 +8,9 @@ import traceback
 from collections.abc import Iterator
 from typing import Any
 
-# Wrappers whose own message only repeats "could not connect" and hides the cause they were raised from
+# A refused SSH host key, as paramiko and netmiko word it
 _HOST_KEY = re.compile(r"not found in known_hosts|host key.*(unknown|mismatch|not verif)|BadHostKey", re.I)
+# Wrappers whose own message only repeats "could not connect" and hides the cause they were raised from
 _GENERIC = re.compile(r"^(cannot connect|could not connect|connection (failed|error)|"
                       r"task failed|subtask|traceback)", re.I)
 
@@ -41,7 +42,7 @@ def cause(exc: BaseException) -> str:
             host = re.search(r"'?\[?([\w.:-]+)\]?(?::(\d+))?'? not found in known_hosts", str(e))
             where = f" ({host.group(1)}{':' + host.group(2) if host and host.group(2) else ''})" if host else ""
             return f"host key not in known_hosts{where}: add it (ssh-keyscan) or pass --insecure in a lab"
-    if any(isinstance(e, (TimeoutError,)) or "timed out" in str(e).lower() for e in chain):
+    if any(isinstance(e, TimeoutError) or "timed out" in str(e).lower() for e in chain):
         text = next((_clean(str(e)) for e in chain if "timed out" in str(e).lower()), "")
         return f"timed out: {text}" if text else "timed out"
     # the outermost specific message: a wrapper that says more than "cannot connect" carries the cause's text
