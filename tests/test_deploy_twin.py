@@ -313,3 +313,29 @@ def test_replace_that_would_remove_management_access_is_refused(twin, capsys):
     saved = (diffs / "rtsw1.diff").read_text()
     assert "-username admin privilege 15 role network-admin secret <removed>" in saved
     assert "secret admin" not in saved
+
+
+def test_reconcile_tells_a_kept_change_from_a_revert(twin):
+    """Unfinished audit lines of a run that died: one device back on the backup taken before its change, one
+    running something else. Each is read back and reported for what it is, then the lines are closed."""
+    from nr_run.runbooks.records import RunRecords, unfinished
+
+    dead = RunRecords(twin.artifacts, "dc1", "deploy")
+    drv = twin.driver("rtsw1")
+    try:                                    # backups are taken with secrets masked
+        backup = str(drv.get_config(retrieve="running", sanitized=True)["running"])
+    finally:
+        drv.close()
+    dead.write("backup/rtsw1.running", backup)                              # it is still on its backup
+    dead.write("backup/rtsw2.running", "! a config rtsw2 no longer runs\n")  # it runs something else now
+    for host in ("rtsw1", "rtsw2"):
+        dead.audit_start(host, "commit", f"+ change on {host}")
+    nr, run = _api_deployment(twin, 60, None)
+    reconciled = {r["device"]: r["outcome"] for r in run.reconcile()}
+    nr.close_connections()
+    assert reconciled["rtsw1"].startswith("reverted: the running config equals the backup")
+    assert reconciled["rtsw2"].startswith("kept the change: the running config differs from the backup")
+    assert unfinished(twin.artifacts, "dc1") == []
+    closing = [a for a in twin.audit() if a["phase"] == "end"]
+    assert {a["device"]: a["outcome"].split(":")[0] for a in closing} == {"rtsw1": "reconciled",
+                                                                         "rtsw2": "reconciled"}
