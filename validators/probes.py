@@ -69,7 +69,9 @@ def sample_counters(task: Task, fabric: FabricIntent, states: dict[str, DeviceSt
 
 @dataclass(frozen=True)
 class CounterResample:
-    """Second sample of the "counters" section, `interval_s` after the first."""
+    """Second sample of the "counters" section, at least `interval_s` after each device's first one. The
+    window starts with the first samples, taken during collection: on a large site most of it has passed by
+    the time collection ends, and only the rest is waited for."""
 
     interval_s: float
     report_key: ClassVar[str | None] = None
@@ -78,7 +80,10 @@ class CounterResample:
         hosts = [h for h in sorted(states) if "counters" in states[h].sections and h in nr.inventory.hosts]
         if not hosts:
             return
-        sleep(self.interval_s)
+        firsts = [s.counters_first.taken_at for h in hosts if (s := states[h]).counters_first is not None]
+        rest = (max(firsts) + self.interval_s - time.monotonic()) if firsts else self.interval_s
+        if rest > 0:
+            sleep(min(rest, self.interval_s))
         _hosts(nr, hosts).run(task=sample_counters, fabric=fabric, states=states, on_failed=True)
 
     def summary(self, states: dict[str, DeviceState], findings: list[Finding]) -> dict[str, Any] | None:
