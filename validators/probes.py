@@ -131,16 +131,18 @@ def roce_dscp(fabric: FabricIntent, device: str) -> int:
     return min(d for d, t in roce.dscp_overrides.items() if t == tc)
 
 
-def rdma_ping(task: Task, fabric: FabricIntent, pairs: list[Pair]) -> Result:
-    """Jumbo DF ping at the RoCE DSCP from this server's NICs to their planned destinations."""
+def rdma_ping(task: Task, fabric: FabricIntent, pairs: list[Pair], with_devices: bool = False) -> Result:
+    """Jumbo DF ping at the RoCE DSCP from this server's NICs to their planned destinations. With
+    `with_devices`, the host's RDMA device list comes in the same batch (Result attribute `devices`)."""
     intent = fabric.devices[task.host.name]
     nic = {n.name: n for n in intent.nics}
     ep = _endpoint(fabric, intent.name)
     run = runner_for(task, intent)
     mine = [p for p in pairs if p.src_device == intent.name]
     cmds = [ep.ping_command(p.src_ip, p.dst_ip, nic[p.src_nic].mtu, roce_dscp(fabric, intent.name)) for p in mine]
+    extra = [ep.rdma_devices_command()] if with_devices else []
     try:
-        outputs: dict[str, Any] | None = run(list(dict.fromkeys(cmds)))   # all of this host's pings at once
+        outputs: dict[str, Any] | None = run(list(dict.fromkeys(cmds + extra)))   # all of this host's at once
         batch_error = ""
     except Exception as exc:
         outputs, batch_error = None, f"{type(exc).__name__}: {exc}"
@@ -154,7 +156,8 @@ def rdma_ping(task: Task, fabric: FabricIntent, pairs: list[Pair]) -> Result:
         except Exception as exc:
             probe.ping_ok, probe.ping_detail = False, f"{type(exc).__name__}: {exc}" if batch_error == "" else batch_error
         probes.append(probe)
-    return Result(host=task.host, result=probes)
+    devices = outputs.get(extra[0]) if outputs is not None and extra else None
+    return Result(host=task.host, result=probes, devices=devices)
 
 
 def run_command(task: Task, fabric: FabricIntent, command: str) -> Result:
@@ -233,21 +236,27 @@ class RdmaPairs:
     def run(self, nr: Nornir, fabric: FabricIntent, states: dict[str, DeviceState], sleep: Sleep) -> None:
         pairs = plan_pairs(fabric, self.pattern, self.max_pairs)
         srcs = sorted({p.src_device for p in pairs if p.src_device in states})
-        res = _hosts(nr, srcs).run(task=rdma_ping, fabric=fabric, pairs=pairs, on_failed=True)
+        res = _hosts(nr, srcs).run(task=rdma_ping, fabric=fabric, pairs=pairs, with_devices=self.bandwidth,
+                                   on_failed=True)
+        device_lists: dict[str, str] = {}
         for h in srcs:
             r = res.get(h)
             if r is not None and not r.failed:
                 states[h].rdma = r.result
                 states[h].sections.add("rdma")
+                devices = getattr(r[0], "devices", None)
+                if devices is not None:
+                    device_lists[h] = devices
             else:
                 states[h].errors["rdma"] = f"probe failed: {r.exception if r else 'no result'}"
         for s in fabric.servers():          # servers with nothing to send still "collected" rdma
             if s.name in states and s.name not in srcs:
                 states[s.name].sections.add("rdma")
         if self.bandwidth:
-            self._bandwidth(nr, fabric, states, sleep)
+            self._bandwidth(nr, fabric, states, sleep, device_lists)
 
-    def _bandwidth(self, nr: Nornir, fabric: FabricIntent, states: dict[str, DeviceState], sleep: Sleep) -> None:
+    def _bandwidth(self, nr: Nornir, fabric: FabricIntent, states: dict[str, DeviceState], sleep: Sleep,
+                   device_lists: Mapping[str, str]) -> None:
         """Rounds of pairs that share no NIC: the round's servers start (each waited for until it listens, at
         most server_wait_s), then every client of the round at once, then the servers' output is read."""
         servers = sorted(s.name for s in fabric.servers() if s.name in states)
@@ -257,7 +266,10 @@ class RdmaPairs:
             col = collector_for(fabric.devices[n])
             if isinstance(col, RdmaEndpoint):
                 eps[n] = col
-        cmds = {n: ep.rdma_devices_command() for n, ep in eps.items()}
+        for n, text in device_lists.items():          # read with the pings
+            if n in eps:
+                devmap[n] = eps[n].rdma_device_map(text)
+        cmds = {n: ep.rdma_devices_command() for n, ep in eps.items() if n not in device_lists}
         if cmds:
             res = _hosts(nr, sorted(cmds)).run(task=run_clients, fabric=fabric, on_failed=True,
                                                commands={n: [c] for n, c in cmds.items()})
