@@ -1,39 +1,78 @@
-"""Compile and render a generated site; prints seconds per phase and peak RSS.
+"""Compile + render of generated mixed EOS/SONiC sites, as `nr-run render` does it (cyclic GC paused, libyaml):
+CPU ms per switch, its flatness from 64 to 4,096 switches, and peak RSS at 1,024; each size in a fresh process.
 
-    .venv/bin/python benchmarks/bench_compile_render.py [RTSW] [CTSW]     (default 512 16)
+Targets: <= 2.5 ms CPU per switch at 1,024; per-switch cost within 20 % from 64 to 4,096; <= 300 MB at 1,024.
+
+    .venv/bin/python benchmarks/bench_compile_render.py [--sizes 64,256,1024,4096]
+    .venv/bin/python benchmarks/bench_compile_render.py --one 1024      (one size, one line of JSON)
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import resource
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
 
-from nr_run.intent import compile_site  # noqa: E402
-from nr_run.runbooks.render import render_site  # noqa: E402
-from tests.sitegen import generate_site  # noqa: E402
+CTSW = 16
 
 
-def main() -> None:
-    rtsw = int(sys.argv[1]) if len(sys.argv) > 1 else 512
-    ctsw = int(sys.argv[2]) if len(sys.argv) > 2 else 16
+def one(switches: int) -> dict:
+    from nr_run.cli.common import gc_paused
+    from nr_run.intent import compile_site
+    from nr_run.runbooks.render import render_site
+    from tests.sitegen import generate_site
+
+    rtsw = switches - CTSW
     with tempfile.TemporaryDirectory() as tmp:
-        site = generate_site(Path(tmp), rtsw=rtsw, ctsw=ctsw)
-        t0 = time.perf_counter()
-        intent = compile_site(site)
-        t1 = time.perf_counter()
-        configs = render_site(intent)
-        t2 = time.perf_counter()
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    size_mb = sum(len(c) for c in configs.values()) / 1e6
-    print(f"site: {rtsw} RTSW + {ctsw} CTSW + {len(intent.servers())} servers, {len(intent.links)} links")
-    print(f"compile: {t1 - t0:.2f} s   render: {t2 - t1:.2f} s ({len(configs)} configs, {size_mb:.1f} MB)   "
-          f"peak RSS: {rss_mb:.0f} MB")
+        site = generate_site(Path(tmp), rtsw=rtsw, ctsw=CTSW)
+        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        c0, w0 = time.process_time(), time.perf_counter()
+        with gc_paused():
+            intent = compile_site(site)
+        c1 = time.process_time()
+        with gc_paused():
+            configs = render_site(intent)
+        c2, w2 = time.process_time(), time.perf_counter()
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"switches": len(configs), "servers": len(intent.servers()), "compile_cpu_s": c1 - c0,
+            "render_cpu_s": c2 - c1, "cpu_ms_per_switch": (c2 - c0) * 1000 / len(configs), "wall_s": w2 - w0,
+            "peak_rss_mb": rss, "rss_before_mb": rss_before, "config_mb": sum(len(c) for c in configs.values()) / 1e6}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="64,256,1024,4096")
+    ap.add_argument("--one", type=int)
+    args = ap.parse_args()
+    if args.one:
+        print(json.dumps(one(args.one)))
+        return 0
+    rows = []
+    for n in (int(x) for x in args.sizes.split(",")):
+        out = subprocess.run([sys.executable, __file__, "--one", str(n)], capture_output=True, text=True, check=True)
+        r = json.loads(out.stdout)
+        rows.append(r)
+        print(f"{r['switches']:5d} switches (+{r['servers']} servers): compile {r['compile_cpu_s']:.2f} s + render "
+              f"{r['render_cpu_s']:.2f} s CPU = {r['cpu_ms_per_switch']:.2f} ms/switch, peak RSS {r['peak_rss_mb']:.0f} MB",
+              flush=True)
+    per = {r["switches"]: r["cpu_ms_per_switch"] for r in rows}
+    if 1024 in per:
+        r1024 = next(r for r in rows if r["switches"] == 1024)
+        print(f"1024: {per[1024]:.2f} ms/switch / 2.5 bound = {per[1024] / 2.5:.2f}; "
+              f"peak RSS {r1024['peak_rss_mb']:.0f} MB / 300 MB = {r1024['peak_rss_mb'] / 300:.2f}")
+    if len(per) > 1:
+        lo, hi = min(per.values()), max(per.values())
+        print(f"flatness {min(per)}..{max(per)} switches: max/min per-switch cost = {hi / lo:.2f} (target <= 1.20)")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

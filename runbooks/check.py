@@ -24,6 +24,8 @@ JSON schema of `CheckReport.to_dict()` ("schema": "nr-run.check/2"); lists are s
      "observed": "pfc priorities 4", "passed": false, "severity": "error", "hint": "...",
      "port": "Ethernet1", "peer_device": "ctsw1", "peer_port": "Ethernet1"}, ...],
   "collection_errors": {"rtsw3": {"bgp": "ConnectionException: ..."}},
+  "port_counters": {"rtsw1": {"Ethernet1": {"pfc_rx_frames": 0, "pfc_tx_frames": 0, "ecn_marked_packets": 12,
+                                            "queue_drops": 0}}},        # latest counter sample, when taken
   "rdma": null | {"pattern": "ring", "sources": ["gpu1:eth1", ...], "destinations": [...],
                   "cells": [{"src": "gpu1:eth1", "dst": "gpu2:eth1", "ping": true, "loss_pct": 0.0,
                              "gbps": 390.1, "status": "pass" | "fail", "detail": "..."}]}
@@ -80,6 +82,7 @@ class CheckReport:
     collection_errors: dict[str, dict[str, str]] = field(default_factory=dict)
     probe_results: dict[str, Any] = field(default_factory=dict)     # probe report key -> its summary
     devices: int = 0
+    port_counters: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)  # latest sample
 
     @property
     def passed(self) -> bool:
@@ -108,19 +111,29 @@ class CheckReport:
             "summary": self.summary(),
             "findings": [f.to_dict() for f in self.findings],
             "collection_errors": {d: dict(sorted(e.items())) for d, e in sorted(self.collection_errors.items())},
+            "port_counters": {d: dict(sorted(p.items())) for d, p in sorted(self.port_counters.items())},
             **{key: self.probe_results.get(key) for key in sorted({*REPORT_KEYS, *self.probe_results})},
         }
 
 
 # ---------------------------------------------------------------- composition
 
+def describe(probe: Any) -> str:
+    """A probe as a progress phase: its kind and parameters."""
+    fields = getattr(probe, "__dataclass_fields__", {})
+    params = ", ".join(f"{k}={getattr(probe, k)}" for k in fields if k != "report_key")
+    return f"probe {type(probe).__name__}({params})"
+
+
 def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None,
-               options: Mapping[str, Mapping[str, Any]] | None = None, sleep: Sleep = time.sleep) -> CheckReport:
+               options: Mapping[str, Mapping[str, Any]] | None = None, sleep: Sleep = time.sleep,
+               progress: Any = None) -> CheckReport:
     """Collect once per device (only the sections the selected checks need), run their probes, evaluate.
 
     `checks`: names or tags (None = all). `options`: {check: {key: value}}, validated (InvalidOption).
     Hosts of `nr` not in the fabric are ignored; devices of the fabric missing from `nr` get an error
-    finding per applicable check.
+    finding per applicable check. `progress`: a runbooks.progress.DeviceProgress (collection per device,
+    then each probe as a phase).
     """
     selected: list[Check] = select(checks, options)
     hosts = [h for h in sorted(nr.inventory.hosts) if h in fabric.devices]
@@ -129,8 +142,14 @@ def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None
     states: dict[str, DeviceState] = {h: DeviceState(h, fabric.devices[h].platform) for h in hosts}
     if targets:
         wanted = set(targets)
-        res = nr.filter(filter_func=lambda h: h.name in wanted).run(
-            task=collect_state, fabric=fabric, sections_by_host=sections, on_failed=True)
+        runner = nr.filter(filter_func=lambda h: h.name in wanted)
+        if progress is not None:
+            from nr_run.runbooks.progress import ProgressProcessor
+
+            progress.phase(f"collecting state from {len(targets)} device(s)")
+            runner = runner.with_processors([ProgressProcessor(progress, {"collect_state": "collecting"},
+                                                               {"collect_state": "collected"})])
+        res = runner.run(task=collect_state, fabric=fabric, sections_by_host=sections, on_failed=True)
         for h in targets:
             r = res.get(h)
             if r is not None and not r.failed:
@@ -138,7 +157,15 @@ def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None
             else:
                 states[h].errors = {s: f"collection failed: {r.exception if r else 'no result'}" for s in sections[h]}
     probes = distinct(p for c in selected for p in c.probes())   # checks declaring equal probes share one run
-    for probe in probes:
+    if progress is not None and probes:
+        progress.phase("; ".join(describe(p) for p in probes))
+    if len(probes) > 1:   # measurement windows overlap: the counter interval passes while RDMA tests run
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(len(probes), thread_name_prefix="nr-run-probe") as pool:
+            for future in [pool.submit(p.run, nr, fabric, states, sleep) for p in probes]:
+                future.result()
+    for probe in probes[:1] if len(probes) == 1 else []:
         probe.run(nr, fabric, states, sleep)
     findings = evaluate_all(selected, fabric, states)
     results: dict[str, Any] = {}
@@ -152,7 +179,20 @@ def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None
         collection_errors={h: s.errors for h, s in states.items() if s.errors},
         probe_results=results,
         devices=len(hosts),
+        port_counters={h: port_counters(s) for h, s in states.items() if s.counters_second or s.counters_first},
     )
+
+
+def port_counters(state: DeviceState) -> dict[str, dict[str, int]]:
+    """Cumulative per-port PFC pause frames, ECN marks and queue drops of the device's latest sample."""
+    sample = state.counters_second or state.counters_first
+    out: dict[str, dict[str, int]] = {}
+    for port, c in sorted((sample.ports if sample else {}).items()):
+        out[port] = {"pfc_rx_frames": sum(c.pfc_rx.values()) if c.pfc_rx else c.pfc_rx_total,
+                     "pfc_tx_frames": sum(c.pfc_tx.values()) if c.pfc_tx else c.pfc_tx_total,
+                     "ecn_marked_packets": sum(c.ecn_marks.values()),
+                     "queue_drops": sum(c.queue_drops.values())}
+    return out
 
 
 # ---------------------------------------------------------------- rendering
@@ -160,15 +200,18 @@ def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
 
 
-def print_report(report: CheckReport, console: Any, show_passed: bool = False) -> None:
-    """Rich rendering: one-line summary, failed findings grouped by severity, per-check counts, RDMA matrix."""
+def print_report(report: CheckReport, console: Any, show_passed: bool = False, quiet: bool = False) -> None:
+    """Rich rendering: one-line summary, failed findings grouped by severity, per-check counts, RDMA results
+    (a grid for small matrices, a summary with the failed pairs listed for large ones). `quiet`: the
+    summary line and the failed findings only."""
     from rich.table import Table
 
     s = report.summary()
     verdict = "[bold green]PASS[/]" if report.passed else "[bold red]FAIL[/]"
+    errors = sum(1 for f in report.findings if not f.passed and f.severity == "error")
+    warnings = sum(1 for f in report.findings if not f.passed and f.severity == "warning")
     console.print(f"{verdict} {report.site}: {len(report.checks)} checks on {s['devices']} devices, "
-                  f"{s['passed']} passed, {s['failed']} failed ({sum(1 for f in report.findings if not f.passed and f.severity == 'error')} "
-                  f"errors, {sum(1 for f in report.findings if not f.passed and f.severity == 'warning')} warnings)")
+                  f"{s['passed']} passed, {s['failed']} failed ({errors} errors, {warnings} warnings)")
     for sev in ("error", "warning", "info"):
         rows = [f for f in report.findings if (not f.passed or show_passed) and f.severity == sev]
         if not rows:
@@ -179,6 +222,8 @@ def print_report(report: CheckReport, console: Any, show_passed: bool = False) -
         for f in rows:
             t.add_row(f.check, f.device, f.target, f.expected, f.observed, f.hint)
         console.print(t)
+    if quiet:
+        return
     counts = Table(title="checks")
     counts.add_column("check")
     counts.add_column("passed", justify="right")
@@ -188,7 +233,38 @@ def print_report(report: CheckReport, console: Any, show_passed: bool = False) -
     console.print(counts)
     for key, result in sorted(report.probe_results.items()):
         if isinstance(result, dict) and result.get("cells"):
-            _print_matrix(key, result, console)
+            if len(result["sources"]) <= GRID_MAX and len(result["destinations"]) <= GRID_MAX:
+                _print_matrix(key, result, console)
+            else:
+                _print_pair_summary(key, result, console)
+
+
+# Larger source x destination matrices are summarised: a grid that wide is unreadable
+GRID_MAX = 8
+
+
+def pair_summary(m: dict[str, Any]) -> dict[str, Any]:
+    """Counts and rates over a probe's cells, and the failed cells."""
+    cells = m["cells"]
+    rates = sorted(c["gbps"] for c in cells if c.get("gbps") is not None)
+    failed = [c for c in cells if not c["ping"] or c["status"] != "pass"]
+    return {"pairs": len(cells), "passed": len(cells) - len(failed), "failed": failed,
+            "unreachable": sum(1 for c in cells if not c["ping"]),
+            "gbps": (rates[0], rates[len(rates) // 2], rates[-1]) if rates else None}
+
+
+def _print_pair_summary(key: str, m: dict[str, Any], console: Any) -> None:
+    s = pair_summary(m)
+    rate = (f"; Gb/s min {s['gbps'][0]:.0f} / median {s['gbps'][1]:.0f} / max {s['gbps'][2]:.0f}"
+            if s["gbps"] else "")
+    style = "green" if not s["failed"] else "red"
+    console.print(f"[{style}]{key.upper()} ({m.get('pattern', '')}): {s['pairs']} pairs, {s['passed']} passed, "
+                  f"{len(s['failed'])} failed ({s['unreachable']} unreachable){rate}[/]")
+    for c in s["failed"][:50]:
+        what = "unreachable" if not c["ping"] else (f"{c['gbps']:.0f} Gb/s" if c.get("gbps") is not None else "no rate")
+        console.print(f"  [red]x[/] {c['src']} -> {c['dst']}: {what} {c.get('detail') or ''}".rstrip())
+    if len(s["failed"]) > 50:
+        console.print(f"  ... and {len(s['failed']) - 50} more (results.json)")
 
 
 def _print_matrix(key: str, m: dict[str, Any], console: Any) -> None:

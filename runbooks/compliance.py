@@ -68,7 +68,7 @@ def run_compliance(nr: Nornir, fabric: FabricIntent, records: RunRecords, *,
     configs = dict(configs) if configs is not None else intended_configs(fabric)
     drift_run = Deployment(nr, fabric, configs, records, progress or DeviceProgress(None, sorted(configs)))
     drift_run.dry_run()
-    report = run_checks(nr, fabric, checks, options, sleep)
+    report = run_checks(nr, fabric, checks, options, sleep, progress=progress)
     devices = drift_run.report.devices
     return ComplianceResult(
         report=report,

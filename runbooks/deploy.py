@@ -14,9 +14,11 @@ device's own timer.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from nornir.core import Nornir
 from nornir.core.filter import F
@@ -25,13 +27,22 @@ from nornir.core.task import Result, Task
 from nr_run.intent.models import FabricIntent
 from nr_run.platforms import registry
 from nr_run.platforms.base import DeployPolicy
+from nr_run.runbooks.failures import result_cause, result_traceback
+from nr_run.runbooks.interrupt import Interrupted, Stop, bounded
 from nr_run.runbooks.plan import Stage, plan_rollout
 from nr_run.runbooks.progress import DeviceProgress, ProgressProcessor
-from nr_run.runbooks.records import RunRecords
+from nr_run.runbooks.records import AWAITING_REVERT, RunRecords, unfinished
+
+if TYPE_CHECKING:
+    from nr_run.runbooks.deploy_checks import StageGate
 
 # Nornir task name -> the device state shown while it runs
 TASK_LABELS = {"diff_device": "diffing", "running_config": "backing up", "commit_device": "committing",
-               "confirm_device": "confirming", "rollback_device": "rolling back"}
+               "confirm_device": "confirming", "rollback_device": "rolling back", "device_status": "reading"}
+# Extra seconds after a revert timer's deadline before a device that is not back on its backup is reported
+REVERT_GRACE_S = 10.0
+POLL_S = 1.0          # reading a device left to its timer, once the timer is due (or it looks stranded)
+POLL_EARLY_S = 5.0    # ... and before that
 
 
 def _policy(platform: str) -> DeployPolicy:
@@ -125,6 +136,13 @@ def confirm_device(task: Task) -> Result:
     return Result(host=task.host, result="confirmed")
 
 
+def device_status(task: Task) -> Result:
+    """The running config (masked, as backed up) and whether a commit-confirm is pending on the device."""
+    device = _driver(task)
+    running = device.get_config(retrieve="running", sanitized=True)["running"]
+    return Result(host=task.host, result={"running": running, "pending": bool(device.has_pending_commit())})
+
+
 def rollback_device(task: Task) -> Result:
     device = _driver(task)
     device.rollback()
@@ -136,7 +154,8 @@ class DeviceOutcome:
     name: str
     platform: str
     role: str
-    state: str = "pending"          # no change | diffed | confirmed | rolled back | failed | skipped | untouched
+    # no change | diffed | confirmed | rolled back | reverted | failed | skipped | untouched | interrupted
+    state: str = "pending"
     diff: str = ""
     detail: str = ""
     stage: str = ""
@@ -161,15 +180,21 @@ class DeployReport:
     devices: dict[str, DeviceOutcome]
     stages: list[Stage] = field(default_factory=list)
     stopped_at: str = ""
-    checks: list[dict[str, Any]] = field(default_factory=list)
+    checks: list[dict[str, Any]] = field(default_factory=list)        # new failed findings that stopped a stage
+    preexisting: list[dict[str, Any]] = field(default_factory=list)   # failing already in the baseline
+    baseline: dict[str, Any] | None = None
+    reconciled: list[dict[str, Any]] = field(default_factory=list)    # unfinished audit lines of earlier runs
+    interrupted: str = ""
     message: str = ""
     final_check: dict[str, Any] | None = None    # whole-site post-check after the last stage
 
     @property
     def failed(self) -> bool:
+        # the final check fails the deploy only on what is new since the baseline (pre-existing is reported)
         if self.final_check is not None and not self.final_check.get("passed", False):
             return True
-        return bool(self.stopped_at) or any(d.state in ("failed", "rolled back") for d in self.devices.values())
+        return bool(self.stopped_at or self.interrupted) or any(
+            d.state in ("failed", "rolled back", "reverted", "interrupted") for d in self.devices.values())
 
     @property
     def pending(self) -> bool:
@@ -184,14 +209,37 @@ class DeployReport:
 
     def as_dict(self) -> dict[str, Any]:
         return {"site": self.site, "commit": self.commit, "exit_code": self.exit_code(),
-                "stopped_at": self.stopped_at, "message": self.message,
+                "stopped_at": self.stopped_at, "message": self.message, "interrupted": self.interrupted,
                 "stages": [{"name": s.name, "devices": list(s.devices)} for s in self.stages],
                 "devices": [self.devices[n].as_dict() for n in sorted(self.devices)],
-                "checks": self.checks, "final_check": self.final_check}
+                "checks": self.checks, "preexisting": self.preexisting, "baseline": self.baseline,
+                "reconciled": self.reconciled, "final_check": self.final_check}
 
 
-# A post-check: (nornir, stage devices, devices already at intent) -> failed findings as dicts
-PostCheck = Callable[[Nornir, list[str], set[str]], list[dict[str, Any]]]
+class StepInterrupted(Exception):
+    """A device step was abandoned on an interrupt; `done` holds the hosts that finished it."""
+
+    def __init__(self, done: dict[str, Any], in_flight: list[str]):
+        super().__init__(f"interrupted with {len(in_flight)} device call(s) in flight")
+        self.done, self.in_flight = done, in_flight
+
+
+class _Collect:
+    """Nornir processor keeping each host's result as it completes (known even if the run is abandoned)."""
+
+    def __init__(self, into: dict[str, Any]):
+        self.into = into
+
+    def task_started(self, task) -> None: ...
+    def task_completed(self, task, result) -> None: ...
+    def task_instance_started(self, task, host) -> None: ...
+
+    def task_instance_completed(self, task, host, result) -> None:
+        self.into[host.name] = result
+
+    def subtask_instance_started(self, task, host) -> None: ...
+    def subtask_instance_completed(self, task, host, result) -> None: ...
+
 
 
 class Deployment:
@@ -199,19 +247,33 @@ class Deployment:
 
     def __init__(self, nr: Nornir, intent: FabricIntent, configs: dict[str, str], records: RunRecords,
                  progress: DeviceProgress, *, replace: bool = False, revert_in: int = 300,
-                 post_check: PostCheck | None = None):
+                 gate: StageGate | None = None, stop: Stop | None = None):
         self.nr, self.intent, self.configs, self.records = nr, intent, configs, records
-        self.progress, self.replace, self.revert_in, self.post_check = progress, replace, revert_in, post_check
+        self.progress, self.replace, self.revert_in, self.gate = progress, replace, revert_in, gate
+        self.stop = stop
         self.report = DeployReport(site=intent.site, commit=False, devices={
             n: DeviceOutcome(n, intent.devices[n].platform, intent.devices[n].role) for n in sorted(configs)})
 
-    def _run(self, names: list[str], task, **kwargs):
+    # ------------------------------------------------------------ plumbing
+
+    def _run(self, names: list[str], task, **kwargs) -> dict[str, Any]:
+        """Run a task on `names`; per-host MultiResults. On an interrupt, StepInterrupted after the grace."""
         self.nr.data.reset_failed_hosts()
         if not names:
             return {}
+        done: dict[str, Any] = {}
         # per-device progress comes from Nornir itself (thread-safe processor events)
-        nr = self.nr.filter(F(name__in=names)).with_processors([ProgressProcessor(self.progress, TASK_LABELS)])
-        return nr.run(task=task, **kwargs)
+        nr = self.nr.filter(F(name__in=names)).with_processors(
+            [ProgressProcessor(self.progress, TASK_LABELS), _Collect(done)])
+        try:
+            result = bounded(lambda: nr.run(task=task, **kwargs), self.stop)
+        except Interrupted:
+            raise StepInterrupted(dict(done), [n for n in names if n not in done]) from None
+        out = {n: result[n] for n in names}
+        for n, multi in out.items():
+            if multi.failed:
+                self.records.log(f"{n} {task.__name__} failed:\n{result_traceback(multi)}")
+        return out
 
     def _run_per_host(self, names: list[str], task, per_host: Callable[[str], dict]) -> dict:
         """Nornir runs one kwargs set for all hosts; per-host configs go through a wrapper task."""
@@ -222,22 +284,71 @@ class Deployment:
 
     @staticmethod
     def _error(multi) -> str:
-        for result in multi:
-            if result.exception is not None and type(result.exception).__name__ != "NornirSubTaskError":
-                return f"{type(result.exception).__name__}: {result.exception}"
-        return (str(multi[0].result or "failed").strip().splitlines() or ["failed"])[-1]
+        return result_cause(multi)
+
+    def _set(self, name: str, state: str, detail: str = "") -> None:
+        out = self.report.devices[name]
+        out.state, out.detail = state, detail
+        self.progress.set(name, state, detail)
+
+    # ------------------------------------------------------------ before anything
+
+    def reconcile(self) -> list[dict[str, Any]]:
+        """Read every device named by an unfinished audit line of this site (a run died between writing
+        "start" and "end", or left a device to its revert timer): did it revert? Reported and closed."""
+        lines = [ln for ln in unfinished(self.records.artifacts, self.intent.site)
+                 if ln.get("device") in self.nr.inventory.hosts]
+        if not lines:
+            return []
+        names = sorted({ln["device"] for ln in lines})
+        self.progress.phase(f"reading back {len(lines)} unfinished action(s) of earlier runs")
+        try:
+            status = self._run(names, device_status)
+        except StepInterrupted:
+            return []
+        for ln in lines:
+            n = ln["device"]
+            backup = Path(self.records.artifacts) / "runs" / self.intent.site / ln.get("run", "") / "backup" / f"{n}.running"
+            multi = status[n]
+            if multi.failed:
+                verdict, closed = f"still unknown: cannot read the device ({self._error(multi)})", False
+            elif multi[0].result["pending"]:
+                verdict, closed = "a commit-confirm is still pending on the device; its revert timer decides", False
+            elif not backup.exists():
+                verdict, closed = "no backup from that run to compare with; running config read", True
+            elif multi[0].result["running"] == backup.read_text(encoding="utf-8"):
+                verdict, closed = "reverted: the running config equals the backup taken before the change", True
+            else:
+                verdict, closed = "kept the change: the running config differs from the backup taken before it", True
+            item = {"device": n, "action": ln.get("action", ""), "run": ln.get("run", ""), "since": ln.get("time", ""),
+                    "user": ln.get("user", ""), "outcome": verdict}
+            self.report.reconciled.append(item)
+            if closed:
+                self.records.audit_end(ln["id"], n, ln.get("action", ""), "", f"reconciled: {verdict}",
+                                       f"unfinished since {ln.get('time', '?')} (run {ln.get('run', '?')})",
+                                       run=ln.get("run"))
+        return self.report.reconciled
 
     def dry_run(self) -> None:
         names = sorted(self.configs)
+        self.progress.phase(f"diffing {len(names)} device(s) against their rendered configs")
         for n in names:
             self.progress.set(n, "diffing")
-        results = self._run_per_host(names, diff_device, lambda h: {"config": self.configs[h], "replace": self.replace})
+        try:
+            results = self._run_per_host(names, diff_device,
+                                         lambda h: {"config": self.configs[h], "replace": self.replace})
+        except StepInterrupted as exc:
+            results = exc.done
+            self.report.interrupted = self.stop.reason if self.stop else "interrupted"
+            for n in exc.in_flight:
+                self._set(n, "interrupted", "diff not finished: interrupted")
         for name in names:
+            if name not in results:
+                continue
             out = self.report.devices[name]
             multi = results[name]
             if multi.failed:
-                exc = multi[0].exception
-                out.state = "skipped" if isinstance(exc, ForeignPending) else "failed"
+                out.state = "skipped" if isinstance(multi[0].exception, ForeignPending) else "failed"
                 out.detail = self._error(multi)
             else:
                 raw = multi[0].diff
@@ -254,7 +365,7 @@ class Deployment:
                     removed = policy.redact("; ".join(cut[:3]))
                     out.detail = f"refused: the change would remove management access ({removed})"
             self.records.write(f"diffs/{name}.diff", out.diff)
-            self.progress.set(name, out.state, out.detail[:80])
+            self.progress.set(name, out.state, out.detail)
 
     def plan(self, canary: int, batch: str) -> list[Stage]:
         """The rollout stages over the devices with pending changes."""
@@ -262,74 +373,253 @@ class Deployment:
         self.report.stages = plan_rollout(self.intent, pending, canary=canary, batch=batch)
         return self.report.stages
 
+    # ------------------------------------------------------------ the rollout
+
     def commit(self, canary: int, batch: str) -> None:
         self.report.commit = True
         if not self.report.stages:
             self.plan(canary, batch)
+        if self.gate is not None and self.report.stages:
+            self.progress.phase("baseline: every check over the whole site, before the first commit")
+            try:
+                bounded(lambda: self.gate.take_baseline(self.nr), self.stop)   # type: ignore[union-attr]
+            except Interrupted:
+                self._stop_before(0, "baseline check", interrupted=True)
+                return
+            self.report.baseline = self.gate.baseline_summary
         at_intent = {n for n, d in self.report.devices.items() if d.state == "no change"}
-        for stage in self.report.stages:
+        for i, stage in enumerate(self.report.stages):
+            if self.stop is not None and self.stop.is_set():
+                self._stop_before(i, stage.name, interrupted=True)
+                return
+            self.progress.phase(f"{stage.name}: {', '.join(stage.devices)}")
             if not self._stage(stage, at_intent):
                 self.report.stopped_at = stage.name
-                for later in self.report.stages[self.report.stages.index(stage) + 1:]:
-                    for n in later.devices:
-                        self.report.devices[n].state = "untouched"
-                        self.report.devices[n].detail = f"not started: rollout stopped at {stage.name}"
-                        self.progress.set(n, "untouched")
+                self._stop_before(i + 1, stage.name)
                 return
             at_intent |= set(stage.devices)
+
+    def _stop_before(self, index: int, where: str, interrupted: bool = False) -> None:
+        if interrupted:
+            self.report.interrupted = self.stop.reason if self.stop else "interrupted"
+            self.report.stopped_at = self.report.stopped_at or where
+        for later in self.report.stages[index:]:
+            for n in later.devices:
+                self._set(n, "untouched", f"not started: rollout stopped at {where}"
+                          + (f" ({self.report.interrupted})" if interrupted else ""))
 
     def _stage(self, stage: Stage, at_intent: set[str]) -> bool:
         names = list(stage.devices)
         for n in names:
             self.report.devices[n].stage = stage.name
-            self.progress.set(n, "committing", stage.name)
-        before = self._run(names, running_config)
+            self.progress.set(n, "backing up", stage.name)
+        try:
+            before = self._run(names, running_config)
+        except StepInterrupted:
+            for n in names:
+                self._set(n, "untouched", "not started: interrupted while backing up")
+            self.report.interrupted = self.stop.reason if self.stop else "interrupted"
+            self.report.stopped_at = stage.name
+            return False
+        unread = {n: self._error(before[n]) for n in names if before[n].failed}
+        if unread:   # no backup, no commit: a rollback could not be verified
+            for n in names:
+                self._set(n, "failed" if n in unread else "untouched",
+                          f"cannot back up the running config: {unread[n]}" if n in unread
+                          else "not started: a device of its stage could not be backed up")
+            return False
         for n in names:
-            if not before[n].failed:
-                self.records.write(f"backup/{n}.running", before[n][0].result)
-        results = self._run_per_host(names, commit_device, lambda h: {
-            "config": self.configs[h], "replace": self.replace, "revert_in": self.revert_in})
+            self.records.write(f"backup/{n}.running", before[n][0].result)
+        backups = {n: before[n][0].result for n in names}
+        entries = {n: self.records.audit_start(n, "commit", self.report.devices[n].diff,
+                                               f"{stage.name}, revert timer {self.revert_in} s") for n in names}
+        started = time.monotonic()
+        try:
+            results = self._run_per_host(names, commit_device, lambda h: {
+                "config": self.configs[h], "replace": self.replace, "revert_in": self.revert_in})
+        except StepInterrupted as exc:
+            self._leave_to_timers(stage, names, entries, exc.done, "commit")
+            return False
+        committed_at = time.monotonic()
         committed = [n for n in names if not results[n].failed]
         failures = {n: self._error(results[n]) for n in names if results[n].failed}
-        for n, err in failures.items():
-            self.report.devices[n].state, self.report.devices[n].detail = "failed", err
-            self.records.audit(n, "commit", self.report.devices[n].diff, "failed", err)
-            self.progress.set(n, "failed", err[:80])
-        if not failures and self.post_check is not None:
+        for n in names:
+            diff = self.report.devices[n].diff
+            if n in failures:
+                self.records.audit_end(entries[n], n, "commit", diff, "failed", failures[n])
+                self._set(n, "failed", f"commit refused: {failures[n]}")
+            else:
+                self.records.audit_end(entries[n], n, "commit", diff, "committed",
+                                       f"pending confirm, revert timer {self.revert_in} s")
+        if not failures and self.gate is not None:
+            self.progress.phase(f"{stage.name}: post-checks on the stage and its neighbours")
             for n in names:
                 self.progress.set(n, "checking", stage.name)
-            failed_checks = self.post_check(self.nr, names, at_intent | set(names))
-            self.report.checks.extend(failed_checks)
-            if failed_checks:
-                failures["post-check"] = f"{len(failed_checks)} post-check finding(s) failed"
-        if failures:
-            self._rollback(committed, stage, "; ".join(f"{k}: {v}" for k, v in sorted(failures.items())), before)
+            try:
+                new, old = bounded(lambda: self.gate.stage(self.nr, names, at_intent | set(names)),  # type: ignore[union-attr]
+                                   self.stop)
+            except Interrupted:
+                self._leave_to_timers(stage, names, {}, {n: results[n] for n in committed}, "post-check")
+                return False
+            self.report.checks.extend(new)
+            known = {tuple(sorted(f.items())) for f in self.report.preexisting}
+            self.report.preexisting.extend(f for f in old if tuple(sorted(f.items())) not in known)
+            if new:
+                failures["post-check"] = f"{len(new)} finding(s) failing since this stage's commit"
+        elapsed = time.monotonic() - started
+        if elapsed >= self.revert_in:
+            # the devices' timers fired during the post-checks: they reverted themselves, nothing to confirm
+            reason = (f"revert timer ({self.revert_in} s) expired before the stage could be confirmed "
+                      f"(commit and post-checks took {elapsed:.0f} s); raise --confirm-timeout")
+            self.report.message = f"{stage.name}: {reason}"
+            self._verify_reverts(committed, backups, committed_at + self.revert_in, reason)
             return False
-        confirmed = self._run(names, confirm_device)
-        ok = True
+        if failures:
+            self._rollback(committed, stage, "; ".join(f"{k}: {v}" for k, v in sorted(failures.items())), backups,
+                           committed_at + self.revert_in)
+            return False
+        return self._confirm(stage, names, backups, committed_at + self.revert_in)
+
+    def _confirm(self, stage: Stage, names: list[str], backups: dict[str, str], deadline: float) -> bool:
+        entries = {n: self.records.audit_start(n, "confirm", self.report.devices[n].diff, stage.name) for n in names}
+        try:
+            confirmed = self._run(names, confirm_device)
+        except StepInterrupted as exc:
+            for n, multi in exc.done.items():
+                if not multi.failed:
+                    self.records.audit_end(entries[n], n, "confirm", self.report.devices[n].diff, "confirmed")
+                    self._set(n, "confirmed")
+            self._leave_to_timers(stage, exc.in_flight, entries, {}, "confirm")
+            return False
+        unconfirmed = []
         for n in names:
             out = self.report.devices[n]
             if confirmed[n].failed:
-                ok = False
-                out.state, out.detail = "failed", f"confirm failed, the device reverts by its timer: {self._error(confirmed[n])}"
+                unconfirmed.append(n)
+                self.records.audit_end(entries[n], n, "confirm", out.diff, "failed", self._error(confirmed[n]))
             else:
-                out.state = "confirmed"
-            self.records.audit(n, "commit", out.diff, out.state, out.detail)
-            self.progress.set(n, out.state)
-        return ok
+                self.records.audit_end(entries[n], n, "confirm", out.diff, "confirmed")
+                self._set(n, "confirmed")
+        if unconfirmed:
+            reason = "; ".join(f"{n}: {self._error(confirmed[n])}" for n in unconfirmed)
+            self.report.message = f"{stage.name}: confirm failed ({reason}); left to the revert timer"
+            self._verify_reverts(unconfirmed, backups, deadline, f"confirm failed ({reason})")
+            return False
+        return True
 
-    def _rollback(self, committed: list[str], stage: Stage, reason: str, before) -> None:
+    def _rollback(self, committed: list[str], stage: Stage, reason: str, backups: dict[str, str],
+                  deadline: float) -> None:
         self.report.message = f"{stage.name} failed ({reason}); rolled back {', '.join(committed) or 'nothing'}"
-        results = self._run(committed, rollback_device)
+        entries = {n: self.records.audit_start(n, "rollback", self.report.devices[n].diff, reason) for n in committed}
+        try:
+            results = self._run(committed, rollback_device)
+        except StepInterrupted as exc:
+            results = exc.done
+            self._leave_to_timers(stage, exc.in_flight, entries, {}, "rollback")
+        timers: list[str] = []
         for n in committed:
+            if n not in results:
+                continue
             out = self.report.devices[n]
-            self.progress.set(n, "rolling back")
             if results[n].failed:
-                out.state = "failed"
-                out.detail = f"rollback failed ({self._error(results[n])}); the device's revert timer restores it"
+                timers.append(n)
+                self.records.audit_end(entries[n], n, "rollback", out.diff, "failed", self._error(results[n]))
+            elif results[n][0].result == backups[n]:
+                self.records.audit_end(entries[n], n, "rollback", out.diff, "rolled back", reason)
+                self._set(n, "rolled back", reason)
             else:
-                restored = results[n][0].result == before[n][0].result if not before[n].failed else None
-                out.state = "rolled back"
-                out.detail = reason if restored is not False else f"{reason}; running config differs from backup"
-            self.records.audit(n, "rollback", out.diff, out.state, out.detail)
-            self.progress.set(n, out.state, out.detail[:80])
+                detail = f"{reason}; rolled back, but the running config differs from the backup"
+                self.records.audit_end(entries[n], n, "rollback", out.diff, "failed", detail)
+                self._set(n, "failed", detail)
+        if timers:
+            why = "; ".join(f"{n}: {self._error(results[n])}" for n in timers)
+            self._verify_reverts(timers, backups, deadline, f"{reason}; rollback failed ({why})")
+
+    def _verify_reverts(self, names: list[str], backups: dict[str, str], deadline: float, reason: str) -> None:
+        """Devices left to their revert timer: read each one until it is back on its backup. Before the
+        deadline the devices are read every POLL_EARLY_S, after it every POLL_S, until REVERT_GRACE_S past it.
+        A device that no longer has a commit pending and still differs from its backup (read twice) has no
+        timer left to restore it (say, it restarted and lost the timer): NOT reverted, said at once. One that
+        cannot be read is NOT verified, and left open in the audit log for the next deploy."""
+        if not names:
+            return
+        left = set(names)
+        last_error: dict[str, str] = {}
+        stranded: dict[str, int] = {}
+        entries = {n: self.records.audit_start(n, "verify revert", self.report.devices[n].diff, reason) for n in names}
+        self.progress.phase(f"waiting for the revert timer of {', '.join(names)}, then reading them back")
+        for n in names:
+            self.progress.set(n, "waiting for revert", f"timer fires in {max(0, deadline - time.monotonic()):.0f} s")
+        while left:
+            try:
+                status = self._run(sorted(left), device_status)
+            except StepInterrupted:
+                break
+            for n in sorted(left):
+                multi = status[n]
+                if multi.failed:
+                    last_error[n] = self._error(multi)
+                    continue
+                last_error.pop(n, None)
+                pending, same = multi[0].result["pending"], multi[0].result["running"] == backups[n]
+                if not pending and same:
+                    left.discard(n)
+                    detail = f"{reason}; reverted by its revert timer (running config verified equal to the backup)"
+                    self.records.audit_end(entries[n], n, "verify revert", self.report.devices[n].diff, "reverted",
+                                           detail)
+                    self._set(n, "reverted", detail)
+                elif not pending:
+                    stranded[n] = stranded.get(n, 0) + 1
+                    if stranded[n] >= 2:
+                        left.discard(n)
+                        detail = (f"{reason}; NOT reverted: no commit is pending on the device any more (its revert "
+                                  "timer is gone) and it still runs the new config")
+                        self.records.audit_end(entries[n], n, "verify revert", self.report.devices[n].diff,
+                                               "not reverted", detail)
+                        self._set(n, "failed", detail)
+                else:
+                    stranded.pop(n, None)
+            now = time.monotonic()
+            if not left or now > deadline + REVERT_GRACE_S or (self.stop is not None and self.stop.is_set()):
+                break
+            pause = POLL_S if now >= deadline or stranded else min(POLL_EARLY_S, deadline - now)
+            if self.stop is not None:
+                if self.stop.wait(pause):
+                    break
+            else:
+                time.sleep(pause)
+        for n in sorted(left):
+            out = self.report.devices[n]
+            if n in last_error:
+                detail = (f"{reason}; left to its revert timer, but the revert is NOT verified: cannot read the "
+                          f"device ({last_error[n]}); the next deploy reconciles it")
+                self.records.audit_end(entries[n], n, "verify revert", out.diff, AWAITING_REVERT, detail)
+            elif self.stop is not None and self.stop.is_set():
+                detail = f"{reason}; left to its revert timer (interrupted before it was verified)"
+                self.records.audit_end(entries[n], n, "verify revert", out.diff, AWAITING_REVERT, detail)
+            else:
+                detail = (f"{reason}; NOT reverted: still not on its backup {REVERT_GRACE_S:.0f} s after the "
+                          "revert timer's deadline")
+                self.records.audit_end(entries[n], n, "verify revert", out.diff, "not reverted", detail)
+            self._set(n, "failed", detail)
+
+    def _leave_to_timers(self, stage: Stage, names: list[str], entries: dict[str, str], done: dict[str, Any],
+                         step: str) -> None:
+        """Interrupted mid-stage: every device that may hold an unconfirmed commit is left to its revert timer
+        (audited as awaiting revert, so the next deploy reads it back)."""
+        self.report.interrupted = self.stop.reason if self.stop else "interrupted"
+        self.report.stopped_at = stage.name
+        for n in names:
+            out = self.report.devices[n]
+            multi = done.get(n)
+            if multi is not None and multi.failed and step == "commit":
+                self.records.audit_end(entries[n], n, step, out.diff, "failed", self._error(multi))
+                self._set(n, "failed", f"commit refused: {self._error(multi)}")
+                continue
+            detail = (f"interrupted during {step} ({self.report.interrupted}): left to its revert timer "
+                      f"({self.revert_in} s)")
+            if n in entries:
+                self.records.audit_end(entries[n], n, step, out.diff, AWAITING_REVERT, detail)
+            else:
+                self.records.audit(n, step, out.diff, AWAITING_REVERT, detail)
+            self._set(n, "interrupted", detail)

@@ -1,14 +1,17 @@
-"""Post-checks for one rollout stage: the stage's devices and their neighbours, judged only on what
-should already hold (links and sessions whose both ends are at intent).
+"""Deploy gating: a baseline check before the first commit, then each stage judged on what it broke.
 
-A finding about a link, BGP session or path toward a device that this rollout has not reached yet
-is not the stage's fault and is left out; anything else on the stage's own devices counts. The
-decision reads the findings' structured fields (device, peer_device), never their wording.
+A stage fails on findings that are failing now, were not failing in the baseline (new since the
+deploy started), and that the stage answers for: on the stage's devices, or about a link, session or
+path with an end in the stage and both ends at intent. Findings that already failed in the baseline
+are reported separately as pre-existing and never roll a stage back. The decision reads the findings'
+structured fields (check, device, target, port, peer), never their wording. Stages run the checks
+tagged "stage" plus the lossless counters, so a canary that starts dropping lossless traffic fails.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from nornir.core import Nornir
@@ -16,8 +19,16 @@ from nornir.core import Nornir
 from nr_run.intent.models import FabricIntent
 from nr_run.validators.base import Finding
 
-# Checks tagged "stage" judge configuration and sessions right after a commit (no measurement windows).
-STAGE_CHECKS = ["stage"]
+# Configuration and sessions right after a commit, and the lossless counters over a short interval
+STAGE_CHECKS = ["stage", "counters"]
+
+Key = tuple[str, str, str, str, str, str]
+
+
+def finding_key(f: Mapping[str, Any]) -> Key:
+    """What a finding is about, independent of the observed value (counters differ between samples)."""
+    return (f["check"], f["device"], f.get("target", ""), f.get("port", ""), f.get("peer_device", ""),
+            f.get("peer_port", ""))
 
 
 def stage_scope(intent: FabricIntent, stage: list[str]) -> list[str]:
@@ -41,15 +52,50 @@ def relevant(finding: Finding, stage: set[str], at_intent: set[str]) -> bool:
     return bool(ends & stage) and ends <= at_intent
 
 
+@dataclass
+class StageGate:
+    """Baseline and per-stage verdicts for one deploy. `options` are check options as for run_checks."""
+
+    intent: FabricIntent
+    options: Mapping[str, Mapping[str, Any]] | None = None
+    stage_checks: list[str] = field(default_factory=lambda: list(STAGE_CHECKS))
+    baseline_failed: set[Key] | None = None
+    baseline_summary: dict[str, Any] | None = None
+
+    def take_baseline(self, nr: Nornir) -> dict[str, Any]:
+        """Every check over the whole site before anything is committed; remembers what already fails."""
+        from nr_run.runbooks.check import run_checks
+
+        report = run_checks(nr, self.intent, None, self.options).to_dict()
+        failed = [f for f in report["findings"] if not f["passed"]]
+        self.baseline_failed = {finding_key(f) for f in failed}
+        self.baseline_summary = {"passed": report["passed"], "failed": len(failed), "summary": report["summary"]}
+        return report
+
+    def is_new(self, finding: Mapping[str, Any]) -> bool:
+        return self.baseline_failed is None or finding_key(finding) not in self.baseline_failed
+
+    def split(self, failed: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """(new since the baseline, pre-existing) of failed findings as dicts."""
+        return [f for f in failed if self.is_new(f)], [f for f in failed if not self.is_new(f)]
+
+    def stage(self, nr: Nornir, stage: list[str], at_intent: set[str]) -> tuple[list[dict], list[dict]]:
+        """(new, pre-existing) failed findings the stage answers for; no new ones = the stage is healthy."""
+        from nr_run.runbooks.check import run_checks
+
+        scope = set(stage_scope(self.intent, stage))
+        servers = {n for n in scope if self.intent.devices[n].role == "gpu"}
+        report = run_checks(nr.filter(filter_func=lambda h: h.name in scope), self.intent, self.stage_checks,
+                            self.options)
+        ok_ends = at_intent | servers
+        failed = [f.to_dict() for f in report.findings if not f.passed and relevant(f, set(stage), ok_ends)]
+        return self.split(failed)
+
+
 def stage_post_check(nr: Nornir, intent: FabricIntent, stage: list[str], at_intent: set[str],
                      checks: list[str] | None = None,
                      options: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
-    """Failed findings that the stage is responsible for, as Finding.to_dict() (empty list = the stage is
-    healthy). `options` are check options as for run_checks."""
-    from nr_run.runbooks.check import run_checks
-
-    scope = set(stage_scope(intent, stage))
-    servers = {n for n in scope if intent.devices[n].role == "gpu"}
-    report = run_checks(nr.filter(filter_func=lambda h: h.name in scope), intent, checks or STAGE_CHECKS, options)
-    ok_ends = at_intent | servers
-    return [f.to_dict() for f in report.findings if not f.passed and relevant(f, set(stage), ok_ends)]
+    """Failed findings that the stage is responsible for, without a baseline (every failure counts)."""
+    gate = StageGate(intent, options, checks or list(STAGE_CHECKS))
+    new, _ = gate.stage(nr, stage, at_intent)
+    return new

@@ -1,17 +1,35 @@
-"""Per-site deploy lock: one deploy per site at a time, naming the holder when refused."""
+"""Per-site deploy lock, host-wide: one deploy per site at a time on this host, whatever artifacts
+folder or user runs it, naming the holder when refused.
+
+The lock files live in one folder for the host: NR_RUN_LOCK_DIR, else /run/lock/nr-run (else
+<tmp>/nr-run-locks). The folder is world-writable with the sticky bit, like /tmp, so every operator
+can take a lock and only its owner can remove it; a lock file is readable, so a refusal names its holder.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import json
 import os
 import socket
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
 
 class SiteLocked(Exception):
     """Another deploy holds the site."""
+
+
+def lock_dir() -> Path:
+    override = os.environ.get("NR_RUN_LOCK_DIR")
+    if override:
+        return Path(override)
+    run_lock = Path("/run/lock")
+    if run_lock.is_dir():
+        return run_lock / "nr-run"
+    return Path(tempfile.gettempdir()) / "nr-run-locks"
 
 
 def _alive(pid: int) -> bool:
@@ -25,11 +43,13 @@ def _alive(pid: int) -> bool:
 
 
 class SiteLock:
-    """An O_EXCL lock file under the artifacts folder; a lock left by a dead local process is taken over."""
+    """An O_EXCL lock file in the host's lock folder; a lock left by a dead local process is taken over."""
 
-    def __init__(self, artifacts: Path | str, site: str):
-        self.path = Path(artifacts) / "locks" / f"{site}.lock"
+    def __init__(self, site: str, directory: Path | str | None = None):
+        self.dir = Path(directory) if directory is not None else lock_dir()
+        self.path = self.dir / f"{site}.lock"
         self.site = site
+        self._held = False
 
     def holder(self) -> dict | None:
         try:
@@ -37,8 +57,15 @@ class SiteLock:
         except (FileNotFoundError, json.JSONDecodeError):
             return None
 
+    def _make_dir(self) -> None:
+        if not self.dir.is_dir():
+            self.dir.mkdir(parents=True, exist_ok=True)
+            # created concurrently by another user: theirs is already shared
+            with contextlib.suppress(PermissionError):
+                self.dir.chmod(0o1777)
+
     def acquire(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._make_dir()
         info = {"pid": os.getpid(), "user": getpass.getuser(), "host": socket.gethostname(),
                 "since": datetime.now(UTC).isoformat(timespec="seconds")}
         for _ in range(2):
@@ -56,13 +83,15 @@ class SiteLock:
                 ) from None
             with os.fdopen(fd, "w") as fh:
                 json.dump(info, fh)
+            self._held = True
             return
         raise SiteLocked(f"could not take {self.path}")
 
     def release(self) -> None:
         holder = self.holder()
-        if holder and holder.get("pid") == os.getpid():
+        if self._held and holder and holder.get("pid") == os.getpid():
             self.path.unlink(missing_ok=True)
+        self._held = False
 
     def __enter__(self) -> SiteLock:
         self.acquire()

@@ -1,7 +1,9 @@
 """Rollout plan: a canary stage, then batches that keep the fabric's capacity.
 
-RTSW batches take the same rail across scalable units rather than a whole unit (a unit's servers
-keep their other rails), and are bounded by --batch; CTSWs go one plane at a time, never together.
+RTSW batches are whole rails: a batch takes RTSWs of one rail across scalable units (bounded by
+--batch), never two rails at once, so every server loses at most one of its NICs' switches per batch.
+The chunks of each rail are cut before the canary is taken out of them, so the canary never shifts
+the chunking into the next rail. CTSWs go one plane at a time, never together.
 """
 
 from __future__ import annotations
@@ -32,22 +34,41 @@ def batch_size(spec: str, total: int) -> int:
     return size
 
 
-def plan_rollout(intent: FabricIntent, devices: list[str], canary: int = 1, batch: str = "25%") -> list[Stage]:
-    """Stages for the given switches (those with pending changes), in rollout order."""
-    def order(name: str) -> tuple:
-        d = intent.devices[name]
-        return (d.index, d.su or 0, name)   # rail-major: rail 1 of every unit before rail 2
+def rail_chunks(intent: FabricIntent, rtsws: list[str], size: int) -> list[list[str]]:
+    """RTSWs grouped by rail (the RTSW's index within its unit), each rail cut into chunks of at most
+    `size`, units in order; rails in order."""
+    rails: dict[int, list[str]] = {}
+    for name in rtsws:
+        rails.setdefault(intent.devices[name].index, []).append(name)
+    chunks: list[list[str]] = []
+    for rail in sorted(rails):
+        members = sorted(rails[rail], key=lambda n: (intent.devices[n].su or 0, n))
+        chunks += [members[i:i + size] for i in range(0, len(members), size)]
+    return chunks
 
-    rtsw = sorted((n for n in devices if intent.devices[n].role == "rtsw"), key=order)
-    ctsw = sorted((n for n in devices if intent.devices[n].role == "ctsw"), key=order)
+
+def plan_rollout(intent: FabricIntent, devices: list[str], canary: int = 1, batch: str = "25%") -> list[Stage]:
+    """Stages for the given switches (those with pending changes), in rollout order.
+
+    The canary holds up to `canary` RTSWs, all of the first rail (so it, too, never takes two switches
+    of one server), plus at most one CTSW."""
+    rtsw = [n for n in devices if intent.devices[n].role == "rtsw"]
+    ctsw = sorted((n for n in devices if intent.devices[n].role == "ctsw"),
+                  key=lambda n: (intent.devices[n].index, n))
+    size = batch_size(batch, len(rtsw)) if rtsw else 1
+    chunks = rail_chunks(intent, rtsw, size)
+    first_rail = rail_chunks(intent, rtsw, len(rtsw) or 1)[:1]
+    canary_rtsw = first_rail[0][:max(canary, 0)] if first_rail else []
     stages: list[Stage] = []
-    first = tuple(rtsw[:canary] + ctsw[:min(canary, 1)])   # never more than one CTSW at once
+    first = tuple(canary_rtsw + ctsw[:min(canary, 1)])   # never more than one CTSW at once
     if first:
         stages.append(Stage("canary", first))
-    rest_rtsw, rest_ctsw = rtsw[canary:], ctsw[min(canary, 1):]
-    size = batch_size(batch, len(rtsw)) if rtsw else 1
-    for i in range(0, len(rest_rtsw), size):
-        stages.append(Stage(f"batch {len(stages)}", tuple(rest_rtsw[i:i + size])))
-    for name in rest_ctsw:
-        stages.append(Stage(f"batch {len(stages)}", (name,)))
+    taken = set(first)
+    for chunk in chunks:
+        rest = tuple(n for n in chunk if n not in taken)
+        if rest:
+            stages.append(Stage(f"batch {len(stages)}", rest))
+    for name in ctsw:
+        if name not in taken:
+            stages.append(Stage(f"batch {len(stages)}", (name,)))
     return stages

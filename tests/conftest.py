@@ -36,5 +36,29 @@ def site(tmp_path: Path) -> SiteCopy:
     shutil.copytree(DC1, target)
     return SiteCopy(target)
 
+# What a run writes by default, relative to the working directory: a test must never leave these in the checkout
+CHECKOUT_OUTPUTS = (".nr-run", "out")
+
+
+def _outputs() -> dict[str, list[str]]:
+    return {name: sorted(str(p.relative_to(REPO)) for p in (REPO / name).rglob("*"))
+            for name in CHECKOUT_OUTPUTS if (REPO / name).exists()}
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _checkout_stays_clean() -> object:
+    """Fail the session if a test wrote artifacts into the checkout (tests pass --artifacts/--out in tmp)."""
+    before = _outputs()
+    yield
+    after = _outputs()
+    assert after == before, f"tests wrote into the checkout: {after}"
+
+
+@pytest.fixture(autouse=True)
+def _private_lock_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Deploy locks are host-wide (/run/lock/nr-run): tests take theirs in the session's temp folder."""
+    monkeypatch.setenv("NR_RUN_LOCK_DIR", str(tmp_path_factory.getbasetemp() / "locks"))
+
+
 # the session's one dc1 twin (dc1_lab) and its per-test fixtures (twin, deployed_twin) live with their helpers
 pytest_plugins = ["tests.twin_site"]

@@ -9,11 +9,16 @@ adds its summary to the check report under that key.
 Built-in probes:
   CounterResample(interval_s)       a second counter sample `interval_s` after the first (rates, deltas)
   RdmaPairs(pattern, ...)           jumbo DF ping, then an RDMA write bandwidth test, per planned NIC pair
+                                    (pings of a host at once; bandwidth pairs that share no NIC at once)
+
+Probes run at the same time as each other (the counter interval passes while the RDMA tests run); they
+touch disjoint hosts (switches vs servers) and disjoint parts of the states.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -64,7 +69,9 @@ def sample_counters(task: Task, fabric: FabricIntent, states: dict[str, DeviceSt
 
 @dataclass(frozen=True)
 class CounterResample:
-    """Second sample of the "counters" section, `interval_s` after the first."""
+    """Second sample of the "counters" section, at least `interval_s` after each device's first one. The
+    window starts with the first samples, taken during collection: on a large site most of it has passed by
+    the time collection ends, and only the rest is waited for."""
 
     interval_s: float
     report_key: ClassVar[str | None] = None
@@ -73,7 +80,10 @@ class CounterResample:
         hosts = [h for h in sorted(states) if "counters" in states[h].sections and h in nr.inventory.hosts]
         if not hosts:
             return
-        sleep(self.interval_s)
+        firsts = [s.counters_first.taken_at for h in hosts if (s := states[h]).counters_first is not None]
+        rest = (max(firsts) + self.interval_s - time.monotonic()) if firsts else self.interval_s
+        if rest > 0:
+            sleep(min(rest, self.interval_s))
         _hosts(nr, hosts).run(task=sample_counters, fabric=fabric, states=states, on_failed=True)
 
     def summary(self, states: dict[str, DeviceState], findings: list[Finding]) -> dict[str, Any] | None:
@@ -100,9 +110,11 @@ class RdmaEndpoint(Protocol):
 
     def parse_bw(self, text: str) -> tuple[float | None, str]: ...
 
-    def start_command(self, task: Any, command: str) -> None: ...
+    def start_command(self, task: Any, command: str) -> Any: ...
 
-    def finish_command(self, task: Any, timeout: float) -> str: ...
+    def wait_ready(self, handle: Any, timeout: float) -> bool: ...
+
+    def finish_command(self, task: Any, handle: Any, timeout: float) -> str: ...
 
 
 def _endpoint(fabric: FabricIntent, device: str) -> RdmaEndpoint:
@@ -119,24 +131,33 @@ def roce_dscp(fabric: FabricIntent, device: str) -> int:
     return min(d for d, t in roce.dscp_overrides.items() if t == tc)
 
 
-def rdma_ping(task: Task, fabric: FabricIntent, pairs: list[Pair]) -> Result:
-    """Jumbo DF ping at the RoCE DSCP from this server's NICs to their planned destinations."""
+def rdma_ping(task: Task, fabric: FabricIntent, pairs: list[Pair], with_devices: bool = False) -> Result:
+    """Jumbo DF ping at the RoCE DSCP from this server's NICs to their planned destinations. With
+    `with_devices`, the host's RDMA device list comes in the same batch (Result attribute `devices`)."""
     intent = fabric.devices[task.host.name]
     nic = {n.name: n for n in intent.nics}
     ep = _endpoint(fabric, intent.name)
     run = runner_for(task, intent)
+    mine = [p for p in pairs if p.src_device == intent.name]
+    cmds = [ep.ping_command(p.src_ip, p.dst_ip, nic[p.src_nic].mtu, roce_dscp(fabric, intent.name)) for p in mine]
+    extra = [ep.rdma_devices_command()] if with_devices else []
+    try:
+        outputs: dict[str, Any] | None = run(list(dict.fromkeys(cmds + extra)))   # all of this host's at once
+        batch_error = ""
+    except Exception as exc:
+        outputs, batch_error = None, f"{type(exc).__name__}: {exc}"
     probes = []
-    for p in pairs:
-        if p.src_device != intent.name:
-            continue
+    for p, cmd in zip(mine, cmds, strict=True):
         probe = RdmaProbe(p.src_device, p.src_nic, p.dst_device, p.dst_nic, p.dst_ip)
-        cmd = ep.ping_command(p.src_ip, p.dst_ip, nic[p.src_nic].mtu, roce_dscp(fabric, intent.name))
         try:
-            probe.ping_ok, probe.ping_loss_pct, probe.ping_detail = ep.parse_ping(run([cmd])[cmd])
+            if outputs is None:
+                raise RuntimeError(batch_error)
+            probe.ping_ok, probe.ping_loss_pct, probe.ping_detail = ep.parse_ping(outputs[cmd])
         except Exception as exc:
-            probe.ping_ok, probe.ping_detail = False, f"{type(exc).__name__}: {exc}"
+            probe.ping_ok, probe.ping_detail = False, f"{type(exc).__name__}: {exc}" if batch_error == "" else batch_error
         probes.append(probe)
-    return Result(host=task.host, result=probes)
+    devices = outputs.get(extra[0]) if outputs is not None and extra else None
+    return Result(host=task.host, result=probes, devices=devices)
 
 
 def run_command(task: Task, fabric: FabricIntent, command: str) -> Result:
@@ -145,14 +166,58 @@ def run_command(task: Task, fabric: FabricIntent, command: str) -> Result:
     return Result(host=task.host, result=run([command])[command])
 
 
-def start_server(task: Task, fabric: FabricIntent, command: str) -> Result:
-    """Start the bandwidth server on this host's session (it blocks that session until its client ran)."""
-    _endpoint(fabric, task.host.name).start_command(task, command)
-    return Result(host=task.host, result=command)
+def start_servers(task: Task, fabric: FabricIntent, commands: Mapping[str, list[str]], ready_s: float) -> Result:
+    """Start this host's bandwidth servers of a round, each on its own channel, and wait (at most `ready_s`)
+    until each says it listens; command -> handle or the error that kept it from starting."""
+    ep = _endpoint(fabric, task.host.name)
+    handles: dict[str, Any] = {}
+    for cmd in commands.get(task.host.name, []):
+        try:
+            handles[cmd] = ep.start_command(task, cmd)
+        except Exception as exc:
+            handles[cmd] = exc
+    deadline = time.monotonic() + ready_s
+    for handle in handles.values():
+        if not isinstance(handle, Exception):
+            ep.wait_ready(handle, max(0.0, deadline - time.monotonic()))
+    return Result(host=task.host, result=handles)
 
 
-def finish_server(task: Task, fabric: FabricIntent, timeout: float = 30.0) -> Result:
-    return Result(host=task.host, result=_endpoint(fabric, task.host.name).finish_command(task, timeout))
+def finish_servers(task: Task, fabric: FabricIntent, handles: Mapping[str, Mapping[str, Any]],
+                   timeout: float) -> Result:
+    """Collect what this host's servers printed once their clients are done."""
+    ep = _endpoint(fabric, task.host.name)
+    out: dict[str, str] = {}
+    for cmd, handle in handles.get(task.host.name, {}).items():
+        if isinstance(handle, Exception):
+            continue
+        try:
+            out[cmd] = ep.finish_command(task, handle, timeout)
+        except Exception as exc:
+            out[cmd] = f"{type(exc).__name__}: {exc}"
+    return Result(host=task.host, result=out)
+
+
+def run_clients(task: Task, fabric: FabricIntent, commands: Mapping[str, list[str]]) -> Result:
+    """This host's bandwidth clients of a round, all at once; command -> output."""
+    cmds = commands.get(task.host.name, [])
+    return Result(host=task.host, result=runner_for(task, fabric.devices[task.host.name])(cmds) if cmds else {})
+
+
+def bandwidth_rounds(pairs: list[Pair]) -> list[list[Pair]]:
+    """Pairs grouped into rounds in which no NIC takes part twice (as sender or receiver), so every pair of a
+    round runs at the same time without sharing a link end; first fit, in plan order."""
+    rounds: list[tuple[set[tuple[str, str]], list[Pair]]] = []
+    for p in pairs:
+        ends = {(p.src_device, p.src_nic), (p.dst_device, p.dst_nic)}
+        for used, members in rounds:
+            if not used & ends:
+                used |= ends
+                members.append(p)
+                break
+        else:
+            rounds.append((set(ends), [p]))
+    return [members for _, members in rounds]
 
 
 @dataclass(frozen=True)
@@ -171,62 +236,93 @@ class RdmaPairs:
     def run(self, nr: Nornir, fabric: FabricIntent, states: dict[str, DeviceState], sleep: Sleep) -> None:
         pairs = plan_pairs(fabric, self.pattern, self.max_pairs)
         srcs = sorted({p.src_device for p in pairs if p.src_device in states})
-        res = _hosts(nr, srcs).run(task=rdma_ping, fabric=fabric, pairs=pairs, on_failed=True)
+        res = _hosts(nr, srcs).run(task=rdma_ping, fabric=fabric, pairs=pairs, with_devices=self.bandwidth,
+                                   on_failed=True)
+        device_lists: dict[str, str] = {}
         for h in srcs:
             r = res.get(h)
             if r is not None and not r.failed:
                 states[h].rdma = r.result
                 states[h].sections.add("rdma")
+                devices = getattr(r[0], "devices", None)
+                if devices is not None:
+                    device_lists[h] = devices
             else:
                 states[h].errors["rdma"] = f"probe failed: {r.exception if r else 'no result'}"
         for s in fabric.servers():          # servers with nothing to send still "collected" rdma
             if s.name in states and s.name not in srcs:
                 states[s.name].sections.add("rdma")
         if self.bandwidth:
-            self._bandwidth(nr, fabric, states, sleep)
+            self._bandwidth(nr, fabric, states, sleep, device_lists)
 
-    def _bandwidth(self, nr: Nornir, fabric: FabricIntent, states: dict[str, DeviceState], sleep: Sleep) -> None:
-        """Sequential pairs: server on the destination, then the client on the source."""
+    def _bandwidth(self, nr: Nornir, fabric: FabricIntent, states: dict[str, DeviceState], sleep: Sleep,
+                   device_lists: Mapping[str, str]) -> None:
+        """Rounds of pairs that share no NIC: the round's servers start (each waited for until it listens, at
+        most server_wait_s), then every client of the round at once, then the servers' output is read."""
+        servers = sorted(s.name for s in fabric.servers() if s.name in states)
         devmap: dict[str, dict[str, str]] = {}
-        for server in sorted(s.name for s in fabric.servers() if s.name in states):
-            ep = collector_for(fabric.devices[server])
-            if not isinstance(ep, RdmaEndpoint):
-                continue
-            res = _hosts(nr, [server]).run(task=run_command, fabric=fabric, command=ep.rdma_devices_command(),
-                                           on_failed=True)
-            r = res.get(server)
-            devmap[server] = ep.rdma_device_map(r.result if r is not None and not r.failed else "")
+        eps: dict[str, RdmaEndpoint] = {}
+        for n in servers:
+            col = collector_for(fabric.devices[n])
+            if isinstance(col, RdmaEndpoint):
+                eps[n] = col
+        for n, text in device_lists.items():          # read with the pings
+            if n in eps:
+                devmap[n] = eps[n].rdma_device_map(text)
+        cmds = {n: ep.rdma_devices_command() for n, ep in eps.items() if n not in device_lists}
+        if cmds:
+            res = _hosts(nr, sorted(cmds)).run(task=run_clients, fabric=fabric, on_failed=True,
+                                               commands={n: [c] for n, c in cmds.items()})
+            for n, c in cmds.items():
+                r = res.get(n)
+                text = r.result.get(c, "") if r is not None and not r.failed else ""
+                devmap[n] = eps[n].rdma_device_map(text)
+        probes = {(p.src_device, p.src_nic, p.dst_device, p.dst_nic): p
+                  for name in sorted(states) for p in states[name].rdma if p.ping_ok}
+        pairs = [Pair(src_device=k[0], src_nic=k[1], src_ip="", dst_device=k[2], dst_nic=k[3], dst_ip=v.dst_ip)
+                 for k, v in probes.items()]
         port = self.base_port
-        for name in sorted(states):
-            for probe in states[name].rdma:
-                if not probe.ping_ok:
-                    continue
-                dscp = roce_dscp(fabric, probe.src_device)
+        for members in bandwidth_rounds(pairs):
+            server_cmds: dict[str, list[str]] = {}
+            client_cmds: dict[str, list[str]] = {}
+            plan: list[tuple[RdmaProbe, str, str, Any]] = []
+            for p in members:
+                probe = probes[(p.src_device, p.src_nic, p.dst_device, p.dst_nic)]
                 try:
-                    src_ep, dst_ep = _endpoint(fabric, probe.src_device), _endpoint(fabric, probe.dst_device)
+                    src_ep, dst_ep = _endpoint(fabric, p.src_device), _endpoint(fabric, p.dst_device)
                 except TypeError as exc:
                     probe.bw_gbps, probe.bw_detail = None, str(exc)
                     continue
-                server_dev = devmap.get(probe.dst_device, {}).get(probe.dst_nic, probe.dst_nic)
-                client_dev = devmap.get(probe.src_device, {}).get(probe.src_nic, probe.src_nic)
-                srv = _hosts(nr, [probe.dst_device])
-                started = srv.run(task=start_server, fabric=fabric, on_failed=True,
-                                  command=dst_ep.bw_server_command(server_dev, port, dscp, self.seconds))
-                s = started.get(probe.dst_device)
-                if s is None or s.failed:
-                    probe.bw_gbps = None
-                    probe.bw_detail = (f"bandwidth server not started on {probe.dst_device}: "
-                                       f"{s.exception if s else 'not run'}")
-                    continue
-                sleep(self.server_wait_s)
-                res = _hosts(nr, [probe.src_device]).run(
-                    task=run_command, fabric=fabric, on_failed=True,
-                    command=src_ep.bw_client_command(client_dev, port, dscp, self.seconds, probe.dst_ip))
-                srv.run(task=finish_server, fabric=fabric, timeout=float(self.seconds) + 30, on_failed=True)
-                r = res[probe.src_device]
-                text = r.result if not r.failed and isinstance(r.result, str) else str(r.exception or r.result)
-                probe.bw_gbps, probe.bw_detail = src_ep.parse_bw(text)
+                dscp = roce_dscp(fabric, p.src_device)
+                server_dev = devmap.get(p.dst_device, {}).get(p.dst_nic, p.dst_nic)
+                client_dev = devmap.get(p.src_device, {}).get(p.src_nic, p.src_nic)
+                srv = dst_ep.bw_server_command(server_dev, port, dscp, self.seconds)
+                cli = src_ep.bw_client_command(client_dev, port, dscp, self.seconds, p.dst_ip)
+                server_cmds.setdefault(p.dst_device, []).append(srv)
+                client_cmds.setdefault(p.src_device, []).append(cli)
+                plan.append((probe, srv, cli, src_ep))
                 port += 1
+            started = _hosts(nr, sorted(server_cmds)).run(task=start_servers, fabric=fabric, commands=server_cmds,
+                                                          ready_s=self.server_wait_s, on_failed=True)
+            handles: dict[str, dict[str, Any]] = {}
+            for host in server_cmds:
+                r = started.get(host)
+                handles[host] = r.result if r is not None and not r.failed else {
+                    c: RuntimeError(str(r.exception if r else "not run")) for c in server_cmds[host]}
+            clients = _hosts(nr, sorted(client_cmds)).run(task=run_clients, fabric=fabric, commands=client_cmds,
+                                                          on_failed=True)
+            _hosts(nr, sorted(server_cmds)).run(task=finish_servers, fabric=fabric, handles=handles,
+                                                timeout=float(self.seconds) + 30, on_failed=True)
+            for probe, srv, cli, src_ep in plan:
+                handle = handles.get(probe.dst_device, {}).get(srv)
+                if isinstance(handle, Exception):
+                    probe.bw_gbps = None
+                    probe.bw_detail = f"bandwidth server not started on {probe.dst_device}: {handle}"
+                    continue
+                r = clients.get(probe.src_device)
+                text = (r.result.get(cli, "") if r is not None and not r.failed
+                        else str(r.exception if r is not None else "client not run"))
+                probe.bw_gbps, probe.bw_detail = src_ep.parse_bw(text)
 
     def summary(self, states: dict[str, DeviceState], findings: list[Finding]) -> dict[str, Any] | None:
         return rdma_matrix(self.pattern, states, findings)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
+import os
 import ssl
 from pathlib import Path
 
@@ -13,8 +14,17 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 
+def _write_private(path: Path, data: bytes) -> None:
+    """Create the file 0600 from the start (never readable by others, not even between write and chmod)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    os.chmod(path, 0o600)     # an existing file keeps its old mode through O_CREAT
+
+
 def ensure_cert(tls_dir: Path) -> tuple[Path, Path]:
     tls_dir.mkdir(parents=True, exist_ok=True)
+    tls_dir.chmod(0o700)
     cert_path, key_path = tls_dir / "cert.pem", tls_dir / "key.pem"
     if cert_path.exists() and key_path.exists():
         return cert_path, key_path
@@ -28,9 +38,8 @@ def ensure_cert(tls_dir: Path) -> tuple[Path, Path]:
                                                         x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
                            critical=False)
             .sign(key, hashes.SHA256()))
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
-    key_path.chmod(0o600)
+    _write_private(key_path, key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                               serialization.NoEncryption()))
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     return cert_path, key_path
 

@@ -13,8 +13,17 @@ from typing import Any
 
 from rich.console import Console
 
-from nr_run.cli.commands import load_intent
-from nr_run.cli.common import EXIT_DIFF, EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, emit_json
+from nr_run.cli.commands import announce_lab, load_intent
+from nr_run.cli.common import (
+    EXIT_DIFF,
+    EXIT_FAIL,
+    EXIT_INVALID,
+    EXIT_OK,
+    UsageError,
+    emit_json,
+    make_console,
+    verbosity,
+)
 
 _OPTION = re.compile(r"(?P<check>[A-Za-z0-9_-]+)\.(?P<key>[A-Za-z0-9_]+)=(?P<value>.*)", re.S)
 
@@ -41,27 +50,55 @@ def parse_options(specs: list[str]) -> dict[str, dict[str, str]]:
     return options
 
 
+def _progress(args: argparse.Namespace, console: Console, intent: Any, title: str) -> Any:
+    """Live progress on the console (lines when not a terminal); none with -q, or with --json unless -v."""
+    from nr_run.runbooks.progress import DeviceProgress
+
+    level = verbosity(args)
+    show = None if level < 0 or (args.json and level < 1) else console
+    return DeviceProgress(show, sorted(intent.devices), title=title)
+
+
+def _interrupted(stop: Any, console: Console) -> None:
+    """Stop now: device calls still in flight hold worker threads, so the process does not wait for them."""
+    import os
+    import sys
+
+    console.print(f"[red]interrupted ({stop.reason})[/]: no results written")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(EXIT_FAIL)
+
+
 def check(args: argparse.Namespace) -> int:
     from nr_run.cli.lab import device_session
     from nr_run.runbooks.check import print_report, run_checks
+    from nr_run.runbooks.interrupt import Interrupted, Stop, bounded
     from nr_run.runbooks.records import RunRecords
     from nr_run.validators.base import UnknownCheck
 
-    console = Console(stderr=args.json)
+    console = make_console(stderr=args.json)
     options = parse_options(args.options)
     intent, findings = load_intent(args, console)
     if intent is None:
         return EXIT_INVALID
+    announce_lab(args, console)
     try:
-        with device_session(args) as nr:
-            report = run_checks(nr, intent, _checks(args), options)
+        with Stop() as stop, device_session(args) as nr, \
+                _progress(args, console, intent, f"check {args.site}") as progress:
+            report = bounded(lambda: run_checks(nr, intent, _checks(args), options, progress=progress), stop)
     except UnknownCheck as exc:
         raise UsageError(str(exc)) from exc
-    RunRecords(args.artifacts, args.site, "check").write_json("results.json", report.to_dict())
+    except Interrupted:
+        _interrupted(stop, console)
+    records = RunRecords(args.artifacts, args.site, "check")
+    records.write_json("results.json", report.to_dict())
     if args.json:
         emit_json(report.to_dict())
     else:
-        print_report(report, console)
+        print_report(report, console, show_passed=verbosity(args) >= 1, quiet=verbosity(args) < 0)
+        if verbosity(args) >= 0:
+            console.print(f"results: {records.dir / 'results.json'}")
     return EXIT_OK if report.passed else EXIT_FAIL
 
 
@@ -89,6 +126,7 @@ def _compliance_once(args: argparse.Namespace, console: Console, options: dict[s
     from nr_run.cli.lab import device_session
     from nr_run.runbooks.check import print_report
     from nr_run.runbooks.compliance import run_compliance
+    from nr_run.runbooks.interrupt import Interrupted, Stop, bounded
     from nr_run.runbooks.records import RunRecords
     from nr_run.runbooks.report.formats import write_reports
 
@@ -96,27 +134,59 @@ def _compliance_once(args: argparse.Namespace, console: Console, options: dict[s
     intent, _ = load_intent(args, console)
     if intent is None:
         return EXIT_INVALID
-    records = RunRecords(args.artifacts, args.site, "compliance")
-    with device_session(args) as nr:
-        result = run_compliance(nr, intent, records, options=options)
+    announce_lab(args, console)
+    started = time.monotonic()
+    records: Any = None
+    try:
+        with Stop() as stop, device_session(args) as nr, \
+                _progress(args, console, intent, f"compliance {args.site}") as progress:
+            # created once the session is up (credentials, lab): a refusal leaves no run folder behind
+            records = RunRecords(args.artifacts, args.site, "compliance")
+            records.capture_logging()
+            result = bounded(lambda: run_compliance(nr, intent, records, options=options, progress=progress), stop)
+    except Interrupted:
+        _interrupted(stop, console)
+    finally:
+        if records is not None:
+            records.close()
     out = Path(args.out) if args.out else records.dir
-    write_reports(result.to_dict(), [f for f in formats if f != "table"], out)
+    payload = {**result.to_dict(), "outcome": result.outcome, "time": _utc_iso(),
+               "duration_s": round(time.monotonic() - started, 3)}
+    written = write_reports(payload, [f for f in formats if f != "table"], out, private=not args.out)
     if args.json:
-        emit_json(result.to_dict())
-    elif "table" in formats:
-        print_report(result.report, console)
-        console.print(f"drift: {', '.join(result.drifted) or 'none'}; reports in {out}")
+        emit_json(payload)
+    else:
+        if "table" in formats:
+            print_report(result.report, console, show_passed=verbosity(args) >= 1, quiet=verbosity(args) < 0)
+        console.print(f"compliance {args.site}: {result.outcome}; drift: {', '.join(result.drifted) or 'none'}")
+        if written and verbosity(args) >= 0:
+            console.print("reports: " + ", ".join(str(p) for p in written))
     return _EXIT[result.outcome]
 
 
 def compliance(args: argparse.Namespace) -> int:
-    console = Console(stderr=args.json)
+    console = make_console(stderr=args.json)
     options = parse_options(args.options)
     if not args.every:
         return _compliance_once(args, console, options)
     period = _interval(args.every)
     while True:
         started = time.monotonic()
+        console.print(f"{_utc()} compliance run started")
         rc = _compliance_once(args, console, options)
-        console.print(f"compliance run exit {rc}; next in {args.every}")
-        time.sleep(max(0.0, period - (time.monotonic() - started)))
+        wait = max(0.0, period - (time.monotonic() - started))
+        console.print(f"{_utc()} compliance run exit {rc} after {time.monotonic() - started:.0f} s; "
+                      f"next at {_utc(wait)}")
+        time.sleep(wait)
+
+
+def _utc_iso() -> str:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _utc(offset_s: float = 0.0) -> str:
+    from datetime import UTC, datetime, timedelta
+
+    return (datetime.now(UTC) + timedelta(seconds=offset_s)).strftime("%Y-%m-%d %H:%M:%S UTC")

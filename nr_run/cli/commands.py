@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 
 from rich.console import Console
 from rich.table import Table
 
-from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, emit_json
+from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, emit_json, gc_paused, make_console
 from nr_run.intent.errors import Finding
 
 
@@ -19,13 +20,26 @@ def load_intent(args: argparse.Namespace, console: Console):
     directory = site_dir(args.site, args.inventory_dir)
     if not directory.is_dir():
         raise UsageError(f"no site {args.site!r}: {directory} is not a folder")
-    intent, findings = load_site(directory)
+    with gc_paused():
+        intent, findings = load_site(directory)
     errors = [f for f in findings if f.severity == "error"]
     if errors or intent is None:
         if not getattr(args, "json", False):
             print_findings(findings, console)
         return None, findings
     return intent, findings
+
+
+def announce_lab(args: argparse.Namespace, console: Console) -> None:
+    """Say when --lab will start a temporary twin (none is running for the site): it lives for this run only."""
+    if not getattr(args, "lab", False) or getattr(args, "quiet", False):
+        return
+    from nr_run.cli.lab import _state_dir
+    from nr_run.lab.twin.lab import lab_status
+
+    if not lab_status(_state_dir(args))["running"]:
+        console.print(f"no lab twin running for {args.site}: starting a temporary one for this run "
+                      f"(`nr-run lab up --site {args.site}` keeps one running)")
 
 
 def print_findings(findings: list[Finding], console: Console) -> None:
@@ -39,7 +53,7 @@ def print_findings(findings: list[Finding], console: Console) -> None:
 
 
 def inventory_validate(args: argparse.Namespace) -> int:
-    console = Console(stderr=args.json)
+    console = make_console(stderr=args.json)
     intent, findings = load_intent(args, console)
     errors = [f for f in findings if f.severity == "error"]
     if args.json:
@@ -65,9 +79,12 @@ def select_switches(intent, hosts: str | None, role: str | None) -> list[str]:
     if servers:
         raise UsageError(f"not a switch: {', '.join(servers)}")
     try:
-        return [d.name for d in rendered(intent, wanted, role)]
+        names = [d.name for d in rendered(intent, wanted, role)]
     except ValueError as exc:  # unknown host names
         raise UsageError(str(exc)) from exc
+    if not names:   # the same exit (3) whatever the output mode: nothing to act on is a selection mistake
+        raise UsageError(f"no switch matches the selection (--hosts {hosts or '-'}, --role {role or '-'})")
+    return names
 
 
 def render(args: argparse.Namespace) -> int:
@@ -76,7 +93,7 @@ def render(args: argparse.Namespace) -> int:
     from nr_run.runbooks.records import RunRecords
     from nr_run.runbooks.render import render_device, write_configs
 
-    console = Console(stderr=args.json)
+    console = make_console(stderr=args.json)
     intent, findings = load_intent(args, console)
     if intent is None:
         if args.json:
@@ -84,8 +101,14 @@ def render(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     names = select_switches(intent, args.hosts, args.role)
     out = Path(args.out) if args.out else RunRecords(args.artifacts, args.site, "render").dir / "configs"
+    status = contextlib.nullcontext()
+    if not args.json and not getattr(args, "quiet", False):   # a large site takes seconds: say what is going on
+        status = console.status(f"rendering {len(names)} config(s)") if console.is_terminal else status
+        if not console.is_terminal:
+            console.print(f"rendering {len(names)} config(s) for {args.site}")
     try:
-        configs = {n: render_device(intent.devices[n], intent) for n in names}
+        with gc_paused(), status:
+            configs = {n: render_device(intent.devices[n], intent) for n in names}
     except Exception as exc:  # a template bug must name the device
         console.print(f"[red]render failed[/]: {exc}")
         return EXIT_FAIL
@@ -102,4 +125,4 @@ def render(args: argparse.Namespace) -> int:
     for row in rows:
         table.add_row(row["device"], row["platform"], row["role"], str(row["lines"]), row["path"])
     console.print(table)
-    return EXIT_OK if rows else EXIT_FAIL
+    return EXIT_OK

@@ -1,36 +1,45 @@
-"""`nr-run deploy`: dry run by default; --commit rolls out in stages with post-checks and rollback."""
+"""`nr-run deploy`: dry run by default; --commit rolls out in stages gated on what each stage broke.
+
+Output only: the work is runbooks.deploy.Deployment. Ctrl-C/SIGTERM stop the rollout (runbooks.interrupt);
+the results are written and the process exits without waiting for device calls still in flight.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from typing import Any
 
-from rich.console import Console
-from rich.syntax import Syntax
-from rich.table import Table
+from nr_run.cli.commands import announce_lab, load_intent, select_switches
+from nr_run.cli.common import (
+    EXIT_FAIL,
+    EXIT_INVALID,
+    UsageError,
+    emit_json,
+    gc_paused,
+    make_console,
+    verbosity,
+)
 
-from nr_run.cli.commands import load_intent, select_switches
-from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, UsageError, emit_json
-
-
-def _post_check(intent, options):
-    """Stage post-checks through the validators, scoped to links whose both ends are at intent."""
-    from nr_run.runbooks.deploy_checks import stage_post_check
-
-    return lambda nr, stage, at_intent: stage_post_check(nr, intent, stage, at_intent, options=options)
+# A dry run prints its diffs in full up to this many lines; beyond, a summary and the artifacts' path
+DIFF_LINES_SHOWN = 200
 
 
 def deploy(args: argparse.Namespace) -> int:
     from nr_run.cli.check import parse_options
     from nr_run.cli.lab import device_session
     from nr_run.runbooks.deploy import Deployment, check_policies
+    from nr_run.runbooks.deploy_checks import StageGate
+    from nr_run.runbooks.interrupt import Stop
     from nr_run.runbooks.lock import SiteLock, SiteLocked
     from nr_run.runbooks.plan import batch_size
     from nr_run.runbooks.progress import DeviceProgress
     from nr_run.runbooks.records import RunRecords
     from nr_run.runbooks.render import config_filename, render_device
 
-    console = Console(stderr=args.json)
+    console = make_console(stderr=args.json)
+    level = verbosity(args)
     if args.commit and not args.yes and not sys.stdin.isatty():
         raise UsageError("--commit without a TTY requires --yes")
     try:
@@ -47,69 +56,107 @@ def deploy(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     names = select_switches(intent, args.hosts, args.role)
     check_policies({intent.devices[n].platform for n in names})
-    configs = {n: render_device(intent.devices[n], intent) for n in names}
-    records = RunRecords(args.artifacts, args.site, "deploy" if args.commit else "deploy-dry-run")
-    for n, text in configs.items():
-        records.write(f"configs/{config_filename(intent.devices[n])}", text)
-    lock = SiteLock(args.artifacts, args.site)
+    with gc_paused():
+        configs = {n: render_device(intent.devices[n], intent) for n in names}
+    lock = SiteLock(args.site)
     try:
         lock.acquire()
-    except SiteLocked as exc:
+    except SiteLocked as exc:   # refused before anything is written
         console.print(f"[red]refused[/]: {exc}")
         if args.json:
             emit_json({"site": args.site, "exit_code": EXIT_FAIL, "message": str(exc)})
         return EXIT_FAIL
+    stop = Stop()
+    stop.install()
+    records = None
     try:
-        with device_session(args) as nr, DeviceProgress(None if args.json else console, names) as progress:
-            post_check = None if args.skip_checks else _post_check(intent, options)
+        announce_lab(args, console)
+        show_progress = None if (args.json and level < 1) or level < 0 else console
+        # the session checks credentials and the lab: a refusal there leaves no run folder behind
+        with device_session(args) as nr, DeviceProgress(show_progress, names) as progress:
+            records = RunRecords(args.artifacts, args.site, "deploy" if args.commit else "deploy-dry-run")
+            records.capture_logging()
+            for n, text in configs.items():
+                records.write(f"configs/{config_filename(intent.devices[n])}", text)
+            gate = None if args.skip_checks else StageGate(intent, options)
             run = Deployment(nr, intent, configs, records, progress, replace=args.replace,
-                             revert_in=args.confirm_timeout, post_check=post_check)
-            run.dry_run()
+                             revert_in=args.confirm_timeout, gate=gate, stop=stop)
             report = run.report
-            if args.commit and report.pending and not report.failed:
-                _show(report, console, args, diffs=not args.json)
+            run.reconcile()
+            _show_reconciled(report, console, args)
+            run.dry_run()
+            if args.commit and report.pending and not report.failed and not stop.is_set():
+                _show(report, console, args, records, diffs=level >= 0)
                 if args.skip_checks:
                     console.print("[bold red]WARNING: --skip-checks: stages are confirmed without post-checks[/]")
                 if not _confirmed(args, console, run.plan(args.canary, args.batch)):
                     console.print("aborted: nothing committed")
                     return EXIT_FAIL
                 run.commit(args.canary, args.batch)
-                if not report.failed and not args.skip_checks:
-                    _final_check(nr, intent, report, console, args)
+                if not report.failed and gate is not None and not stop.is_set():
+                    _final_check(nr, intent, report, gate, console, args, stop)
             records.write_json("results.json", report.as_dict())
+            if stop.is_set():
+                _finish(report, records, console, args)
+                lock.release()
+                # device calls still in flight hold worker threads: do not wait for them (or for the session)
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(report.exit_code())
     finally:
+        stop.restore()
         lock.release()
-    if args.json:
-        emit_json({**report.as_dict(), "artifacts": str(records.dir)})
-    else:
-        _show(report, console, args, diffs=not args.commit)
-        console.print(f"artifacts: {records.dir}")
+        if records is not None:
+            records.close()
+    _finish(report, records, console, args)
     return report.exit_code()
 
 
-def _final_check(nr, intent, report, console: Console, args) -> None:
-    """Every check (RDMA included) over the whole site once the rollout is done; reported, not rolled back."""
-    from nr_run.cli.check import parse_options
-    from nr_run.runbooks.check import print_report, run_checks
+def _finish(report, records, console, args) -> None:
+    if args.json:
+        emit_json({**report.as_dict(), "artifacts": str(records.dir)})
+    else:
+        _show(report, console, args, records, diffs=not report.commit)
+        console.print(f"artifacts: {records.dir} (log: {records.log_path.name})")
 
-    checks = run_checks(nr, intent, None, parse_options(args.options))
+
+def _final_check(nr, intent, report, gate, console, args, stop) -> None:
+    """Every check (RDMA included) over the whole site once the rollout is done; reported, not rolled back.
+    Failures are split into new since the baseline and pre-existing."""
+    from nr_run.runbooks.check import print_report, run_checks
+    from nr_run.runbooks.interrupt import Interrupted, bounded
+
+    try:
+        checks = bounded(lambda: run_checks(nr, intent, None, gate.options), stop)
+    except Interrupted:
+        report.interrupted = stop.reason
+        report.message = "interrupted during the final whole-site check (every stage was confirmed)"
+        return
     data = checks.to_dict()
-    report.final_check = {"passed": data["passed"], "summary": data["summary"],
-                          "failed": [f for f in data["findings"] if not f["passed"]]}
-    if not checks.passed:
-        report.message = "rollout confirmed, but the whole-fabric post-check fails (see final_check)"
-    if not args.json:
+    failed = [f for f in data["findings"] if not f["passed"]]
+    new, old = gate.split(failed)
+    report.final_check = {"passed": not failed, "summary": data["summary"], "failed": failed,
+                          "new": new, "preexisting": old}
+    if new:
+        report.message = (f"rollout confirmed, but {len(new)} finding(s) fail that passed before the deploy "
+                          f"(new); {len(old)} failed before it too (pre-existing)")
+    elif old:
+        report.message = (f"rollout confirmed; nothing new fails. {len(old)} finding(s) failed before the deploy "
+                          "and still fail (pre-existing, not caused by this deploy)")
+    if not args.json and verbosity(args) >= 1:
         print_report(checks, console)
 
 
-def _confirmed(args, console: Console, stages) -> bool:
+def _confirmed(args, console, stages) -> bool:
     """Show the rollout plan; ask unless --yes."""
+    from rich.table import Table
+
     plan = Table(title="rollout plan")
     plan.add_column("stage")
     plan.add_column("devices")
     for stage in stages:
         plan.add_row(stage.name, ", ".join(stage.devices))
-    if not args.json:
+    if not args.json and verbosity(args) >= 0:
         console.print(plan)
     if args.yes:
         return True
@@ -117,25 +164,80 @@ def _confirmed(args, console: Console, stages) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
-def _show(report, console: Console, args, diffs: bool) -> None:
+def _show_reconciled(report, console, args) -> None:
+    if args.json or not report.reconciled:
+        return
+    console.print(f"[yellow]{len(report.reconciled)} unfinished device action(s) from earlier runs, read back:[/]")
+    for item in report.reconciled:
+        console.print(f"  {item['device']}: {item['action']} by {item['user']} at {item['since']} "
+                      f"(run {item['run']}): {item['outcome']}")
+
+
+def print_diff(console, name: str, platform: str, diff: str) -> None:
+    """A diff whose wrapped lines keep their +/- marker (each continuation repeats it)."""
+    from rich.text import Text
+
+    console.rule(f"{name} ({platform})")
+    width = max(20, console.width - 1)
+    style = {"+": "green", "-": "red", "@": "cyan"}
+    for line in diff.splitlines():
+        marker = line[:1] if line[:1] in ("+", "-", " ") else ""
+        body = line[len(marker):]
+        chunk = width - len(marker)
+        pieces = [body[i:i + chunk] for i in range(0, len(body), chunk)] or [""]
+        for piece in pieces:
+            console.print(Text(marker + piece, style=style.get(marker or line[:1], "")), soft_wrap=True)
+
+
+def _show(report, console, args, records, diffs: bool) -> None:
+    from rich.table import Table
+
     if args.json:
         return
-    if diffs:
-        for name in sorted(report.devices):
-            out = report.devices[name]
-            if out.diff:
-                console.rule(f"{name} ({out.platform})")
-                console.print(Syntax(out.diff, "diff", theme="ansi_dark", word_wrap=True))
+    level = verbosity(args)
     table = Table(title=f"deploy {report.site}: {'commit' if report.commit else 'dry run'}")
-    for col in ("device", "platform", "role", "+", "-", "stage", "status", "detail"):
-        table.add_column(col)
-    for name in sorted(report.devices):
+    rows = sorted(report.devices)
+    # how each change is applied, where a platform tells (SONiC: "gcu" or "drained apply"); the why is in detail
+    methods = any(report.devices[n].method for n in rows)
+    for col in ("device", "platform", *(("method",) if methods else ()), "role", "+", "-", "stage", "status",
+                "detail"):
+        table.add_column(col, overflow="fold")
+    for name in rows:
         d = report.devices[name]
+        if level < 0 and d.state in ("no change", "confirmed"):
+            continue
         added, removed = d.added_removed()
-        table.add_row(name, d.platform, d.role, str(added), str(removed), d.stage, d.state, d.detail[:100])
-    console.print(table)
+        method = (d.method.split(":", 1)[0] or "-",) if methods else ()
+        table.add_row(name, d.platform, *method, d.role, str(added), str(removed), d.stage, d.state, d.detail)
+    if rows:
+        console.print(table)
+    else:
+        console.print("no switches selected")
+    if diffs and (level >= 0 or getattr(args, "show_diff", False)):
+        changed = [report.devices[n] for n in rows if report.devices[n].diff]
+        total = sum(len(d.diff.splitlines()) for d in changed)
+        if changed and (total <= DIFF_LINES_SHOWN or getattr(args, "show_diff", False) or level >= 1):
+            for d in changed:
+                print_diff(console, d.name, d.platform, d.diff)
+        elif changed:
+            console.print(f"{total} diff lines on {len(changed)} device(s): full diffs in {records.dir / 'diffs'} "
+                          "(or --show-diff)")
     if report.message:
-        console.print(f"[red]{report.message}[/]")
-    for finding in report.checks[:20]:
-        console.print(f"  [red]x[/] {finding.get('check')} {finding.get('device')} {finding.get('target', '')}: "
-                      f"expected {finding.get('expected')}, observed {finding.get('observed')}")
+        console.print(f"[red]{report.message}[/]" if report.failed else f"[yellow]{report.message}[/]")
+    _print_findings(console, "new since the deploy started", report.checks, "red")
+    final = report.final_check or {}
+    _print_findings(console, "new in the final whole-site check", final.get("new", []), "red")
+    old = report.preexisting + [f for f in final.get("preexisting", []) if f not in report.preexisting]
+    if level >= 0:
+        _print_findings(console, "pre-existing (failing before the deploy)", old, "yellow")
+
+
+def _print_findings(console, title: str, findings: list[dict[str, Any]], colour: str) -> None:
+    if not findings:
+        return
+    console.print(f"[{colour}]{title}: {len(findings)}[/]")
+    for f in findings[:20]:
+        console.print(f"  [{colour}]x[/] {f.get('check')} {f.get('device')} {f.get('target', '')}: "
+                      f"expected {f.get('expected')}, observed {f.get('observed')}")
+    if len(findings) > 20:
+        console.print(f"  ... and {len(findings) - 20} more (results.json)")

@@ -9,7 +9,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError
+from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, quiet_broken_pipe
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -17,6 +17,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--inventory-dir", default="inventory", help="folder holding <site>/ (default: inventory)")
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     p.add_argument("-v", "--verbose", action="store_true")
+    p.add_argument("-q", "--quiet", action="store_true", help="failures and the verdict only")
 
 
 def _device_io(p: argparse.ArgumentParser) -> None:
@@ -64,6 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     dep.add_argument("--canary", type=int, default=1, help="canary devices per role (default 1)")
     dep.add_argument("--batch", default="25%", help="batch size after the canary: N or P%% (default 25%%)")
     dep.add_argument("--confirm-timeout", type=int, default=300, help="revert timer in seconds (default 300)")
+    dep.add_argument("--show-diff", action="store_true",
+                     help="print every diff in full (default: a summary; full diffs are in the artifacts)")
     dep.add_argument("--skip-checks", action="store_true", help="do not post-check stages (DANGEROUS)")
 
     chk = sub.add_parser("check", help="post-checks: PFC/ECN, fabric health, RDMA reachability")
@@ -134,6 +137,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # argparse exits 2 on usage errors; DESIGN.md says 3
         return EXIT_INVALID if exc.code else EXIT_OK
+    import logging
+
+    # library warnings and tracebacks never reach the screen (Python's last-resort handler prints them);
+    # a run that has a log file attaches it (RunRecords.capture_logging)
+    logging.getLogger().addHandler(logging.NullHandler())
     from nr_run.platforms.policy import PolicyMissing
     from nr_run.platforms.registry import UnknownPlatform
     from nr_run.platforms.templates import TemplateMissing
@@ -141,12 +149,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         return _handler(args)(args)
+    except BrokenPipeError:
+        quiet_broken_pipe()
+        return EXIT_OK
     except (UsageError, CredentialsMissing, PolicyMissing, TemplateMissing, UnknownPlatform) as exc:
         print(f"nr-run: {exc}", file=sys.stderr)
         return EXIT_INVALID
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:   # a second Ctrl-C: device calls may still hold worker threads, do not wait
+        import os
+
         print("nr-run: interrupted", file=sys.stderr)
-        return EXIT_FAIL
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_FAIL)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
-"""Shared helpers for platform transports: merging Nornir connection options without losing earlier ones."""
+"""Shared helpers for platform transports: merging Nornir connection options without losing earlier ones, and
+commands on SSH exec channels."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,3 +44,116 @@ def drop_connection(task: Any, name: str) -> None:
         task.host.close_connection(name)
     except Exception:
         task.host.connections.pop(name, None)
+
+
+# ---------------------------------------------------------------- SSH exec channels
+
+# How often a channel is polled for output: the read loop costs at most this per command, where netmiko's
+# prompt-matching loop sleeps in steps of tens of milliseconds
+EXEC_POLL_S = 0.005
+
+
+def ssh_transport(conn: Any) -> Any:
+    """The paramiko Transport of an SshExec (a paramiko SSHClient) or netmiko connection (None if it has none,
+    e.g. telnet)."""
+    if hasattr(conn, "get_transport"):
+        return conn.get_transport()
+    channel = getattr(conn, "remote_conn", None)
+    get = getattr(channel, "get_transport", None)
+    return get() if get is not None else None
+
+
+def exec_start(transport: Any, command: str, timeout: float = 30.0) -> Any:
+    """Run `command` on its own SSH exec channel (no shell prompt, no echo) and return the channel."""
+    channel = transport.open_session(timeout=timeout)
+    channel.settimeout(timeout)
+    channel.exec_command(command)
+    return channel
+
+
+def exec_read(channel: Any, timeout: float, until: str | None = None) -> tuple[int | None, str]:
+    """Read a channel's stdout and stderr until the command exits (-> its exit status) or, with `until`,
+    until that text appears (-> None, the command still runs). TimeoutError after `timeout` seconds."""
+    out: list[bytes] = []
+    err: list[bytes] = []
+    deadline = time.monotonic() + timeout
+    while True:
+        busy = False
+        while channel.recv_ready():
+            out.append(channel.recv(65536))
+            busy = True
+        while channel.recv_stderr_ready():
+            err.append(channel.recv_stderr(65536))
+            busy = True
+        if until is not None and until in b"".join(out + err).decode(errors="replace"):
+            return None, b"".join(out + err).decode(errors="replace")
+        if channel.exit_status_ready() and not channel.recv_ready() and not channel.recv_stderr_ready():
+            status = channel.recv_exit_status()
+            channel.close()
+            return status, b"".join(out + err).decode(errors="replace")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no {'output' if until else 'exit'} within {timeout:g} s")
+        if not busy:
+            time.sleep(EXEC_POLL_S)
+
+
+def exec_many(transport: Any, commands: list[str], timeout: float = 60.0) -> dict[str, str]:
+    """Each command on its own exec channel, all started before any is read, so they run at the same time;
+    command -> stdout followed by stderr (what a terminal would show)."""
+    channels = {cmd: exec_start(transport, cmd, timeout) for cmd in commands}
+    return {cmd: exec_read(channel, timeout)[1] for cmd, channel in channels.items()}
+
+
+# ---------------------------------------------------------------- a plain SSH connection for exec channels
+
+SSH_EXEC = "nr_run_ssh"
+
+
+class _AcceptUnknown:
+    """Host-key policy of --insecure / the lab: accept a key that is not known, without saving it."""
+
+    def missing_host_key(self, client: Any, hostname: str, key: Any) -> None:
+        return None
+
+
+class SshExec:
+    """Nornir connection plugin: an SSH client used only for exec channels. Opening it is one SSH handshake:
+    no interactive shell, no prompt detection and no buffer clearing (netmiko's session preparation sleeps
+    ~0.3 s per host for those). Host keys are checked against ~/.ssh/known_hosts unless extras
+    `ssh_strict` is false. `.connection` (what Nornir's get_connection returns) is the paramiko SSHClient."""
+
+    def open(self, hostname: str | None, username: str | None, password: str | None, port: int | None,
+             platform: str | None, extras: dict[str, Any] | None = None, configuration: Any = None) -> None:
+        import paramiko
+
+        extras = extras or {}
+        client = paramiko.SSHClient()
+        if extras.get("ssh_strict", True):
+            client.load_system_host_keys()
+            client.set_missing_host_key_policy(paramiko.RejectPolicy())
+        else:
+            client.set_missing_host_key_policy(_AcceptUnknown())
+        timeout = float(extras.get("timeout", 30))
+        client.connect(hostname or "", port=port or 22, username=username, password=password, timeout=timeout,
+                       banner_timeout=timeout, auth_timeout=timeout, look_for_keys=False, allow_agent=False)
+        self.connection = client
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+def register_ssh_exec() -> None:
+    """Make the plugin known to Nornir (also declared as an entry point, for a user's own InitNornir)."""
+    from nornir.core.plugins.connections import ConnectionPluginRegister
+
+    if ConnectionPluginRegister.available.get(SSH_EXEC) is None:
+        ConnectionPluginRegister.register(SSH_EXEC, SshExec)
+
+
+def secure_ssh_exec(host: Host, insecure: bool) -> None:
+    set_options(host, SSH_EXEC, extras={"ssh_strict": not insecure})
+
+
+def ssh_exec_lab_overlay(host: Host, endpoint: Mapping[str, Any]) -> None:
+    """A twin endpoint: its port, no host-key check (the twin's keys are per lab)."""
+    set_options(host, SSH_EXEC, port=int(endpoint["port"]), extras={"ssh_strict": False})

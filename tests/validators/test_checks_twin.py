@@ -157,7 +157,8 @@ def test_measurement_window_comes_from_the_options(twin):
     waited: list[float] = []
     report = run_checks(twin.nr, FABRIC, ["counters", "rdma"],
                         {"counters": {"interval_s": "0.3"}, "rdma": {"bandwidth": False}}, sleep=waited.append)
-    # one counter resample after the configured window; no bandwidth test, so no server wait
-    assert waited == [0.3]
+    # one counter resample once the configured window has passed since the first samples (taken during
+    # collection, so part of it is already gone); no bandwidth test, so no server wait
+    assert len(waited) == 1 and 0 < waited[0] <= 0.3
     assert report.passed, show(report)
     assert all("ping" in f.expected for f in report.findings if f.check == "rdma")

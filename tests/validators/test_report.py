@@ -28,7 +28,8 @@ def test_report_schema_and_determinism():
     b = report_for(healthy_states(FABRIC)).to_dict()
     assert json.dumps(a, sort_keys=False) == json.dumps(b, sort_keys=False)
     assert a["schema"] == SCHEMA and a["passed"] is True
-    assert list(a) == ["schema", "site", "passed", "checks", "summary", "findings", "collection_errors", "rdma"]
+    assert list(a) == ["schema", "site", "passed", "checks", "summary", "findings", "collection_errors", "port_counters",
+                       "rdma"]
     assert a["summary"]["failed"] == 0 and a["summary"]["passed"] == a["summary"]["findings"] > 100
     assert set(a["findings"][0]) == {"check", "device", "target", "expected", "observed", "passed", "severity", "hint",
                                      "port", "peer_device", "peer_port"}

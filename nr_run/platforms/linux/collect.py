@@ -1,6 +1,8 @@
 """Linux GPU server collector: RoCE NIC state and the RDMA probe commands/parsers.
 
-Commands run over the host's netmiko connection (device_type linux). Output formats:
+Commands run on SSH exec channels of the host's plain SSH connection (nr_run_ssh: one handshake, no shell),
+several at once and without netmiko's prompt-matching read loop.
+Output formats:
   ip -j addr show                  iproute2 JSON: [{ifname, mtu, operstate, addr_info[{family, local, prefixlen}]}]
   dcb -j pfc show dev X            iproute2 dcb JSON: {"pfc_cap", "macsec_bypass", "delay", "prio_pfc": [...]}
                                    (dcb_pfc.c prints prio_pfc with dcb_print_named_array -> array of on/off
@@ -22,19 +24,26 @@ from typing import Any
 from nr_run.intent.models import DeviceIntent
 from nr_run.platforms.collector import FunctionCollector
 from nr_run.platforms.state import DeviceState, NicState
-from nr_run.platforms.transport import drop_connection
+from nr_run.platforms.transport import (
+    SSH_EXEC,
+    drop_connection,
+    exec_many,
+    exec_read,
+    exec_start,
+    ssh_transport,
+)
 
 Runner = Callable[[list[str]], dict[str, Any]]
 
 
 def runner(task: Any) -> Runner:
-    conn = task.host.get_connection("netmiko", task.nornir.config)
+    conn = task.host.get_connection(SSH_EXEC, task.nornir.config)
 
     def run(cmds: list[str]) -> dict[str, Any]:
         try:
-            return {cmd: conn.send_command(cmd, read_timeout=60) for cmd in cmds}
+            return exec_many(ssh_transport(conn), list(cmds), timeout=60)
         except Exception:
-            drop_connection(task, "netmiko")
+            drop_connection(task, SSH_EXEC)
             raise
 
     return run
@@ -165,24 +174,43 @@ def rdma_device_map(text: str) -> dict[str, str]:
     return out
 
 
-def start_command(task: Any, command: str) -> None:
-    """Start a blocking command (perftest server) on the host's session without waiting for the prompt."""
-    conn = task.host.get_connection("netmiko", task.nornir.config)
+# perftest servers print this once they listen (perftest_communication.c)
+LISTENING = "Waiting for client to connect"
+
+
+def start_command(task: Any, command: str) -> Any:
+    """Start a long-running command (a perftest server) on its own exec channel; returns its handle."""
+    conn = task.host.get_connection(SSH_EXEC, task.nornir.config)
     try:
-        conn.write_channel(command + conn.RETURN)
+        return exec_start(ssh_transport(conn), command, timeout=60)
     except Exception:
-        drop_connection(task, "netmiko")
+        drop_connection(task, SSH_EXEC)
         raise
 
 
-def finish_command(task: Any, timeout: float = 30.0) -> str:
+def wait_ready(handle: Any, timeout: float) -> bool:
+    """Wait until the server says it listens (at most `timeout` s); False if it did not say so in time."""
+    try:
+        status, text = exec_read_peek(handle, timeout)
+    except TimeoutError:
+        return False
+    return status is None or LISTENING in text
+
+
+def finish_command(task: Any, handle: Any, timeout: float = 30.0) -> str:
     """Wait for the command started by start_command to end; returns what it printed."""
-    conn = task.host.get_connection("netmiko", task.nornir.config)
     try:
-        return conn.read_until_prompt(read_timeout=timeout)
+        return getattr(handle, "nr_run_seen", "") + exec_read(handle, timeout)[1]
     except Exception:
-        drop_connection(task, "netmiko")
+        drop_connection(task, SSH_EXEC)
         raise
+
+
+def exec_read_peek(handle: Any, timeout: float) -> tuple[int | None, str]:
+    """Read until the listening banner (kept on the handle for finish_command) or the command's exit."""
+    status, text = exec_read(handle, timeout, until=LISTENING)
+    handle.nr_run_seen = text
+    return status, text
 
 
 class LinuxCollector(FunctionCollector):
@@ -211,11 +239,14 @@ class LinuxCollector(FunctionCollector):
     def parse_bw(self, text: str) -> tuple[float | None, str]:
         return parse_ib_write_bw(text)
 
-    def start_command(self, task: Any, command: str) -> None:
-        start_command(task, command)
+    def start_command(self, task: Any, command: str) -> Any:
+        return start_command(task, command)
 
-    def finish_command(self, task: Any, timeout: float) -> str:
-        return finish_command(task, timeout)
+    def wait_ready(self, handle: Any, timeout: float) -> bool:
+        return wait_ready(handle, timeout)
+
+    def finish_command(self, task: Any, handle: Any, timeout: float) -> str:
+        return finish_command(task, handle, timeout)
 
 
 collector = LinuxCollector(runner, section_commands, apply_section)

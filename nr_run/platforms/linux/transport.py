@@ -1,4 +1,5 @@
-"""GPU servers over SSH (netmiko `linux`): host keys checked unless --insecure."""
+"""GPU servers over SSH: commands on exec channels of a plain SSH connection (nr_run_ssh), netmiko `linux` kept
+configured for a user's own tasks; host keys checked unless --insecure."""
 
 from __future__ import annotations
 
@@ -7,7 +8,15 @@ from typing import Any
 
 from nornir.core.inventory import Host
 
-from nr_run.platforms.transport import netmiko_lab_overlay, secure_netmiko
+from nr_run.platforms.transport import (
+    netmiko_lab_overlay,
+    register_ssh_exec,
+    secure_netmiko,
+    secure_ssh_exec,
+    ssh_exec_lab_overlay,
+)
+
+register_ssh_exec()
 
 
 class LinuxTransport:
@@ -17,6 +26,8 @@ class LinuxTransport:
 
     def secure(self, host: Host, insecure: bool) -> None:
         secure_netmiko(host, insecure)
+        secure_ssh_exec(host, insecure)
 
     def lab_overlay(self, host: Host, endpoint: Mapping[str, Any]) -> None:
         netmiko_lab_overlay(host, endpoint)
+        ssh_exec_lab_overlay(host, endpoint)

@@ -35,7 +35,7 @@ from nr_run.platforms.state import (
     WatchdogState,
     as_int,
 )
-from nr_run.platforms.transport import drop_connection
+from nr_run.platforms.transport import drop_connection, exec_many, ssh_transport
 
 RUNNING = "show runningconfiguration all"
 BGP = "vtysh -c 'show ip bgp summary json'"
@@ -66,15 +66,44 @@ def parse_table(text: str, first_header: str | None = None) -> list[dict[str, st
     return parse(text, first_header)
 
 
+def _texts(device: Any, cmds: list[str]) -> dict[str, Any]:
+    """Every command at once on exec channels of the driver's SSH session (no shell prompt read loop); the
+    driver's cli() when it has no SSH transport. A command that raises is left out (None)."""
+    transport = ssh_transport(getattr(device, "device", None))
+    if transport is not None:
+        try:
+            return exec_many(transport, cmds, timeout=float(getattr(device, "timeout", 60) or 60))
+        except Exception as exc:          # paramiko's SSHException: the session is gone
+            if type(exc).__module__.startswith("paramiko"):
+                raise OSError(str(exc)) from exc
+            raise
+    out: dict[str, Any] = {}
+    for cmd in cmds:
+        try:
+            out[cmd] = device.cli([cmd])[cmd]
+        except (OSError, EOFError):
+            raise
+        except Exception as exc:
+            out[cmd] = exc
+    return out
+
+
 def runner(task: Any) -> Runner:
     """Run commands over the host's NAPALM sonic connection; optional commands may fail."""
     device = task.host.get_connection("napalm", task.nornir.config)
 
     def run(cmds: list[str]) -> dict[str, Any]:
         out: dict[str, Any] = {}
+        try:
+            texts = _texts(device, list(cmds))
+        except (OSError, EOFError, TimeoutError) as exc:     # dead session: reopen on the next run
+            drop_connection(task, "napalm")
+            raise RuntimeError(f"session lost ({exc})") from exc
         for cmd in cmds:
             try:
-                text = device.cli([cmd])[cmd]
+                text = texts[cmd]
+                if isinstance(text, Exception):
+                    raise text
             except (OSError, EOFError) as exc:     # dead session: reopen on the next run
                 drop_connection(task, "napalm")
                 raise RuntimeError(f"{cmd!r}: session lost ({exc})") from exc

@@ -1,0 +1,107 @@
+"""`check` against the twin with added device latency: measured wall time / its bound.
+
+bound = device calls x latency / workers + the measurement windows the checks declare (the counter
+interval, and the RDMA bandwidth seconds per round of pairs that can run together). Calls: benchmarks/twin_calls.py
+(the eAPI requests the twin delays). Target: ratio <= 2 at 50 ms on dc1 and on a 136-device generated site.
+
+Usage: .venv/bin/python benchmarks/bench_check.py [--site dc1|gen136] [--latency-ms 50] [--workers 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.twin_calls import latency_calls  # noqa: E402
+from nr_run.lab.twin.lab import lab_down, lab_fault, lab_status, lab_up  # noqa: E402
+from nr_run.platforms.site import load_site  # noqa: E402
+from nr_run.runbooks.check import run_checks  # noqa: E402
+from nr_run.runbooks.inventory import init_nornir  # noqa: E402
+from nr_run.runbooks.render import render_device  # noqa: E402
+from nr_run.validators.probes import CounterResample, RdmaPairs, bandwidth_rounds  # noqa: E402
+from nr_run.validators.rdma import plan_pairs  # noqa: E402
+from tests.conftest import DC1  # noqa: E402
+from tests.sitegen import generate_site  # noqa: E402
+
+
+def _deploy_all(nr, intent) -> None:
+    """Every switch on its rendered config (NAPALM replace, through the product's own connections)."""
+    from nornir.core.task import Result, Task
+
+    def push(task: Task) -> Result:
+        from nr_run.platforms import registry
+
+        conn = registry.get(task.host.platform or "").transport.deploy_connection
+        device = task.host.get_connection(conn, task.nornir.config)
+        device.load_replace_candidate(config=render_device(intent.devices[task.host.name], intent))
+        device.commit_config()
+        return Result(host=task.host)
+
+    switches = {d.name for d in intent.switches()}
+    res = nr.filter(filter_func=lambda h: h.name in switches).run(task=push)
+    failed = [h for h, r in res.items() if r.failed]
+    if failed:
+        raise SystemExit(f"deploy failed on {failed}: {res[failed[0]][0].exception}")
+
+
+def declared_windows(intent) -> float:
+    counters = CounterResample(2.0).interval_s
+    rdma = RdmaPairs()
+    pairs = plan_pairs(intent, rdma.pattern, rdma.max_pairs)
+    rounds = len(bandwidth_rounds(pairs))
+    return counters + rdma.seconds * rounds
+
+
+def bench(site_dir: Path, latency_ms: int, workers: int) -> dict:
+    intent, _ = load_site(site_dir)
+    assert intent is not None
+    with tempfile.TemporaryDirectory() as sd:
+        state = Path(sd)
+        lab_up(site_dir, state, base_port=0)
+        try:
+            addresses = lab_status(state)["addresses"]
+            inv = site_dir.parent
+            nr = init_nornir(intent.site, inv, workers=workers, lab=True, address_map=addresses)
+            _deploy_all(nr, intent)
+            nr.close_connections()
+            lab_fault(state, "latency", ms=latency_ms)
+            nr = init_nornir(intent.site, inv, workers=workers, lab=True, address_map=addresses)
+            since = time.time()
+            t0 = time.perf_counter()
+            report = run_checks(nr, intent)
+            t_checks = time.perf_counter() - t0
+            nr.close_connections()
+            elapsed = time.perf_counter() - t0
+            calls = sum(latency_calls(state, since).values())
+        finally:
+            lab_down(state)
+    windows = declared_windows(intent)
+    bound = calls * latency_ms / 1000 / workers + windows
+    return {"site": intent.site, "devices": len(intent.devices), "calls": calls, "windows_s": windows,
+            "checks_s": t_checks, "measured_s": elapsed, "bound_s": bound, "ratio": elapsed / bound,
+            "passed": report.passed, "failed": report.summary()["failed"]}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--site", default="dc1", choices=["dc1", "gen136"])
+    ap.add_argument("--latency-ms", type=int, default=50)
+    ap.add_argument("--workers", type=int, default=20)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        site = DC1 if args.site == "dc1" else generate_site(Path(tmp), rtsw=64, ctsw=8, nics=8, site="gen136")
+        r = bench(site, args.latency_ms, args.workers)
+    print(f"check {r['site']}: {r['devices']} devices, {r['calls']} device calls at {args.latency_ms} ms, "
+          f"{args.workers} workers, windows {r['windows_s']:.1f} s -> measured {r['measured_s']:.2f} s "
+          f"(checks {r['checks_s']:.2f} s, close {r['measured_s'] - r['checks_s']:.2f} s), bound {r['bound_s']:.2f} s, "
+          f"ratio {r['ratio']:.2f} (target <= 2.0); checks passed={r['passed']} failed={r['failed']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
