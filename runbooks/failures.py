@@ -26,10 +26,14 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
 
 def _clean(text: str) -> str:
     """One line: a trailing traceback cut; a long help text (netmiko's "Common causes...") cut to its first
-    line; whitespace collapsed."""
+    line, or to the first line and the reason a click-based CLI (SONiC's `config`) prints as "Error: ...";
+    whitespace collapsed."""
     text = text.split("Traceback (most recent call last)")[0]
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    if len(lines) > 3:
+    reason = next((ln[len("Error:"):].strip() for ln in lines[1:] if ln.startswith("Error:")), "")
+    if reason and len(lines) > 2:
+        lines = [lines[0].rstrip(" :") + ":", reason]
+    elif len(lines) > 3:
         lines = lines[:1]
     return " ".join(" ".join(lines).split()).strip(" :")
 

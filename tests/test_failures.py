@@ -89,3 +89,12 @@ def test_unknown_gpu_host_key_is_refused_and_named(twin, tmp_path, monkeypatch):
     report = run_checks(nr, intent, ["host"])
     nr.close_connections()
     assert "not found in known_hosts" in report.collection_errors["gpu1"]["nics"]
+
+
+def test_a_sonic_refusal_keeps_the_reason_its_cli_prints_last():
+    stderr = ("Failed to apply patch due to: Failed to apply patch on the following scopes:\n"
+              "- localhost: Given patch is not valid\nUsage: config apply-patch [OPTIONS] PATCH_FILE_PATH\n"
+              "Try \"config apply-patch -h\" for help.\n\nError: Given patch is not valid\n")
+    assert cause(RuntimeError("commit refused: " + stderr)) == (
+        "commit refused: Failed to apply patch due to: Failed to apply patch on the following scopes: "
+        "Given patch is not valid")

@@ -99,17 +99,17 @@ def test_buffer_pool_change_is_a_drained_apply(deployed_twin, tmp_path, capsys):
 def test_gcu_refusal_mid_rollout_rolls_the_stage_back(deployed_twin, tmp_path, capsys):
     inv = _site(tmp_path, _ecn_and_watchdog)
     before = deployed_twin.snapshot()
-    deployed_twin.fault("commit_rejected", device="rtsw3")
+    deployed_twin.fault("commit_rejected", device="rtsw4")
     rc, report = run_json(deployed_twin, capsys, "deploy", "--inventory-dir", str(inv), "--commit", "--yes",
                           "--batch", "2", "--confirm-timeout", "60")
     assert rc == 1
     states = {d["device"]: d["state"] for d in report["devices"]}
-    stage = next(s for s in report["stages"] if "rtsw3" in s["devices"])
+    stage = next(s for s in report["stages"] if "rtsw4" in s["devices"])
     assert len(stage["devices"]) == 2 and report["stopped_at"] == stage["name"]
-    assert states["rtsw3"] == "failed"
-    mate = next(h for h in stage["devices"] if h != "rtsw3")
+    assert states["rtsw4"] == "failed"
+    mate = next(h for h in stage["devices"] if h != "rtsw4")
     assert states[mate] == "rolled back"           # committed in the same stage, then reverted
-    detail = next(d["detail"] for d in report["devices"] if d["device"] == "rtsw3")
+    detail = next(d["detail"] for d in report["devices"] if d["device"] == "rtsw4")
     assert "configuration rejected" in detail
     for host in stage["devices"]:
         assert deployed_twin.running(host) == before[host], host          # the whole stage is back
