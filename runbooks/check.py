@@ -66,7 +66,9 @@ def collect_state(task: Task, fabric: FabricIntent, sections_by_host: Mapping[st
     try:
         run = runner_for(task, intent)
     except Exception as exc:
-        state.errors = {s: f"connection failed: {type(exc).__name__}: {exc}" for s in wanted}
+        # name the address: a lab host the twin does not serve resolves nowhere, and the name says why
+        where = f"{task.host.hostname}:{task.host.port}" if task.host.port else str(task.host.hostname)
+        state.errors = {s: f"connection to {where} failed: {type(exc).__name__}: {exc}" for s in wanted}
         return Result(host=task.host, result=state)
     collect_sections(run, intent, wanted, state)
     return Result(host=task.host, result=state)
