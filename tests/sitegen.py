@@ -37,6 +37,8 @@ def generate_site(path: Path, rtsw: int = 512, ctsw: int = 16, nics: int = 8, so
     hw["gpu"] = gpu
     del hw["gpu-2nic"]
     fabric["cabling"]["overrides"] = []
+    # one management network holding every generated address (172.16-19.x) and its gateway
+    fabric["management"] = {"prefix_length": 14, "gateway": "172.19.255.254"}
     hosts: dict[str, dict] = {}
     for i in range(1, ctsw + 1):
         hosts[f"ctsw{i}"] = {"hostname": f"172.16.0.{i}", "groups": ["ctsw", "eos"],

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, emit_json
-from nr_run.intent.errors import Finding
+from nr_run.intent.errors import Finding, InventoryError
 
 
 def load_intent(args: argparse.Namespace, console: Console):
@@ -86,6 +86,8 @@ def render(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else RunRecords(args.artifacts, args.site, "render").dir / "configs"
     try:
         configs = {n: render_device(intent.devices[n], intent) for n in names}
+    except InventoryError:  # a value the render guard refuses: invalid input, exit 3 (cli.main)
+        raise
     except Exception as exc:  # a template bug must name the device
         console.print(f"[red]render failed[/]: {exc}")
         return EXIT_FAIL
