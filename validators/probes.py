@@ -24,7 +24,7 @@ from nr_run.intent.models import FabricIntent
 from nr_run.platforms.state import DeviceState, RdmaProbe
 from nr_run.validators.base import Finding
 from nr_run.validators.collect import collect_sections, collector_for, runner_for
-from nr_run.validators.rdma import Pair, plan_pairs
+from nr_run.validators.rdma import Pair, ping_size, plan_pairs
 
 Sleep = Callable[[float], None]
 
@@ -122,7 +122,6 @@ def roce_dscp(fabric: FabricIntent, device: str) -> int:
 def rdma_ping(task: Task, fabric: FabricIntent, pairs: list[Pair]) -> Result:
     """Jumbo DF ping at the RoCE DSCP from this server's NICs to their planned destinations."""
     intent = fabric.devices[task.host.name]
-    nic = {n.name: n for n in intent.nics}
     ep = _endpoint(fabric, intent.name)
     run = runner_for(task, intent)
     probes = []
@@ -130,7 +129,7 @@ def rdma_ping(task: Task, fabric: FabricIntent, pairs: list[Pair]) -> Result:
         if p.src_device != intent.name:
             continue
         probe = RdmaProbe(p.src_device, p.src_nic, p.dst_device, p.dst_nic, p.dst_ip)
-        cmd = ep.ping_command(p.src_ip, p.dst_ip, nic[p.src_nic].mtu, roce_dscp(fabric, intent.name))
+        cmd = ep.ping_command(p.src_ip, p.dst_ip, ping_size(fabric, p), roce_dscp(fabric, intent.name))
         try:
             probe.ping_ok, probe.ping_loss_pct, probe.ping_detail = ep.parse_ping(run([cmd])[cmd])
         except Exception as exc:
@@ -160,7 +159,7 @@ class RdmaPairs:
     """Per planned NIC pair: jumbo DF ping at the RoCE DSCP, then (if `bandwidth`) an RDMA write test of
     `seconds`, one pair at a time, the server given `server_wait_s` to listen."""
 
-    pattern: str = "ring"
+    pattern: str = "auto"
     max_pairs: int = 64
     bandwidth: bool = True
     seconds: int = 2
@@ -197,9 +196,11 @@ class RdmaPairs:
             r = res.get(server)
             devmap[server] = ep.rdma_device_map(r.result if r is not None and not r.failed else "")
         port = self.base_port
+        ping_only = {(p.src_device, p.src_nic, p.dst_device, p.dst_nic)
+                     for p in plan_pairs(fabric, self.pattern, self.max_pairs) if not p.bandwidth}
         for name in sorted(states):
             for probe in states[name].rdma:
-                if not probe.ping_ok:
+                if not probe.ping_ok or (probe.src_device, probe.src_nic, probe.dst_device, probe.dst_nic) in ping_only:
                     continue
                 dscp = roce_dscp(fabric, probe.src_device)
                 try:

@@ -557,7 +557,12 @@ class _Compiler:
                             mgmt_address=host.mgmt, mgmt_prefix=self.mgmt(host)[0],
                             mgmt_gateway=self.mgmt(host)[1], model=host.hw.model,
                             hardware=_hardware(host.hw, host.data.hardware), su=host.data.su, index=host.data.index,
-                            roce=roce, nics=nics)
+                            roce=roce, nics=nics, rails=_rail_ports(host.hw))
+
+
+def _rail_ports(hw: Hardware) -> list[str]:
+    first = hw.downlinks.from_ if hw.downlinks else 0
+    return [hw.port(first + k) for k in range(rail_count(hw))]
 
 
 def _link(lk: RawLink, hosts: dict[str, Host]) -> Link:
