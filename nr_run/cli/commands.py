@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, emit_json
@@ -34,7 +35,9 @@ def print_findings(findings: list[Finding], console: Console) -> None:
         table.add_column(col)
     for f in findings:
         style = "red" if f.severity == "error" else "yellow"
-        table.add_row(f"[{style}]{f.severity}[/]", f.rule, f.file, f.host or "-", f.field or "-", f.message)
+        # inventory text is not rich markup: a pattern like "[/_-]" in a message must print as written
+        table.add_row(f"[{style}]{f.severity}[/]", *(escape(v) for v in (f.rule, f.file, f.host or "-",
+                                                                         f.field or "-", f.message)))
     console.print(table)
 
 

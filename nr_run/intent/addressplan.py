@@ -51,7 +51,7 @@ def _overlaps(intent: FabricIntent, fabric: FabricFile, ff: str, hf: str) -> lis
     return out
 
 
-def _unique(intent: FabricIntent, ff: str, hf: str) -> list[Finding]:
+def _unique(intent: FabricIntent, fabric: FabricFile, ff: str, hf: str) -> list[Finding]:
     """Every address once; pairs of the same kind (management, loopback) have their own duplicate rules."""
     out: list[Finding] = []
     owner: dict[str, tuple[str, str, str]] = {}     # ip -> (kind, device, what)
@@ -66,6 +66,8 @@ def _unique(intent: FabricIntent, ff: str, hf: str) -> list[Finding]:
         out.append(Finding("error", "duplicate-address", file, device, fld,
                            f"{ip} of {device} {what} is also the address of {first[1]} {first[2]}"))
 
+    if fabric.management.gateway is not None:
+        owner[str(fabric.management.gateway)] = ("gateway", "the management gateway", "(management.gateway)")
     for name, dev in sorted(intent.devices.items()):
         claim(dev.mgmt_address, "mgmt", name, "management", hf, "hostname")
         if dev.loopback:
@@ -107,5 +109,5 @@ def _inside(intent: FabricIntent, fabric: FabricFile, ff: str) -> list[Finding]:
 def check_address_plan(intent: FabricIntent, fabric: FabricFile, fabric_file: str,
                        hosts_file: str) -> list[Finding]:
     """Every address-plan finding of the site (errors only; an empty list proves the plan)."""
-    return (_overlaps(intent, fabric, fabric_file, hosts_file) + _unique(intent, fabric_file, hosts_file)
+    return (_overlaps(intent, fabric, fabric_file, hosts_file) + _unique(intent, fabric, fabric_file, hosts_file)
             + _inside(intent, fabric, fabric_file))

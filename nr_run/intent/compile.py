@@ -93,7 +93,15 @@ def _schema_findings(exc: ValidationError, file: str, host: str, prefix: str) ->
     """One finding per problem; a misspelled key (unknown key + a missing one beside it) is one finding."""
     errors = exc.errors(include_url=False)
     missing = {_loc(e) for e in errors if e["type"] == "missing"}
-    paired: set[tuple[str, ...]] = set()
+    meant: dict[tuple[str, ...], str] = {}        # unknown key -> the missing key beside it that it resembles
+    for err in errors:
+        loc = _loc(err)
+        if err["type"] == "extra_forbidden" and loc:
+            free = [m[-1] for m in missing if m[:-1] == loc[:-1] and m[-1] not in meant.values()]
+            close = difflib.get_close_matches(loc[-1], free, n=1)
+            if close:
+                meant[loc] = close[0]
+    paired = {loc[:-1] + (key,) for loc, key in meant.items()}
     out = []
     for err in errors:
         loc = _loc(err)
@@ -101,13 +109,8 @@ def _schema_findings(exc: ValidationError, file: str, host: str, prefix: str) ->
         if err["type"] == "missing" and loc in paired:
             continue
         if err["type"] == "extra_forbidden":
-            twins = sorted(m for m in missing if m[:-1] == loc[:-1] and m not in paired)
-            close = difflib.get_close_matches(loc[-1], [m[-1] for m in twins], n=1) if twins else []
-            if close:
-                paired.add(loc[:-1] + (close[0],))
-                out.append(Finding("error", "schema", file, host, field, f"unknown key (did you mean {close[0]!r}?)"))
-                continue
-            out.append(Finding("error", "schema", file, host, field, "unknown key"))
+            hint = f" (did you mean {meant[loc]!r}?)" if loc in meant else ""
+            out.append(Finding("error", "schema", file, host, field, "unknown key" + hint))
             continue
         out.append(Finding("error", "schema", file, host, field, printable(err["msg"])))
     return out
@@ -136,8 +139,10 @@ def _parse(source: SiteSource) -> tuple[FabricFile | None, dict[str, Host], list
     findings = list(source.findings)
     fabric_file, hosts_file = source.file(FABRIC), source.file(HOSTS)
     fabric: FabricFile | None = None
+    unreadable = any(f.file == fabric_file and not f.field for f in source.findings)
     try:
-        fabric = FabricFile.model_validate(source.fabric)
+        if not unreadable:      # a file that did not load has its one finding, not one per missing key
+            fabric = FabricFile.model_validate(source.fabric)
     except ValidationError as exc:
         findings += _schema_findings(exc, fabric_file, "", "")
     hosts: dict[str, Host] = {}
