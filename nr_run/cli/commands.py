@@ -68,9 +68,12 @@ def select_switches(intent, hosts: str | None, role: str | None) -> list[str]:
     if servers:
         raise UsageError(f"not a switch: {', '.join(servers)}")
     try:
-        return [d.name for d in rendered(intent, wanted, role)]
+        names = [d.name for d in rendered(intent, wanted, role)]
     except ValueError as exc:  # unknown host names
         raise UsageError(str(exc)) from exc
+    if not names:
+        raise UsageError("--hosts/--role select no switch")
+    return names
 
 
 def render(args: argparse.Namespace) -> int:
