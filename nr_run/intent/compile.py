@@ -387,8 +387,8 @@ class _Compiler:
             return None, None
         pools = self.fabric.pools.loopback
         pool = pools.ctsw if host.data.role == "ctsw" else pools.rtsw
-        asn = self.fabric.asn.ctsw if host.data.role == "ctsw" else self.fabric.asn.rtsw_base + host.ordinal
-        if asn > MAX_ASN:
+        asn: int | None = self.fabric.asn.ctsw if host.data.role == "ctsw" else self.fabric.asn.rtsw_base + host.ordinal
+        if asn is not None and asn > MAX_ASN:
             self.findings.append(Finding("error", "asn-range", self.fabric_file, host.name, "asn.rtsw_base",
                                          f"rtsw #{host.ordinal + 1} would get ASN {asn}, above {MAX_ASN}: lower "
                                          f"asn.rtsw_base to at most {MAX_ASN - host.ordinal}"))
