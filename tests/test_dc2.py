@@ -16,6 +16,7 @@ from nr_run.intent import compile_site
 from nr_run.platforms.site import load_site
 from nr_run.runbooks.render import render_site
 from tests.conftest import REPO
+from tests.render_property import assert_lines_come_from_templates
 from tests.site_twin import FAST_OPTIONS, site_twin
 from tests.test_sonic_yang import _validate
 
@@ -96,3 +97,8 @@ def test_deploy_commit_then_check_and_compliance_exit_0(dc2_twin, tmp_path, monk
     assert len(cells) == 48 and all(c["ping"] for c in cells)        # every NIC pair, per-host MTU 9000 too
     assert _cli(monkeypatch, dc2_twin, tmp_path, "compliance", "--json") == 0
     assert _cli(monkeypatch, dc2_twin, tmp_path, "deploy", "--json") == 0     # nothing pending after the commit
+
+
+@pytest.mark.parametrize("site", ["dc1", "dc2"])
+def test_every_rendered_line_comes_from_a_template_line(site):
+    assert assert_lines_come_from_templates(compile_site(REPO / "inventory" / site)) > 1000

@@ -62,20 +62,40 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 
 
 def _shape_problem(value: Any) -> str | None:
-    """Why the loaded document is too deep or too big to process (aliases counted as expanded), or None."""
-    budget = MAX_NODES
-    stack: list[tuple[Any, int]] = [(value, 0)]
+    """Why the loaded document is too deep, too big or recursive to process, or None.
+
+    Sizes count aliases as expanded (a "billion laughs" document is tiny on disk); each distinct container is
+    visited once (sizes and depths of shared ones are memoized), so the check is linear in the file.
+    """
+    size: dict[int, int] = {}
+    depth: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(value, False)]
     while stack:
-        item, depth = stack.pop()
-        budget -= 1
-        if budget < 0:
-            return f"more than {MAX_NODES} values (after expanding YAML aliases)"
-        if depth > MAX_DEPTH:
+        item, done = stack.pop()
+        if not isinstance(item, dict | list):
+            continue
+        key = id(item)
+        children = [v for pair in item.items() for v in pair] if isinstance(item, dict) else item
+        if done:
+            on_path.discard(key)
+            subs = [c for c in children if isinstance(c, dict | list)]
+            size[key] = 1 + len(children) - len(subs) + sum(size[id(c)] for c in subs)
+            depth[key] = 1 + max((depth[id(c)] for c in subs), default=0)
+            if size[key] > MAX_NODES:
+                return f"more than {MAX_NODES} values (after expanding YAML aliases)"
+            if depth[key] > MAX_DEPTH:
+                return f"nested deeper than {MAX_DEPTH} levels"
+            continue
+        if key in size:
+            continue
+        if key in on_path:
+            return "a value contains itself (recursive YAML alias)"
+        if len(on_path) > MAX_DEPTH:
             return f"nested deeper than {MAX_DEPTH} levels"
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for pair in item.items() for v in pair)
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
+        on_path.add(key)
+        stack.append((item, True))
+        stack.extend((c, False) for c in children if isinstance(c, dict | list) and id(c) not in size)
     return None
 
 
