@@ -200,3 +200,23 @@ def test_check_covers_every_nic_pair_by_default(site):
     assert len(pairs) == 48 and len({(p.src_device, p.src_nic, p.dst_device, p.dst_nic) for p in pairs}) == 48
     assert sum(p.bandwidth for p in pairs) == 8          # the bandwidth test runs on a ring
     assert isinstance(pairs[0], Pair) and AUTO_ALL_MAX_PAIRS >= 48
+
+
+def test_the_address_plan_proof_names_a_colliding_pair(site):
+    """The proof re-checks the compiled result, whatever computed it: a tampered address is named with its twin."""
+    from nr_run.intent.addressplan import check_address_plan
+    from nr_run.intent.schema import FabricFile
+
+    intent, _ = compiled(site)
+    assert intent is not None
+    fabric = FabricFile.model_validate(site.load("fabric.yaml"))
+    assert check_address_plan(intent, fabric, "fabric.yaml", "hosts.yaml") == []
+    rtsw2 = intent.devices["rtsw2"]
+    stolen = intent.devices["rtsw1"].interfaces[-1]
+    moved = rtsw2.interfaces[-1].model_copy(update={"ip": stolen.ip})
+    bad = intent.model_copy(update={"devices": {**intent.devices, "rtsw2": rtsw2.model_copy(
+        update={"interfaces": [*rtsw2.interfaces[:-1], moved]})}})
+    found = check_address_plan(bad, fabric, "fabric.yaml", "hosts.yaml")
+    assert {f.rule for f in found} == {"duplicate-address", "address-outside-pool"}
+    dup = next(f for f in found if f.rule == "duplicate-address")
+    assert dup.host == "rtsw2" and f"rtsw1 port {stolen.name}" in dup.message

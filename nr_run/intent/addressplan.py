@@ -103,6 +103,10 @@ def _inside(intent: FabricIntent, fabric: FabricFile, ff: str) -> list[Finding]:
                 need(itf.ip, p.fabric_p2p, name, f"port {itf.name}", "pools.fabric_p2p")
             elif block is not None and dev.role == "rtsw":
                 need(itf.ip, block, name, f"port {itf.name}", "pools.host_p2p")
+        for nic in dev.nics:
+            leaf = intent.devices.get(nic.peer_device)
+            leaf_block = ipaddress.IPv4Network(leaf.host_block) if leaf and leaf.host_block else p.host_p2p
+            need(nic.ip, leaf_block, name, f"NIC {nic.name}", "pools.host_p2p")
     return out
 
 
