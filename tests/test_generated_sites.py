@@ -12,6 +12,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 
 from tests.generated_property import check_generated_site, small_sites
@@ -21,6 +22,7 @@ SITES = 30
 OUTCOMES: Counter[str] = Counter()
 
 
+@pytest.mark.slow
 def test_generated_sites_are_refused_or_deploy_and_check_clean() -> None:
     OUTCOMES.clear()
     _sites()
