@@ -17,9 +17,12 @@ from nornir.core.task import Result, Task
 from nr_run.intent.models import DeviceIntent, FabricIntent
 from nr_run.platforms import registry
 from nr_run.platforms.base import ConfigBuilder
+from nr_run.platforms.guard import check_structured
 
 # a device name usable as a file name on its own: no separators, no leading dot, no "..", printable ASCII
-SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
+# names Windows and some tools treat as devices; refused even where the OS would allow them
+_RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
 
 
 def builder(device: DeviceIntent) -> ConfigBuilder | None:
@@ -35,9 +38,12 @@ def _builder_or_raise(device: DeviceIntent) -> ConfigBuilder:
 
 
 def render_device(intent: DeviceIntent, fabric: FabricIntent | None = None) -> str:
-    """Candidate config text of one device; ValueError for a device whose platform is not rendered."""
+    """Candidate config text of one device; ValueError for a device whose platform is not rendered,
+    InventoryError when a structured-config value could steer the output (nr_run.platforms.guard)."""
     config = _builder_or_raise(intent)
-    return config.render(config.structured_config(intent, fabric))
+    structured = config.structured_config(intent, fabric)
+    check_structured(structured, intent.name, fabric.fabric_file if fabric else "")
+    return config.render(structured)
 
 
 def render_config(task: Task, intent: DeviceIntent, fabric: FabricIntent | None = None) -> Result:
@@ -69,8 +75,10 @@ def render_site(fabric: FabricIntent, hosts: list[str] | None = None,
 
 def safe_filename(name: str, suffix: str) -> str:
     """``name + suffix`` when the device name is a plain file name (no folder, no leading dot), else ValueError."""
-    if not SAFE_NAME.match(name) or ".." in name:
+    if not SAFE_NAME.fullmatch(name) or ".." in name or name.split(".")[0].lower() in _RESERVED:
         raise ValueError(f"device name {name!r} is not a safe file name")
+    if not SAFE_NAME.fullmatch(name + suffix):
+        raise ValueError(f"file suffix {suffix!r} is not safe")
     return name + suffix
 
 
@@ -91,7 +99,8 @@ def write_configs(configs: dict[str, str], out_dir: Path, fabric: FabricIntent) 
     paths: dict[str, Path] = {}
     for name in sorted(configs):
         path = out / config_filename(fabric.devices[name])
-        if path.resolve().parent != folder:
+        # also refuses a symlink planted in the folder that points elsewhere
+        if path.resolve().parent != folder or path.is_symlink():
             raise ValueError(f"{name}: config file {path} would leave {out}")
         path.write_text(configs[name], encoding="utf-8")
         paths[name] = path

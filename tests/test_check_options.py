@@ -48,7 +48,7 @@ def test_measurement_windows_become_probes():
                                                      "rdma": {"seconds": 1, "server_wait_s": 0.05}})
     assert counters.probes() == [CounterResample(0.5)]
     [probe] = rdma.probes()
-    assert isinstance(probe, RdmaPairs) and (probe.seconds, probe.server_wait_s, probe.pattern) == (1, 0.05, "ring")
+    assert isinstance(probe, RdmaPairs) and (probe.seconds, probe.server_wait_s, probe.pattern) == (1, 0.05, "auto")
     # equal declarations are one probe run
     assert select(["counters"])[0].probes() == select(["counters"])[0].probes()
 

@@ -75,7 +75,11 @@ def test_sonic_asic_without_pool_sizes(site):
 
 
 def test_headroom_above_the_sonic_ingress_pool(site):
-    site.edit("fabric.yaml", lambda d: d["cabling"]["rules"][0].update(cable_length_m=500000))
+    def edit(d: dict) -> None:
+        d["cabling"]["rules"][0]["cable_length_m"] = 10000      # the longest cable the schema accepts
+        d["roce_profiles"]["roce"]["lossless_priorities"] = [3, 4]
+
+    site.edit("fabric.yaml", edit)
     found = findings_of(site, "headroom-exceeds-pool")
     assert sorted(f.host for f in found) == ["rtsw3", "rtsw4"]
     assert found[0].field == "hardware.sonic-rtsw" and "165660324" in found[0].message

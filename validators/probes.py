@@ -29,7 +29,7 @@ from nr_run.intent.models import FabricIntent
 from nr_run.platforms.state import DeviceState, RdmaProbe
 from nr_run.validators.base import Finding
 from nr_run.validators.collect import collect_sections, collector_for, runner_for
-from nr_run.validators.rdma import Pair, plan_pairs
+from nr_run.validators.rdma import Pair, ping_size, plan_pairs
 
 Sleep = Callable[[float], None]
 
@@ -135,11 +135,10 @@ def rdma_ping(task: Task, fabric: FabricIntent, pairs: list[Pair], with_devices:
     """Jumbo DF ping at the RoCE DSCP from this server's NICs to their planned destinations. With
     `with_devices`, the host's RDMA device list comes in the same batch (Result attribute `devices`)."""
     intent = fabric.devices[task.host.name]
-    nic = {n.name: n for n in intent.nics}
     ep = _endpoint(fabric, intent.name)
     run = runner_for(task, intent)
     mine = [p for p in pairs if p.src_device == intent.name]
-    cmds = [ep.ping_command(p.src_ip, p.dst_ip, nic[p.src_nic].mtu, roce_dscp(fabric, intent.name)) for p in mine]
+    cmds = [ep.ping_command(p.src_ip, p.dst_ip, ping_size(fabric, p), roce_dscp(fabric, intent.name)) for p in mine]
     extra = [ep.rdma_devices_command()] if with_devices else []
     try:
         outputs: dict[str, Any] | None = run(list(dict.fromkeys(cmds + extra)))   # all of this host's at once
@@ -223,9 +222,10 @@ def bandwidth_rounds(pairs: list[Pair]) -> list[list[Pair]]:
 @dataclass(frozen=True)
 class RdmaPairs:
     """Per planned NIC pair: jumbo DF ping at the RoCE DSCP, then (if `bandwidth`) an RDMA write test of
-    `seconds`, one pair at a time, the server given `server_wait_s` to listen."""
+    `seconds` on the pairs planned for bandwidth, in rounds of pairs that share no NIC, each server given up
+    to `server_wait_s` to listen."""
 
-    pattern: str = "ring"
+    pattern: str = "auto"
     max_pairs: int = 64
     bandwidth: bool = True
     seconds: int = 2
@@ -279,8 +279,10 @@ class RdmaPairs:
                 devmap[n] = eps[n].rdma_device_map(text)
         probes = {(p.src_device, p.src_nic, p.dst_device, p.dst_nic): p
                   for name in sorted(states) for p in states[name].rdma if p.ping_ok}
+        ping_only = {(p.src_device, p.src_nic, p.dst_device, p.dst_nic)
+                     for p in plan_pairs(fabric, self.pattern, self.max_pairs) if not p.bandwidth}
         pairs = [Pair(src_device=k[0], src_nic=k[1], src_ip="", dst_device=k[2], dst_nic=k[3], dst_ip=v.dst_ip)
-                 for k, v in probes.items()]
+                 for k, v in probes.items() if k not in ping_only]
         port = self.base_port
         for members in bandwidth_rounds(pairs):
             server_cmds: dict[str, list[str]] = {}

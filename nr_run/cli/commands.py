@@ -6,10 +6,11 @@ import argparse
 import contextlib
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, emit_json, gc_paused, make_console
-from nr_run.intent.errors import Finding
+from nr_run.intent.errors import Finding, InventoryError
 
 
 def load_intent(args: argparse.Namespace, console: Console):
@@ -48,7 +49,9 @@ def print_findings(findings: list[Finding], console: Console) -> None:
         table.add_column(col)
     for f in findings:
         style = "red" if f.severity == "error" else "yellow"
-        table.add_row(f"[{style}]{f.severity}[/]", f.rule, f.file, f.host or "-", f.field or "-", f.message)
+        # inventory text is not rich markup: a pattern like "[/_-]" in a message must print as written
+        table.add_row(f"[{style}]{f.severity}[/]", *(escape(v) for v in (f.rule, f.file, f.host or "-",
+                                                                         f.field or "-", f.message)))
     console.print(table)
 
 
@@ -109,6 +112,8 @@ def render(args: argparse.Namespace) -> int:
     try:
         with gc_paused(), status:
             configs = {n: render_device(intent.devices[n], intent) for n in names}
+    except InventoryError:  # a value the render guard refuses: invalid input, exit 3 (cli.main)
+        raise
     except Exception as exc:  # a template bug must name the device
         console.print(f"[red]render failed[/]: {exc}")
         return EXIT_FAIL

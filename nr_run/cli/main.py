@@ -9,27 +9,29 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
+from nr_run.cli import args as types
 from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, quiet_broken_pipe
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--site", required=True, help="site name (a folder under the inventory dir)")
+    p.add_argument("--site", required=True, type=types.site, help="site name (a folder under the inventory dir)")
     p.add_argument("--inventory-dir", default="inventory", help="folder holding <site>/ (default: inventory)")
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
-    p.add_argument("-v", "--verbose", action="store_true")
+    p.add_argument("-v", "--verbose", action="store_true", help="more detail")
     p.add_argument("-q", "--quiet", action="store_true", help="failures and the verdict only")
 
 
 def _device_io(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lab", action="store_true", help="talk to the embedded lab twin instead of the real devices")
-    p.add_argument("--workers", type=int, default=20, help="parallel device connections (default 20)")
+    p.add_argument("--workers", type=types.workers, default=20,
+                   help=f"parallel device connections, 1-{types.MAX_WORKERS} (default 20)")
     p.add_argument("--insecure", action="store_true",
                    help="disable TLS verification and SSH host-key checks (never the default)")
-    p.add_argument("--artifacts", default=".nr-run", help="artifacts folder (default .nr-run)")
+    p.add_argument("--artifacts", type=types.folder, default=".nr-run", help="artifacts folder (default .nr-run)")
 
 
 def _selection(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--hosts", help="comma-separated host names")
+    p.add_argument("--hosts", type=types.hosts, help="comma-separated host names")
     p.add_argument("--role", choices=["rtsw", "ctsw"], help="only this switch role")
 
 
@@ -51,8 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     ren = sub.add_parser("render", help="render one config per switch")
     _common(ren)
     _selection(ren)
-    ren.add_argument("--out", help="output folder (default: artifacts run folder)")
-    ren.add_argument("--artifacts", default=".nr-run", help="artifacts folder (default .nr-run)")
+    ren.add_argument("--out", type=types.folder, help="output folder (default: artifacts run folder)")
+    ren.add_argument("--artifacts", type=types.folder, default=".nr-run", help="artifacts folder (default .nr-run)")
 
     dep = sub.add_parser("deploy", help="dry-run diffs (default) or a staged commit with automatic rollback")
     _common(dep)
@@ -62,9 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
     dep.add_argument("--commit", action="store_true", help="commit (default is a dry run)")
     dep.add_argument("--yes", action="store_true", help="do not ask before committing (required without a TTY)")
     dep.add_argument("--replace", action="store_true", help="replace the whole config (default: merge)")
-    dep.add_argument("--canary", type=int, default=1, help="canary devices per role (default 1)")
+    dep.add_argument("--canary", type=types.canary, default=1, help="canary devices per role (default 1)")
     dep.add_argument("--batch", default="25%", help="batch size after the canary: N or P%% (default 25%%)")
-    dep.add_argument("--confirm-timeout", type=int, default=300, help="revert timer in seconds (default 300)")
+    low, high = types.CONFIRM_TIMEOUT_RANGE
+    dep.add_argument("--confirm-timeout", type=types.confirm_timeout, default=300,
+                     help=f"revert timer in seconds, {low}-{high} (default 300)")
     dep.add_argument("--show-diff", action="store_true",
                      help="print every diff in full (default: a summary; full diffs are in the artifacts)")
     dep.add_argument("--skip-checks", action="store_true", help="do not post-check stages (DANGEROUS)")
@@ -79,8 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     _common(com)
     _device_io(com)
     com.add_argument("--format", default="table", help="table,json,junit,md,html,prom")
-    com.add_argument("--out", help="report folder")
-    com.add_argument("--every", help="repeat every interval (e.g. 15m)")
+    com.add_argument("--out", type=types.folder, help="report folder")
+    com.add_argument("--every", type=types.every, help="repeat every interval, 10s to 7d (e.g. 15m)")
     _check_options(com)
 
     from nr_run.lab.twin.faults import help_text
@@ -90,10 +94,13 @@ def build_parser() -> argparse.ArgumentParser:
     lab.add_argument("action", choices=["up", "down", "status", "reset", "fault", "topology"],
                      help="reset: every device back to day 0, faults cleared; a running lab keeps running")
     _common(lab)
-    lab.add_argument("--latency-ms", type=int, default=0, help="added latency per device call")
+    lab.add_argument("--workers", type=types.workers, default=20, help=argparse.SUPPRESS)
+    lab.add_argument("--insecure", action="store_true", help=argparse.SUPPRESS)
+    lab.add_argument("--latency-ms", type=types.latency_ms, default=0, help="added latency per device call")
     lab.add_argument("--topology", help="up: the containerlab topology file to serve (default: generate the site's)")
-    lab.add_argument("--out", help="topology: output folder for <site>.clab.yml and <site>/ (default ./clab)")
-    lab.add_argument("--base-port", type=int, help="up: device i listens on BASE+i (default 16000, or free ports "
+    lab.add_argument("--out", type=types.folder,
+                     help="topology: output folder for <site>.clab.yml and <site>/ (default ./clab)")
+    lab.add_argument("--base-port", type=types.base_port, help="up: device i listens on BASE+i (default 16000, or free ports "
                      "when those are taken); a given BASE that is taken is refused")
     lab.add_argument("fault_args", nargs="*", help="for 'fault': KIND [key=value ...] (drift: lines='a;b') | clear [KIND]")
     return parser
@@ -135,6 +142,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.fault_args = [*args.fault_args, *extra]
         elif extra:
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        problem = types.check_site_folder(args.site, args.inventory_dir)
+        if problem:
+            parser.error(problem)
     except SystemExit as exc:  # argparse exits 2 on usage errors; DESIGN.md says 3
         return EXIT_INVALID if exc.code else EXIT_OK
     import logging
@@ -142,6 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # library warnings and tracebacks never reach the screen (Python's last-resort handler prints them);
     # a run that has a log file attaches it (RunRecords.capture_logging)
     logging.getLogger().addHandler(logging.NullHandler())
+    from nr_run.intent.errors import InventoryError
     from nr_run.platforms.policy import PolicyMissing
     from nr_run.platforms.registry import UnknownPlatform
     from nr_run.platforms.templates import TemplateMissing
@@ -152,7 +163,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         quiet_broken_pipe()
         return EXIT_OK
-    except (UsageError, CredentialsMissing, PolicyMissing, TemplateMissing, UnknownPlatform) as exc:
+    except (UsageError, CredentialsMissing, PolicyMissing, TemplateMissing, UnknownPlatform,
+            InventoryError) as exc:
         print(f"nr-run: {exc}", file=sys.stderr)
         return EXIT_INVALID
     except KeyboardInterrupt:   # a second Ctrl-C: device calls may still hold worker threads, do not wait

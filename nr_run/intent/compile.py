@@ -6,6 +6,7 @@ result does not depend on the order of hosts in hosts.yaml.
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 import math
 from dataclasses import dataclass
@@ -33,8 +34,10 @@ from nr_run.intent.models import (
     Scheduler,
     Watchdog,
 )
-from nr_run.intent.preflight import check_fabric
+from nr_run.intent.preflight import check_fabric, rail_count
 from nr_run.intent.schema import (
+    MAX_ASN,
+    SPEEDS,
     FabricFile,
     Hardware,
     HostData,
@@ -73,25 +76,73 @@ class RawLink:
 End = tuple[str, "RawLink", str, str]
 
 
-def _loc(error: ErrorDetails) -> str:
-    return ".".join(str(p) for p in error["loc"])
+_RULE_TAGS = {"leaf-spine", "rail"}
+
+
+def _loc(error: ErrorDetails) -> tuple[str, ...]:
+    # the discriminated cabling rule puts its tag into the path: cabling.rules.0.rail.speed -> cabling.rules.0.speed
+    return tuple(str(p) for p in error["loc"] if p not in _RULE_TAGS)
+
+
+def printable(text: str) -> str:
+    """`text` with every non-printable character escaped, so a message can never add or hide a line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _schema_findings(exc: ValidationError, file: str, host: str, prefix: str) -> list[Finding]:
+    """One finding per problem; a misspelled key (unknown key + a missing one beside it) is one finding."""
+    errors = exc.errors(include_url=False)
+    missing = {_loc(e) for e in errors if e["type"] == "missing"}
+    meant: dict[tuple[str, ...], str] = {}        # unknown key -> the missing key beside it that it resembles
+    for err in errors:
+        loc = _loc(err)
+        if err["type"] == "extra_forbidden" and loc:
+            free = [m[-1] for m in missing if m[:-1] == loc[:-1] and m[-1] not in meant.values()]
+            close = difflib.get_close_matches(loc[-1], free, n=1)
+            if close:
+                meant[loc] = close[0]
+    paired = {loc[:-1] + (key,) for loc, key in meant.items()}
     out = []
-    for err in exc.errors():
-        field = f"{prefix}{_loc(err)}" if err["loc"] else prefix.rstrip(".")
-        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
-        out.append(Finding("error", "schema", file, host, field, msg))
+    for err in errors:
+        loc = _loc(err)
+        field = prefix + ".".join(loc) if loc else prefix.rstrip(".")
+        if err["type"] == "missing" and loc in paired:
+            continue
+        if err["type"] == "extra_forbidden":
+            hint = f" (did you mean {meant[loc]!r}?)" if loc in meant else ""
+            out.append(Finding("error", "schema", file, host, field, "unknown key" + hint))
+            continue
+        out.append(Finding("error", "schema", file, host, field, printable(err["msg"])))
     return out
+
+
+def _mgmt_address(value: str, prefix_length: int) -> tuple[str | None, str]:
+    """The IPv4 management address in `hostname` ('a.b.c.d' or 'a.b.c.d/len' with the site's length), or
+    (None, why not)."""
+    try:
+        iface = ipaddress.IPv4Interface(value)
+    except ValueError:
+        return None, f"{printable(value)!r} is not an IPv4 address"
+    if "/" in value and iface.network.prefixlen not in (32, prefix_length):
+        return None, (f"{value} has prefix length /{iface.network.prefixlen}, the site's management network "
+                      f"is /{prefix_length} (management.prefix_length)")
+    ip = iface.ip
+    if ip.is_multicast or ip.is_loopback or ip.is_unspecified or ip.is_reserved or ip.is_link_local:
+        return None, f"{ip} cannot be a device's management address"
+    net = ipaddress.IPv4Network((ip, prefix_length), strict=False)
+    if ip in (net.network_address, net.broadcast_address):
+        return None, f"{ip} is the network or broadcast address of {net} (management.prefix_length)"
+    return str(ip), ""
 
 
 def _parse(source: SiteSource) -> tuple[FabricFile | None, dict[str, Host], list[Finding]]:
     findings = list(source.findings)
     fabric_file, hosts_file = source.file(FABRIC), source.file(HOSTS)
     fabric: FabricFile | None = None
+    unreadable = any(f.file == fabric_file and not f.field for f in source.findings)
     try:
-        fabric = FabricFile.model_validate(source.fabric)
+        if not unreadable:      # a file that did not load has its one finding, not one per missing key
+            fabric = FabricFile.model_validate(source.fabric)
     except ValidationError as exc:
         findings += _schema_findings(exc, fabric_file, "", "")
     hosts: dict[str, Host] = {}
@@ -102,11 +153,20 @@ def _parse(source: SiteSource) -> tuple[FabricFile | None, dict[str, Host], list
         except ValidationError as exc:
             findings += _schema_findings(exc, hosts_file, name, "data.")
             continue
-        if not src.hostname:
-            findings.append(Finding("error", "schema", hosts_file, name, "hostname", "management address missing"))
         parsed.append((name, src.hostname, data))
     if fabric is None:
         return None, {}, findings
+    checked: list[tuple[str, str, HostData]] = []
+    for name, hostname, data in parsed:
+        if not hostname:
+            findings.append(Finding("error", "schema", hosts_file, name, "hostname", "management address missing"))
+            continue
+        mgmt, why = _mgmt_address(hostname, fabric.management.prefix_length)
+        if mgmt is None:
+            findings.append(Finding("error", "schema", hosts_file, name, "hostname", why))
+            continue
+        checked.append((name, mgmt, data))
+    parsed = checked
     by_role: dict[str, list[tuple[str, str, HostData]]] = {}
     for name, mgmt, data in parsed:
         if data.hardware not in fabric.hardware:
@@ -167,6 +227,15 @@ def _generate_links(fabric: FabricFile, hosts: dict[str, Host], file: str) -> tu
         speed = speed_to_mbps(rule.speed)
         if isinstance(rule, LeafSpineRule):
             spines, leaves = role_members(rule.spine_role), role_members(rule.leaf_role)
+            for j, spine in enumerate(spines):
+                short = sorted({lf.data.hardware for lf in leaves
+                                if lf.hw.uplinks is not None and lf.hw.uplinks.count is not None
+                                and j >= lf.hw.uplinks.count})
+                if short:
+                    findings.append(Finding("warning", "ctsw-no-uplinks", file, spine.name,
+                                            f"hardware.{short[0]}.uplinks.count",
+                                            f"{spine.name} is {rule.spine_role} #{j + 1}; RTSWs of hardware "
+                                            f"{', '.join(short)} have fewer uplinks, so they do not connect to it"))
             for leaf in leaves:
                 for j, spine in enumerate(spines):
                     a_port = slot_port(leaf, "uplinks", j, where)
@@ -183,9 +252,7 @@ def _generate_links(fabric: FabricFile, hosts: dict[str, Host], file: str) -> tu
                 unit_leaves = {lf.data.index: lf for lf in leaves if (lf.data.su or 0) == su}
                 unit_servers = [s for s in servers if (s.data.su or 0) == su]
                 for position, server in enumerate(unit_servers):
-                    nic_block = server.hw.downlinks
-                    nics = server.hw.ports - (nic_block.from_ if nic_block else 0)
-                    for rail in range(nics):
+                    for rail in range(rail_count(server.hw)):
                         rail_leaf = unit_leaves.get(rail + 1)
                         if rail_leaf is None:
                             findings.append(Finding("error", "cabling", file, server.name, where,
@@ -246,6 +313,23 @@ def _apply_overrides(fabric: FabricFile, hosts: dict[str, Host], links: list[Raw
     return findings
 
 
+def _check_speeds(links: list[RawLink], hosts: dict[str, Host], file: str) -> list[Finding]:
+    """A link runs at most at the speed of both ends' hardware (switch port or NIC): one error per rule or
+    override and hardware model, naming the key to change."""
+    seen: set[tuple[str, str]] = set()
+    out: list[Finding] = []
+    for lk in links:
+        for dev, port in lk.ends():
+            host = hosts[dev]
+            limit = SPEEDS[host.hw.speed]
+            if lk.speed_mbps > limit and (lk.origin, host.data.hardware) not in seen:
+                seen.add((lk.origin, host.data.hardware))
+                out.append(Finding("error", "link-speed", file, dev, f"{lk.origin}.speed",
+                                   f"{lk.speed_mbps // 1000}G is faster than {dev}:{port} can run "
+                                   f"(hardware.{host.data.hardware}.speed {host.hw.speed})"))
+    return out
+
+
 def _roce(name: str, settings: RoceProfileSettings) -> Roce:
     full = {d: settings.dscp_to_tc.get(d, settings.default_tc) for d in range(64)}
     lossless = list(settings.lossless_priorities)
@@ -304,7 +388,12 @@ class _Compiler:
             return None, None
         pools = self.fabric.pools.loopback
         pool = pools.ctsw if host.data.role == "ctsw" else pools.rtsw
-        asn = self.fabric.asn.ctsw if host.data.role == "ctsw" else self.fabric.asn.rtsw_base + host.ordinal
+        asn: int | None = self.fabric.asn.ctsw if host.data.role == "ctsw" else self.fabric.asn.rtsw_base + host.ordinal
+        if asn is not None and asn > MAX_ASN:
+            self.findings.append(Finding("error", "asn-range", self.fabric_file, host.name, "asn.rtsw_base",
+                                         f"rtsw #{host.ordinal + 1} would get ASN {asn}, above {MAX_ASN}: lower "
+                                         f"asn.rtsw_base to at most {MAX_ASN - host.ordinal}"))
+            asn = None
         if host.ordinal + 1 >= pool.num_addresses:
             self.findings.append(Finding("error", "pool-exhausted", self.fabric_file, host.name,
                                          f"pools.loopback.{host.data.role}",
@@ -312,15 +401,23 @@ class _Compiler:
             return asn, None
         return asn, f"{pool.network_address + host.ordinal + 1}/32"
 
-    def host_block(self, leaf: Host) -> ipaddress.IPv4Network | None:
-        """The RTSW's own block of host /31s: one /31 per downlink slot, so it can be summarized.
+    def host_block_prefixlen(self) -> int:
+        """One block size for the whole site: the smallest power of two holding a /31 per downlink slot of
+        every RTSW hardware model, so blocks of RTSWs with different port layouts cannot overlap."""
+        capacity = 1
+        for host in self.hosts.values():
+            if host.data.role == "rtsw":
+                first = host.hw.downlinks.from_ if host.hw.downlinks else 0
+                capacity = max(capacity, host.hw.ports - first)
+        return 32 - math.ceil(math.log2(2 * capacity))
 
-        Block n (RTSW ordinal n) of the smallest power-of-two size that holds all downlink slots;
-        None (with a finding) when the pool has no such block.
+    def host_block(self, leaf: Host) -> ipaddress.IPv4Network | None:
+        """The RTSW's block of host /31s: one /31 per downlink slot, so it can be summarized.
+
+        Block n (RTSW ordinal n) of the site-wide block size; None (with a finding) when the pool has no
+        such block.
         """
-        first = leaf.hw.downlinks.from_ if leaf.hw.downlinks else 0
-        capacity = max(1, leaf.hw.ports - first)
-        prefixlen = 32 - math.ceil(math.log2(2 * capacity))
+        prefixlen = self.block_prefixlen
         pool = self.fabric.pools.host_p2p
         size = 2 ** (32 - prefixlen)
         base = int(pool.network_address) + leaf.ordinal * size
@@ -380,6 +477,7 @@ class _Compiler:
         return out
 
     def compile(self, links: list[RawLink]) -> FabricIntent:
+        self.block_prefixlen = self.host_block_prefixlen()
         self.blocks = {h.name: self.host_block(h) for h in sorted(self.hosts.values(), key=lambda h: h.name)
                        if h.data.role == "rtsw"}
         addressing = self.address_links(links)
@@ -465,7 +563,12 @@ class _Compiler:
                             mgmt_address=host.mgmt, mgmt_prefix=self.mgmt(host)[0],
                             mgmt_gateway=self.mgmt(host)[1], model=host.hw.model,
                             hardware=_hardware(host.hw, host.data.hardware), su=host.data.su, index=host.data.index,
-                            roce=roce, nics=nics)
+                            roce=roce, nics=nics, rails=_rail_ports(host.hw))
+
+
+def _rail_ports(hw: Hardware) -> list[str]:
+    first = hw.downlinks.from_ if hw.downlinks else 0
+    return [hw.port(first + k) for k in range(rail_count(hw))]
 
 
 def _link(lk: RawLink, hosts: dict[str, Host]) -> Link:
@@ -484,6 +587,7 @@ def compile_with_findings(directory: Path | str) -> tuple[FabricIntent | None, l
     links, link_findings = _generate_links(fabric, hosts, source.file(FABRIC))
     findings += link_findings
     findings += _apply_overrides(fabric, hosts, links, source.file(FABRIC))
+    findings += _check_speeds(links, hosts, source.file(FABRIC))
     compiler = _Compiler(source, fabric, hosts)
     intent = compiler.compile(links)
     findings += compiler.findings

@@ -169,6 +169,7 @@ class DeviceIntent(Frozen):
     roce: Roce
     buffers: Buffers | None = None
     nics: list[Nic] = []
+    rails: list[str] = []                # server: the compute NIC ports meant to be on rails (cabled or not)
 
 
 class Link(Frozen):

@@ -6,12 +6,13 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from nr_run.intent.addressplan import check_address_plan
 from nr_run.intent.errors import Finding
 from nr_run.intent.source import FABRIC, HOSTS
 
 if TYPE_CHECKING:
-    from nr_run.intent.models import FabricIntent
-    from nr_run.intent.schema import FabricFile
+    from nr_run.intent.models import FabricIntent, Nic
+    from nr_run.intent.schema import FabricFile, Hardware
     from nr_run.intent.source import SiteSource
 
 # RoCEv2 with a 4096-byte RDMA MTU: IPv4 20 + UDP 8 + BTH 12 + RETH 16 + ICRC 4 bytes of headers.
@@ -55,32 +56,50 @@ def check_fabric(intent: FabricIntent, fabric: FabricFile, source: SiteSource) -
                                f"{link.a_device}:{link.a_port} lossless priorities {a.roce.lossless_priorities} differ "
                                f"from {link.b_device}:{link.b_port} {b.roce.lossless_priorities}"))
 
+    def mtu_key(name: str, role: str) -> tuple[str, str]:
+        """Where the device's MTU comes from: its own `data.mtu` (hosts.yaml, or a group) or its role's."""
+        src = source.hosts.get(name)
+        if src is not None and src.data.get("mtu") is not None:
+            return hf, "data.mtu"
+        return ff, f"roles.{role}.mtu"
+
     for name, dev in sorted(devices.items()):
         mtus = [(i.name, i.mtu) for i in dev.interfaces] + [(n.name, n.mtu) for n in dev.nics]
-        for port_name, mtu in mtus:
-            if mtu < ROCE_MIN_MTU:
-                out.append(Finding("error", "mtu-too-small", ff, name, f"roles.{dev.role}.mtu",
-                                   f"{port_name} MTU {mtu} < {ROCE_MIN_MTU} (RoCE path MTU {ROCE_PATH_MTU} + "
-                                   f"{ROCE_HEADERS} bytes of RoCEv2 headers)"))
+        small = [(port_name, mtu) for port_name, mtu in mtus if mtu < ROCE_MIN_MTU]
+        if small:
+            file, key = mtu_key(name, dev.role)
+            ports = ", ".join(p for p, _ in small)
+            out.append(Finding("error", "mtu-too-small", file, name, key,
+                               f"MTU {small[0][1]} on {ports} < {ROCE_MIN_MTU} (RoCE path MTU {ROCE_PATH_MTU} + "
+                               f"{ROCE_HEADERS} bytes of RoCEv2 headers): raise {key}"))
         for nic in dev.nics:
             switch = devices.get(nic.peer_device)
             port = next((i for i in switch.interfaces if i.name == nic.peer_port), None) if switch else None
             if port and nic.mtu > port.mtu:
-                out.append(Finding("error", "mtu-mismatch", ff, name, "roles.gpu.mtu",
-                                   f"NIC {nic.name} MTU {nic.mtu} > {nic.peer_device}:{port.name} MTU {port.mtu}"))
+                file, key = mtu_key(name, dev.role)
+                out.append(Finding("error", "mtu-mismatch", file, name, key,
+                                   f"NIC {nic.name} MTU {nic.mtu} > {nic.peer_device}:{port.name} MTU {port.mtu}: "
+                                   f"lower {key} or raise the switch's MTU"))
         if dev.role == "rtsw":
+            hw = dev.hardware.name
             up = sum(i.speed_mbps for i in dev.interfaces if i.role == "fabric")
             down = sum(i.speed_mbps for i in dev.interfaces if i.role == "host")
             ratio = down / up if up else float("inf")
             if down and ratio > fabric.policy.max_oversubscription + 1e-9:
+                need = "no uplink" if not up else f"raise policy.max_oversubscription to {ratio:.2f}"
                 out.append(Finding("error", "oversubscription", ff, name, "policy.max_oversubscription",
                                    f"host {down // 1000}G / uplink {up // 1000}G = {ratio:.2f}:1 exceeds "
-                                   f"{fabric.policy.max_oversubscription}:1"))
+                                   f"{fabric.policy.max_oversubscription}:1 ({need}, or add uplinks: "
+                                   f"hardware.{hw}.uplinks.count, cabling rule speeds)"))
             uplinks = sum(1 for i in dev.interfaces if i.role == "fabric")
             if dev.bgp and uplinks > dev.bgp.maximum_paths:
                 out.append(Finding("error", "ecmp-width", ff, name, "bgp.maximum_paths",
-                                   f"{uplinks} equal-cost uplinks but maximum-paths {dev.bgp.maximum_paths}"))
+                                   f"{uplinks} equal-cost uplinks but maximum-paths {dev.bgp.maximum_paths}: "
+                                   f"raise bgp.maximum_paths to {uplinks} or lower hardware.{hw}.uplinks.count"))
+        if dev.role == "gpu":
+            out += _missing_rails(name, dev.nics, fabric, source, hf)
 
+    out += check_address_plan(intent, fabric, ff, hf)
     for pname, prof in sorted(fabric.roce_profiles.items()):
         where = f"roce_profiles.{pname}"
         mapped = prof.dscp_to_tc.get(prof.cnp.dscp, prof.default_tc)
@@ -101,3 +120,29 @@ def check_fabric(intent: FabricIntent, fabric: FabricFile, source: SiteSource) -
         if len(set(queues)) != len(queues):
             out.append(Finding("error", "roce-profile", ff, "", f"{where}.schedulers", "a queue is listed twice"))
     return out
+
+
+def rail_count(hw: Hardware) -> int:
+    """Compute NICs a server of this hardware puts on rails: its downlink block (`from`, `count`, or every
+    port after `from`); other ports (storage, management) are not on rails."""
+    block = hw.downlinks
+    if block is None:
+        return hw.ports
+    rest = max(0, hw.ports - block.from_)
+    return min(block.count, rest) if block.count else rest
+
+
+def _missing_rails(name: str, nics: list[Nic], fabric: FabricFile, source: SiteSource, hf: str) -> list[Finding]:
+    """A warning per compute NIC without a rail link (an override removed it, or its RTSW is missing)."""
+    src = source.hosts.get(name)
+    hw = fabric.hardware.get(str(src.data.get("hardware"))) if src else None
+    if hw is None:
+        return []
+    cabled = {n.name for n in nics}
+    first = hw.downlinks.from_ if hw.downlinks else 0
+    missing = [hw.port(first + k) for k in range(rail_count(hw)) if hw.port(first + k) not in cabled]
+    if not missing:
+        return []
+    return [Finding("warning", "rail-link-missing", hf, name, "cabling",
+                    f"compute NIC(s) {', '.join(missing)} have no rail link (removed by an override?): "
+                    f"{name} runs with {len(cabled)} of {rail_count(hw)} rails")]

@@ -1,27 +1,53 @@
 """Input schema of a site's fabric.yaml and of the per-host inventory data.
 
-Unknown keys are errors (extra="forbid") so that a typo never silently becomes a default.
+Unknown keys are errors (extra="forbid") so that a typo never silently becomes a default. Every string that
+can reach a config, a file name or a message matches a safe pattern (nr_run.intent.names); every number is
+range-checked against what a real fabric can have, so no value can make compilation slow or huge.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import re
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 from nr_run.intent.models import PlatformName
+from nr_run.intent.names import Ident, Name, PortName, SiteName, Token
 
-SPEED_RE = re.compile(r"^(\d+)G$")
+# Port speeds nr-run knows the PFC response delay of (nr_run.intent.headroom), as written in the inventory.
+SPEEDS: dict[str, int] = {"25G": 25_000, "50G": 50_000, "100G": 100_000, "200G": 200_000, "400G": 400_000,
+                          "800G": 800_000}
+MAX_ASN = 4_294_967_295
+MAX_PORTS = 1024           # front-panel ports of one device
+MAX_CABLE_M = 10_000       # longest cable whose headroom nr-run computes (10 km single-mode)
+
+Role = Literal["ctsw", "rtsw", "gpu"]
+
+
+def _speed(value: Any) -> str:
+    """'400G', '400g', ' 400G ' -> '400G'; anything else (400GB, 40G, 400) is refused with the allowed set."""
+    if isinstance(value, str):
+        norm = value.strip().upper()
+        if norm in SPEEDS:
+            return norm
+    raise ValueError(f"speed {value!r} is not one of {', '.join(SPEEDS)}")
+
+
+Speed = Annotated[str, BeforeValidator(_speed)]
 
 
 def speed_to_mbps(speed: str) -> int:
-    """'400G' -> 400000."""
-    match = SPEED_RE.match(speed)
-    if not match:
-        raise ValueError(f"speed {speed!r} must look like '400G'")
-    return int(match.group(1)) * 1000
+    """'400G' -> 400000 (any spelling _speed accepts)."""
+    return SPEEDS[_speed(speed)]
 
 
 class Strict(BaseModel):
@@ -29,8 +55,8 @@ class Strict(BaseModel):
 
 
 class AsnPlan(Strict):
-    ctsw: int = Field(ge=1, le=4294967295)
-    rtsw_base: int = Field(ge=1, le=4294967295)
+    ctsw: int = Field(ge=1, le=MAX_ASN)
+    rtsw_base: int = Field(ge=1, le=MAX_ASN)   # the last RTSW's ASN is checked at compile time
 
 
 class LoopbackPools(Strict):
@@ -45,8 +71,8 @@ class Pools(Strict):
 
 
 class PortBlock(Strict):
-    from_: int = Field(alias="from", ge=0)
-    count: int | None = Field(default=None, ge=1)
+    from_: int = Field(alias="from", ge=0, lt=MAX_PORTS)
+    count: int | None = Field(default=None, ge=1, le=MAX_PORTS)
 
 
 class Hardware(Strict):
@@ -56,34 +82,23 @@ class Hardware(Strict):
     """
 
     platform: PlatformName        # an installed platform plug-in (checked at the platforms layer)
-    model: str = ""
+    model: Token = ""
     # the vendor's hardware platform string; `sonic_platform` is its earlier name
-    platform_id: str = Field(default="", validation_alias=AliasChoices("platform_id", "sonic_platform"))
+    platform_id: Token = Field(default="", validation_alias=AliasChoices("platform_id", "sonic_platform"))
     asic: str = Field(default="", pattern=r"^[a-z0-9_]{0,32}$")
-    port_name: str
-    first_port: int = 1
-    port_step: int = Field(default=1, ge=1)
-    lanes_per_port: int = Field(default=0, ge=0)
-    ports: int = Field(ge=1)
-    speed: str
+    port_name: PortName           # e.g. "Ethernet{n}", "Ethernet{n}/1", "eth{n}"
+    first_port: int = Field(default=1, ge=0, le=10_000)
+    port_step: int = Field(default=1, ge=1, le=64)
+    lanes_per_port: int = Field(default=0, ge=0, le=16)
+    ports: int = Field(ge=1, le=MAX_PORTS)
+    speed: Speed                  # the fastest a port of this model runs (links are checked against it)
     fec: Literal["rs", "fc", "none", "auto"] = "rs"
     # set where nr-run configures the shared-buffer model (headroom is rounded to these cells)
-    buffer_cell_bytes: int | None = Field(default=None, ge=1)
+    buffer_cell_bytes: int | None = Field(default=None, ge=64, le=4096)
     uplinks: PortBlock | None = None
+    # switches: ports toward the tier below; servers: the compute NICs that go on rails (from, count);
+    # other server ports (storage, management) are outside the block and ignored by the rail rule
     downlinks: PortBlock | None = None
-
-    @field_validator("speed")
-    @classmethod
-    def _speed(cls, v: str) -> str:
-        speed_to_mbps(v)
-        return v
-
-    @field_validator("port_name")
-    @classmethod
-    def _port_name(cls, v: str) -> str:
-        if "{n}" not in v:
-            raise ValueError("port_name must contain '{n}'")
-        return v
 
     def port(self, slot: int) -> str:
         """Name of the port in 0-based slot `slot`."""
@@ -105,79 +120,92 @@ class Hardware(Strict):
 
 
 class RoleSettings(Strict):
-    mtu: int = Field(ge=68, le=9216)
-    roce_profile: str
+    mtu: int = Field(ge=1280, le=9216)
+    roce_profile: Ident
 
 
 class LeafSpineRule(Strict):
     type: Literal["leaf-spine"]
-    leaf_role: str
-    spine_role: str
-    speed: str
-    cable_length_m: int = Field(ge=0)
+    leaf_role: Literal["rtsw"]
+    spine_role: Literal["ctsw"]
+    speed: Speed
+    cable_length_m: int = Field(ge=0, le=MAX_CABLE_M)
 
 
 class RailRule(Strict):
     type: Literal["rail"]
-    server_role: str
-    leaf_role: str
-    speed: str
-    cable_length_m: int = Field(ge=0)
+    server_role: Literal["gpu"]
+    leaf_role: Literal["rtsw"]
+    speed: Speed
+    cable_length_m: int = Field(ge=0, le=MAX_CABLE_M)
+
+
+ENDPOINT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}:[A-Za-z][A-Za-z0-9/_-]{0,63}$"
+Endpoint = Annotated[str, Field(pattern=ENDPOINT_PATTERN)]
 
 
 class LinkOverride(Strict):
     """Change (or add, or remove) one link; endpoints are 'device:port'."""
 
-    a: str
-    b: str | None = None
-    speed: str | None = None
-    cable_length_m: int | None = Field(default=None, ge=0)
+    a: Endpoint
+    b: Endpoint | None = None
+    speed: Speed | None = None
+    cable_length_m: int | None = Field(default=None, ge=0, le=MAX_CABLE_M)
     remove: bool = False
     add: bool = False
 
-    @field_validator("a", "b")
-    @classmethod
-    def _endpoint(cls, v: str | None) -> str | None:
-        if v is not None and v.count(":") != 1:
-            raise ValueError(f"endpoint {v!r} must be 'device:port'")
-        return v
+    @model_validator(mode="after")
+    def _mode(self) -> LinkOverride:
+        if self.add and self.remove:
+            raise ValueError("an override either adds or removes a link, not both")
+        return self
+
+
+# picked by `type`, so one typo gives the errors of one rule type, not of both
+CablingRule = Annotated[LeafSpineRule | RailRule, Field(discriminator="type")]
 
 
 class Cabling(Strict):
-    rules: list[LeafSpineRule | RailRule] = Field(discriminator=None)
-    overrides: list[LinkOverride] = []
+    rules: list[CablingRule] = Field(max_length=64)
+    overrides: list[LinkOverride] = Field(default=[], max_length=100_000)
 
 
 class BgpSettings(Strict):
-    peer_group: str = "FABRIC"
+    peer_group: Ident = "FABRIC"
     bfd: bool = True
     maximum_paths: int = Field(default=64, ge=1, le=512)
-    keepalive: int = Field(default=3, ge=1)
-    holdtime: int = Field(default=9, ge=3)
+    keepalive: int = Field(default=3, ge=1, le=3600)
+    holdtime: int = Field(default=9, ge=3, le=7200)
     # routes accepted per peer; 0 = no limit (EOS's default of 12000 is below what a CTSW of a
     # 512-RTSW site learns: every host /31 is redistributed)
-    maximum_routes: int = Field(default=0, ge=0)
+    maximum_routes: int = Field(default=0, ge=0, le=4_294_967_294)
+
+    @model_validator(mode="after")
+    def _timers(self) -> BgpSettings:
+        if self.holdtime < 3 * self.keepalive:
+            raise ValueError(f"holdtime {self.holdtime} must be at least 3 x keepalive ({3 * self.keepalive})")
+        return self
 
 
 class Management(Strict):
     """Out-of-band management network shared by the site's devices."""
 
-    prefix_length: int = Field(default=24, ge=8, le=31)
+    prefix_length: int = Field(default=24, ge=8, le=30)
     gateway: ipaddress.IPv4Address | None = None
     # management VRF of the switches ("default": none); keeps the OOB subnet out of the fabric's routing
     vrf: str = Field(default="MGMT", pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
 
 
 class Policy(Strict):
-    max_oversubscription: float = Field(default=1.0, gt=0)
-    min_ctsw: int = Field(default=2, ge=1)
+    max_oversubscription: float = Field(default=1.0, gt=0, le=64)
+    min_ctsw: int = Field(default=2, ge=1, le=MAX_PORTS)
 
 
 class EcnSettings(Strict):
     enabled: bool = True
     queue: int = Field(ge=0, le=7)
-    min_kbytes: int = Field(ge=1)
-    max_kbytes: int = Field(ge=1)
+    min_kbytes: int = Field(ge=1, le=1_000_000)
+    max_kbytes: int = Field(ge=1, le=1_000_000)
     max_mark_probability: int = Field(ge=1, le=100)
 
     @model_validator(mode="after")
@@ -224,10 +252,10 @@ class RoceProfileSettings(Strict):
     trust: Literal["dscp"] = "dscp"
     default_tc: int = Field(default=0, ge=0, le=7)
     dscp_to_tc: dict[int, int]
-    lossless_priorities: list[int]
+    lossless_priorities: list[int] = Field(max_length=8)
     cnp: CnpSettings
     ecn: EcnSettings
-    schedulers: list[SchedulerSettings]
+    schedulers: list[SchedulerSettings] = Field(max_length=8)
     pfc_watchdog: WatchdogSettings
 
     @field_validator("dscp_to_tc")
@@ -256,27 +284,27 @@ class RoceProfileSettings(Strict):
 class FabricFile(Strict):
     """The whole fabric.yaml."""
 
-    site: str
+    site: SiteName
     lab: bool = False
     asn: AsnPlan
     pools: Pools
-    hardware: dict[str, Hardware]
-    roles: dict[str, RoleSettings]
+    hardware: dict[Name, Hardware]
+    roles: dict[Role, RoleSettings]
     cabling: Cabling
     management: Management = Management()
     bgp: BgpSettings = BgpSettings()
     policy: Policy = Policy()
-    roce_profiles: dict[str, RoceProfileSettings]
+    roce_profiles: dict[Ident, RoceProfileSettings]
 
 
 class HostData(Strict):
     """The `data:` of one host (after group/default inheritance)."""
 
-    role: Literal["ctsw", "rtsw", "gpu"]
-    hardware: str
-    index: int = Field(ge=1)
-    su: int | None = Field(default=None, ge=1)
-    site: str | None = None
-    tier: str | None = None
-    roce_profile: str | None = None
-    mtu: int | None = Field(default=None, ge=68, le=9216)
+    role: Role
+    hardware: Name
+    index: int = Field(ge=1, le=100_000)
+    su: int | None = Field(default=None, ge=1, le=100_000)
+    site: SiteName | None = None
+    tier: Ident | None = None
+    roce_profile: Ident | None = None
+    mtu: int | None = Field(default=None, ge=1280, le=9216)

@@ -23,7 +23,7 @@ from nr_run.platforms.state import (
 from nr_run.validators.rdma import plan_pairs
 
 
-def healthy_states(fabric: FabricIntent, pattern: str = "ring") -> dict[str, DeviceState]:
+def healthy_states(fabric: FabricIntent, pattern: str = "auto") -> dict[str, DeviceState]:
     states = {}
     for d in fabric.devices.values():
         s = DeviceState(d.name, d.platform)

@@ -27,7 +27,7 @@ def failed_checks(states):
 
 
 def test_registry_select_by_name_and_tag():
-    assert ALL == ["bgp", "buffers", "cabling", "counters", "ecmp", "ecn", "host", "interfaces", "pfc", "rdma"]
+    assert ALL == ["bgp", "buffers", "cabling", "counters", "ecmp", "ecn", "host", "interfaces", "pfc", "rails", "rdma"]
     assert [c.name for c in select(["pfc"])] == ["pfc"]
     assert [c.name for c in select(["routing"])] == ["bgp", "ecmp"]
     assert [c.name for c in select(["host"])] == ["host"]          # a name wins over a tag

@@ -33,8 +33,8 @@ def test_report_schema_and_determinism():
     assert a["summary"]["failed"] == 0 and a["summary"]["passed"] == a["summary"]["findings"] > 100
     assert set(a["findings"][0]) == {"check", "device", "target", "expected", "observed", "passed", "severity", "hint",
                                      "port", "peer_device", "peer_port"}
-    # ring over 8 NICs: 8 cells, each NIC once as a source
-    assert len(a["rdma"]["cells"]) == 8 and len(a["rdma"]["sources"]) == 8
+    # every pair of 8 NICs on 4 servers: 48 cells, each NIC a source
+    assert len(a["rdma"]["cells"]) == 48 and len(a["rdma"]["sources"]) == 8
 
 
 def test_failed_report_sorts_failures_first_and_renders_matrix():
@@ -52,5 +52,5 @@ def test_failed_report_sorts_failures_first_and_renders_matrix():
     buf = io.StringIO()
     print_report(rep, Console(file=buf, width=200, color_system=None))
     text = buf.getvalue()
-    assert text.startswith("FAIL dc1: 10 checks on 10 devices")
+    assert text.startswith("FAIL dc1: 11 checks on 10 devices")
     assert "oper down" in text and "unreach" in text and "RDMA (ring)" in text

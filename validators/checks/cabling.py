@@ -1,11 +1,11 @@
-"""LLDP neighbors against the intended cabling: names missing, wrong and swapped cables."""
+"""LLDP neighbors against the intended cabling (missing, wrong and swapped cables), and servers missing a rail."""
 
 from __future__ import annotations
 
 from nr_run.intent.models import DeviceIntent, FabricIntent
 from nr_run.platforms import registry
 from nr_run.platforms.state import DeviceState
-from nr_run.validators.base import Check, CheckOptions, Finding, Severity, on_port, register
+from nr_run.validators.base import Check, CheckOptions, Finding, Severity, Where, on_port, register
 from nr_run.validators.helpers import short
 
 
@@ -74,4 +74,28 @@ class CablingCheck(Check):
             hint = (f"cable swapped: the neighbor seen here is planned on {intent.name}:{other}"
                     if other else f"miscabled: move the cable so {itf.name} reaches {exp}")
             out.append(self.fail(intent.name, itf.name, exp, obs, hint, where=at))
+        return out
+
+
+@register
+class RailsCheck(Check):
+    """A server whose compute NIC has no rail link runs degraded, whatever its switches report."""
+
+    name = "rails"
+    tags = ("fabric", "l1", "host")
+    description = "Every compute NIC of a server (its hardware's downlinks) has a rail link in the cabling plan"
+    roles = ("gpu",)
+
+    def evaluate(self, intent: DeviceIntent, state: DeviceState, fabric: FabricIntent,
+                 states: dict[str, DeviceState]) -> list[Finding]:
+        cabled = {n.name for n in intent.nics}
+        out: list[Finding] = []
+        for port in intent.rails:
+            if port in cabled:
+                out.append(self.ok(intent.name, port, "a rail link", where=Where(port=port)))
+                continue
+            out.append(self.fail(intent.name, port, "a rail link", "no rail link in the cabling plan",
+                                 f"{intent.name} runs with {len(cabled)} of {len(intent.rails)} rails: restore the "
+                                 "link (cabling.overrides) or take the NIC out of the hardware's downlinks",
+                                 "warning", Where(port=port)))
         return out

@@ -1,4 +1,4 @@
-"""Every RTSW reaches every other RTSW loopback over one equal-cost path per fabric uplink."""
+"""Every RTSW reaches every other RTSW loopback over the equal-cost paths the cabling provides."""
 
 from __future__ import annotations
 
@@ -7,26 +7,48 @@ from nr_run.platforms.state import DeviceState
 from nr_run.validators.base import Check, Finding, Where, register
 
 
+def expected_next_hops(source: DeviceIntent, dest: DeviceIntent) -> list[tuple[str, str]]:
+    """(next-hop IP, local port) of every uplink of `source` whose CTSW also has a link to `dest`.
+
+    In a two-tier Clos a CTSW can only forward to RTSWs it is cabled to (a path back down through another
+    RTSW would carry the CTSW tier's ASN twice), so an uplink removed by an override on either RTSW
+    removes that CTSW's paths, and a CTSW with several links to `dest` still is one next hop per uplink.
+    """
+    reaching = {i.peer_device for i in dest.interfaces if i.role == "fabric"}
+    hops = [(i.peer_ip, i.name) for i in source.interfaces if i.role == "fabric" and i.peer_device in reaching]
+    width = source.bgp.maximum_paths if source.bgp else len(hops)
+    return sorted(hops)[:width] if len(hops) > width else sorted(hops)
+
+
 @register
 class EcmpCheck(Check):
     name = "ecmp"
     tags = ("fabric", "routing")
-    description = "Each RTSW loopback reachable from every other RTSW over all fabric uplinks (ECMP)"
+    description = "Each RTSW loopback reachable from every other RTSW over every cabled CTSW path (ECMP)"
     requires = ("routes",)
     roles = ("rtsw",)
 
     def evaluate(self, intent: DeviceIntent, state: DeviceState, fabric: FabricIntent,
                  states: dict[str, DeviceState]) -> list[Finding]:
-        uplinks = sorted((i.peer_ip, i.name) for i in intent.interfaces if i.role == "fabric")
-        want_hops = {ip for ip, _ in uplinks}
         out: list[Finding] = []
         for other in sorted(fabric.devices.values(), key=lambda d: d.name):
             if other.role != "rtsw" or other.name == intent.name or not other.loopback:
                 continue
+            uplinks = expected_next_hops(intent, other)
+            want_hops = {ip for ip, _ in uplinks}
             prefix = other.loopback
             route = state.routes.get(prefix)
             target = f"{prefix} ({other.name})"
             at = Where(peer_device=other.name)          # the route's destination device
+            if not uplinks:
+                exp = "no path (no CTSW is cabled to both)"
+                if route is None:
+                    out.append(self.ok(intent.name, target, exp, where=at))
+                else:
+                    out.append(self.fail(intent.name, target, exp, f"{len(route.next_hops)} next-hops",
+                                         "a path the cabling does not provide: check the LLDP/cabling findings",
+                                         where=at))
+                continue
             exp = f"{len(want_hops)} next-hops via {', '.join(n for _, n in uplinks)}"
             if route is None:
                 out.append(self.fail(intent.name, target, exp, "no route",

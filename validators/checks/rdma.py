@@ -10,12 +10,14 @@ from nr_run.intent.models import DeviceIntent, FabricIntent
 from nr_run.platforms.state import DeviceState
 from nr_run.validators.base import Check, CheckOptions, Finding, Where, register
 from nr_run.validators.probes import Probe, RdmaPairs
-from nr_run.validators.rdma import plan_pairs
+from nr_run.validators.rdma import AUTO_ALL_MAX_PAIRS, plan_pairs
 
 
 class RdmaOptions(CheckOptions):
-    pattern: Literal["same_rail", "cross_rail", "ring", "mesh"] = "ring"
-    max_pairs: int = Field(64, ge=1, le=4096, description="cap on the NIC pairs (mesh)")
+    pattern: Literal["auto", "all", "same_rail", "cross_rail", "ring", "mesh"] = Field(
+        "auto", description="NIC pairs to probe: auto = every pair (ping; bandwidth on a ring) on sites with "
+                            f"at most {AUTO_ALL_MAX_PAIRS} NIC pairs, else ring")
+    max_pairs: int = Field(64, ge=1, le=4096, description="cap on the NIC pairs (same_rail, cross_rail, ring, mesh)")
     bw_fraction: float = Field(0.9, gt=0, le=1, description="bandwidth needed, as a fraction of the NIC line rate")
     bandwidth: bool = Field(True, description="run the bandwidth test after the ping")
     seconds: int = Field(2, ge=1, le=600, description="duration of each bandwidth test")
@@ -27,7 +29,8 @@ class RdmaOptions(CheckOptions):
 class RdmaCheck(Check):
     name = "rdma"
     tags = ("roce", "reachability")
-    description = "Jumbo ping with DF at the RoCE DSCP, then RDMA write bandwidth >= fraction x line rate, per NIC pair"
+    description = ("Ping with DF at the RoCE DSCP and the RoCE frame size of the path, then RDMA write bandwidth >= "
+                   "fraction x line rate, per NIC pair")
     requires = ("rdma",)
     roles = ("gpu",)
     Options = RdmaOptions
@@ -56,7 +59,7 @@ class RdmaCheck(Check):
                                      "unreachable or MTU too small on the path: check NIC MTU, port MTU, routes",
                                      where=at))
                 continue
-            if not self.options.bandwidth:
+            if not self.options.bandwidth or not pair.bandwidth:
                 out.append(self.ok(intent.name, target, "jumbo DF ping answered", p.ping_detail, at))
                 continue
             need = speed.get(pair.src_nic, 0) / 1000 * self.options.bw_fraction

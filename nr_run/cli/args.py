@@ -1,0 +1,119 @@
+"""Validated argparse types: a bad command-line value is a usage error (exit 3), never a traceback later.
+
+Each type returns the value in the form the commands already use (an int, the original string), so the
+commands only ever see values inside these bounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from pathlib import Path
+
+from nr_run.intent.names import NAME_MAX, is_safe_name, is_site_name
+
+MAX_WORKERS = 1000
+MAX_CANARY = 10_000
+MAX_PATH = 1024
+CONFIRM_TIMEOUT_RANGE = (5, 3600)       # seconds a device waits before reverting a commit
+EVERY_RANGE = (10, 7 * 86400)           # compliance interval: 10 s to a week
+LATENCY_MS_MAX = 10_000
+_DURATION = re.compile(r"(\d{1,9})([smhd])")
+_UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _int_in(text: str, low: int, high: int, what: str) -> int:
+    try:
+        value = int(text.strip(), 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{what} must be a whole number, not {text[:40]!r}") from None
+    if not low <= value <= high:
+        raise argparse.ArgumentTypeError(f"{what} must be between {low} and {high}, not {value}")
+    return value
+
+
+def workers(text: str) -> int:
+    return _int_in(text, 1, MAX_WORKERS, "--workers")
+
+
+def canary(text: str) -> int:
+    return _int_in(text, 0, MAX_CANARY, "--canary")
+
+
+def confirm_timeout(text: str) -> int:
+    return _int_in(text, *CONFIRM_TIMEOUT_RANGE, "--confirm-timeout (seconds)")
+
+
+def latency_ms(text: str) -> int:
+    return _int_in(text, 0, LATENCY_MS_MAX, "--latency-ms")
+
+
+def base_port(text: str) -> int:
+    # the twin listens on BASE + device index (+ a stride per extra channel): keep clear of the top of the range
+    return _int_in(text, 1024, 60000, "--base-port")
+
+
+def duration_seconds(text: str) -> int:
+    """'90s', '15m', '1h', '1d' -> seconds."""
+    match = _DURATION.fullmatch(text.strip())
+    if not match:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a duration: use e.g. 90s, 15m, 1h")
+    return int(match.group(1)) * _UNIT[match.group(2)]
+
+
+def every(text: str) -> str:
+    """A compliance interval within EVERY_RANGE; returned as written (the command parses it)."""
+    seconds = duration_seconds(text)
+    low, high = EVERY_RANGE
+    if not low <= seconds <= high:
+        raise argparse.ArgumentTypeError(f"--every must be between {low}s and {high // 86400}d, not {text.strip()}")
+    return text.strip()
+
+
+def site(text: str) -> str:
+    """A site name (a folder name under the inventory dir); that the folder exists is checked after parsing."""
+    if not is_site_name(text):
+        shown = text[:40] + ("..." if len(text) > 40 else "")
+        raise argparse.ArgumentTypeError(
+            f"site {shown!r} is not a site name (1-32 of A-Z a-z 0-9 _ -, starting with a letter or digit)")
+    return text
+
+
+def hosts(text: str) -> str:
+    """A comma-separated list of device names; an empty list is refused (it would otherwise mean 'all')."""
+    names = [h.strip() for h in text.split(",")]
+    if not any(names):
+        raise argparse.ArgumentTypeError("--hosts needs at least one host name (omit it to select every switch)")
+    bad = [h for h in names if h and not is_safe_name(h)]
+    if bad or any(not h for h in names):
+        shown = bad[0][:NAME_MAX] if bad else ""
+        raise argparse.ArgumentTypeError(f"--hosts: {shown!r} is not a host name")
+    return text
+
+
+def folder(text: str) -> str:
+    """A folder that exists or can be created: not a file, under an existing writable folder."""
+    if not text or len(text) > MAX_PATH or "\x00" in text:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a usable folder path")
+    path = Path(text)
+    if path.exists():
+        if not path.is_dir():
+            raise argparse.ArgumentTypeError(f"{text} exists and is not a folder")
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise argparse.ArgumentTypeError(f"{text} is not writable")
+        return text
+    parent = path.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"{text} cannot be created ({parent} is not a writable folder)")
+    return text
+
+
+def check_site_folder(site_name: str, inventory_dir: str) -> str | None:
+    """Why `--site` does not name a folder under the inventory dir, or None."""
+    directory = Path(inventory_dir) / site_name
+    if not directory.is_dir():
+        return f"no site {site_name!r}: {directory} is not a folder"
+    return None

@@ -1,0 +1,45 @@
+"""The safe patterns every inventory name must match (documented in docs/inventory-format.md).
+
+A name that matches can be used as a config token, a JSON string and a file name: ASCII letters, digits,
+`_` and `-` (and, in device names, single dots between them); no spaces, quotes, control characters or
+path separators, and never `.` or `..`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import StringConstraints
+
+# devices, groups, hardware models: a DNS-label-like name, dots only between other characters
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*$"
+NAME_MAX = 63
+NAME_HINT = "1-63 of A-Z a-z 0-9 _ - and single inner dots, starting with a letter or digit"
+# sites: also a folder name under the inventory dir and under the artifacts dir
+SITE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"
+# RoCE profiles, BGP peer groups: config identifiers
+IDENT_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,31}$"
+# free-text facts that reach configs (hardware model, vendor platform string): one token
+TOKEN_PATTERN = r"^(?:[A-Za-z0-9][A-Za-z0-9_.+-]{0,63})?$"
+# port naming: a fixed prefix, one {n}, an optional suffix that starts with a separator (no ambiguity)
+PORT_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9/_-]{0,31}\{n\}(?:[/_-][A-Za-z0-9/_-]{0,15})?$"
+PORT_PATTERN = r"^[A-Za-z][A-Za-z0-9/_-]{0,63}$"
+
+_NAME = re.compile(NAME_PATTERN)
+_SITE = re.compile(SITE_PATTERN)
+
+Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN, max_length=NAME_MAX)]
+SiteName = Annotated[str, StringConstraints(pattern=SITE_PATTERN)]
+Ident = Annotated[str, StringConstraints(pattern=IDENT_PATTERN)]
+Token = Annotated[str, StringConstraints(pattern=TOKEN_PATTERN)]
+PortName = Annotated[str, StringConstraints(pattern=PORT_NAME_PATTERN)]
+
+
+def is_safe_name(value: object) -> bool:
+    """A device/group name matching NAME_PATTERN (fullmatch: `$` alone would accept a trailing newline)."""
+    return isinstance(value, str) and len(value) <= NAME_MAX and _NAME.fullmatch(value) is not None
+
+
+def is_site_name(value: object) -> bool:
+    return isinstance(value, str) and _SITE.fullmatch(value) is not None
