@@ -41,7 +41,7 @@ def clab_port(device: DeviceIntent, port: str) -> str:
     interface = next((i for i in device.interfaces if i.name == port), None)
     if interface is None:
         raise ValueError(f"{device.name}: port {port} is cabled but not in the intent")
-    return config.clab_interface(interface)
+    return config.clab_interface(interface, device)
 
 
 def startup_file(device: DeviceIntent) -> tuple[str, str] | None:

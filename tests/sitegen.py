@@ -106,9 +106,11 @@ class SmallSite:
 def _switch_hw(platform: str, spec: SmallSite, ports_needed: int, uplinks: int, role: str) -> dict:
     speed = max((spec.fabric_speed, spec.host_speed), key=lambda s: int(s[:-1]))
     if platform == "sonic":
-        hw = {"platform": "sonic", "model": "Force10-S6000", "platform_id": "x86_64-kvm_x86_64-r0", "asic": "th",
-              "port_name": "Ethernet{n}", "first_port": 0, "port_step": spec.sonic_lanes,
-              "lanes_per_port": spec.sonic_lanes, "ports": 32, "speed": speed, "buffer_cell_bytes": 254}
+        # a real 400G RoCE HWSKU (Tomahawk 5): its port table has a port every 4 names, so a step of 4 uses
+        # both 400G halves of each cage and a step of 8 one half
+        hw = {"platform": "sonic", "model": "Arista-7060X6-64PE-O128S2", "platform_id": "x86_64-arista_7060x6_64pe",
+              "asic": "th5", "port_name": "Ethernet{n}", "first_port": 0, "port_step": spec.sonic_lanes,
+              "lanes_per_port": 4, "ports": 32, "speed": speed, "fec": "rs", "buffer_cell_bytes": 254}
     else:
         hw = {"platform": "eos", "model": "cEOSLab", "port_name": "Ethernet{n}", "first_port": 1,
               "ports": max(spec.eos_ports, ports_needed), "speed": speed}

@@ -106,7 +106,7 @@ def test_eos_breakout_ports_use_containerlab_names(fabric):
 
     rtsw1 = fabric.devices["rtsw1"]
     port = rtsw1.interfaces[0].model_copy(update={"name": "Ethernet1/1"})
-    assert registry.get("eos").config.clab_interface(port) == "eth1_1"
+    assert registry.get("eos").config.clab_interface(port, rtsw1) == "eth1_1"
 
 
 def test_reader_maps_clab_names_and_refuses_bad_files(tmp_path):

@@ -15,7 +15,7 @@ from nr_run.cli.main import main
 from nr_run.intent import compile_site
 from nr_run.platforms.site import load_site
 from nr_run.runbooks.render import render_site
-from tests.conftest import REPO
+from tests.conftest import REPO, unexpected
 from tests.render_property import assert_lines_come_from_templates
 from tests.site_twin import FAST_OPTIONS, site_twin
 from tests.test_sonic_yang import _validate
@@ -30,7 +30,7 @@ def dc2():
 
 def test_dc2_is_valid_without_findings():
     intent, findings = load_site(DC2)
-    assert intent is not None and findings == []
+    assert intent is not None and unexpected(findings) == []
 
 
 def test_four_byte_asns_and_lossless_priority_4(dc2):

@@ -50,8 +50,12 @@ def latency_ms(text: str) -> int:
 
 
 def base_port(text: str) -> int:
-    # the twin listens on BASE + device index (+ a stride per extra channel): keep clear of the top of the range
-    return _int_in(text, 1024, 60000, "--base-port")
+    """0 (free ports chosen by the system) or 1024-60000: the twin listens on BASE + device index, plus a
+    stride per extra channel, so the top of the range stays clear."""
+    value = _int_in(text, 0, 60000, "--base-port")
+    if 0 < value < 1024:
+        raise argparse.ArgumentTypeError(f"--base-port must be 0 (free ports) or 1024-60000, not {value}")
+    return value
 
 
 def duration_seconds(text: str) -> int:

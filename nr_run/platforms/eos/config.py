@@ -52,6 +52,8 @@ class EosConfig:
         out: list[Finding] = []
         for dev in sorted((d for d in fabric.devices.values() if d.platform == "eos"), key=lambda d: d.name):
             for itf in dev.interfaces:
+                if dev.hardware.speed_mbps and itf.speed_mbps > dev.hardware.speed_mbps:
+                    continue    # faster than the hardware's speed: the site's link-speed rule names the cabling key
                 try:
                     eos_speed(itf.speed_mbps, dev.hardware)
                 except ValueError as exc:
@@ -88,6 +90,6 @@ class EosConfig:
         return {"Et" + i.name.removeprefix("Ethernet"): i.name for i in device.interfaces
                 if i.name.startswith("Ethernet")}
 
-    def clab_interface(self, interface: Interface) -> str:
+    def clab_interface(self, interface: Interface, device: DeviceIntent) -> str:
         """cEOS maps the container's ethN to EthernetN and ethN_M to EthernetN/M (containerlab's ceos kind)."""
         return "eth" + re.sub(r"[^\d/]", "", interface.name).replace("/", "_")

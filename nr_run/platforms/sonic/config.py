@@ -65,6 +65,8 @@ def _hardware_findings(dev: DeviceIntent, file: str, hw: str) -> list[Finding]:
         out.append(Finding("error", "sonic-hardware", file, dev.name, f"{hw}.platform_id",
                            f"HWSKU {dev.model} belongs to platform {prof.platform}, not {dev.hardware.platform_id}"))
     for itf in dev.interfaces:
+        if dev.hardware.speed_mbps and itf.speed_mbps > dev.hardware.speed_mbps:
+            continue        # faster than the hardware's speed: the site's link-speed rule names the cabling key
         try:
             hwsku.port_entry(prof, itf.name, itf.speed_mbps)
         except hwsku.HwskuError as exc:
@@ -141,7 +143,9 @@ class SonicConfig:
             elif dev.buffers.headroom_bytes > sizes.ingress_lossless_pool:
                 out.append(Finding("error", "headroom-exceeds-pool", file, dev.name, hw,
                                    f"lossless headroom {dev.buffers.headroom_bytes} B exceeds the ingress pool "
-                                   f"{sizes.ingress_lossless_pool} B"))
+                                   f"{sizes.ingress_lossless_pool} B of {hw}.asic {dev.hardware.asic}: shorten "
+                                   "the cables (cabling cable_length_m) or use fewer lossless priorities "
+                                   "(roce_profiles.<profile>.lossless_priorities)"))
         return out
 
     def startup_config(self, device: DeviceIntent) -> str:
@@ -169,6 +173,8 @@ class SonicConfig:
                 continue
         return out
 
-    def clab_interface(self, interface: Interface) -> str:
-        """sonic-vs maps the container's eth(k) to the k-th front-panel port."""
-        return f"eth{interface.slot + 1}"
+    def clab_interface(self, interface: Interface, device: DeviceIntent) -> str:
+        """sonic-vs maps the container's eth(k) to the k-th port of its PORT table; the startup config_db
+        written for containerlab (startup_config) lists the cabled ports only, so k counts those, in slot order."""
+        slots = sorted(i.slot for i in device.interfaces)
+        return f"eth{slots.index(interface.slot) + 1}"

@@ -46,7 +46,7 @@ class ToyConfig:
     def startup_config(self, device: DeviceIntent) -> str | None:
         return None
 
-    def clab_interface(self, interface: Interface) -> str:
+    def clab_interface(self, interface: Interface, device: DeviceIntent) -> str:
         return interface.name
 
 
