@@ -126,7 +126,14 @@ def test_gcu_prediction_per_asic_family_and_release():
 
 def test_eos_preflight_refuses_a_link_the_port_cannot_run(fabric):
     dev = fabric.devices["rtsw1"]
-    fast = dev.model_copy(update={"interfaces": [dev.interfaces[0].model_copy(update={"speed_mbps": 800_000})]})
-    site = fabric.model_copy(update={"devices": {**fabric.devices, "rtsw1": fast}})
-    [f] = EosConfig().preflight(site)
+
+    def with_speed(mbps: int):
+        link = dev.interfaces[0].model_copy(update={"speed_mbps": mbps})
+        return fabric.model_copy(update={"devices": {**fabric.devices, "rtsw1": dev.model_copy(
+            update={"interfaces": [link]})}})
+
+    # 25G is no whole share of a 400G port's 8 lanes (50G each)
+    [f] = EosConfig().preflight(with_speed(25_000))
     assert (f.severity, f.host, f.field) == ("error", "rtsw1", "hardware.eos-rtsw port Ethernet1")
+    # above the port's native speed is the site's link-speed rule (one error naming the cabling key), not this
+    assert EosConfig().preflight(with_speed(800_000)) == []
