@@ -26,6 +26,14 @@ def _start_deploy(twin, *argv: str) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def _signal(proc: subprocess.Popen, sig: int) -> tuple[str, str, float]:
+    """Send `sig`; the process's output and the seconds it took to exit."""
+    sent = time.monotonic()
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=30)
+    return out, err, time.monotonic() - sent
+
+
 def _wait_for_audit(twin, predicate, timeout: float = 120) -> None:
     wait_until(lambda: any(predicate(a) for a in read_audit(twin.artifacts)), timeout=timeout, step=0.05)
 
@@ -36,10 +44,7 @@ def test_ctrl_c_during_commit_exits_within_5_s_with_results_and_leaves_devices_t
     proc = _start_deploy(twin, "--commit", "--yes", "--confirm-timeout", "8")
     try:
         _wait_for_audit(twin, lambda a: a["device"] == "rtsw1" and a["action"] == "commit")
-        sent = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
-        elapsed = time.monotonic() - sent
+        out, err, elapsed = _signal(proc, signal.SIGINT)
     finally:
         proc.kill()
     assert elapsed < 5, f"exit took {elapsed:.1f} s"
@@ -68,10 +73,7 @@ def test_sigterm_during_dry_run_exits_within_5_s(twin):
         lock = Path(os.environ["NR_RUN_LOCK_DIR"]) / "dc1.lock"
         wait_until(lock.exists, timeout=60, step=0.05)
         time.sleep(2)
-        sent = time.monotonic()
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=30)
-        elapsed = time.monotonic() - sent
+        out, err, elapsed = _signal(proc, signal.SIGTERM)
     finally:
         proc.kill()
     assert elapsed < 5, f"exit took {elapsed:.1f} s"
@@ -115,10 +117,7 @@ def test_ctrl_c_during_check_exits_within_5_s(twin):
     try:
         wait_until(lambda: any("collecting state" in ln for ln in _lines(proc)), timeout=60, step=0.05)
         time.sleep(1)
-        sent = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
-        elapsed = time.monotonic() - sent
+        out, err, elapsed = _signal(proc, signal.SIGINT)
     finally:
         proc.kill()
     assert elapsed < 5, f"exit took {elapsed:.1f} s"
