@@ -11,7 +11,7 @@ import ipaddress
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
@@ -74,6 +74,18 @@ class RawLink:
 
 # one cabled end of a device: (its port, the link, the peer device, the peer's port)
 End = tuple[str, "RawLink", str, str]
+
+M = TypeVar("M", Interface, BgpPeer, Nic, Link)
+_ALL_FIELDS: dict[type, set[str]] = {m: set(m.model_fields) for m in (Interface, BgpPeer, Nic, Link)}
+
+
+def _trusted(model: type[M], **values: Any) -> M:
+    """A port, BGP peer, NIC or link built from values compile derived from validated input, not validated
+    again: they are most objects of a large site, and validation gives each its own set of field names and its
+    own copy of every list (~800 bytes a port). Every field is given, so all instances of a model share one
+    field-name set; lists are shared too (the intent is read-only). The tests re-validate compiled intents."""
+    assert values.keys() == _ALL_FIELDS[model], f"{model.__name__}: every field must be given"
+    return model.model_construct(_ALL_FIELDS[model], **values)
 
 
 _RULE_TAGS = {"leaf-spine", "rail"}
@@ -528,7 +540,7 @@ class _Compiler:
                 mtu = self.mtu_of(host)
                 slot = host.hw.slot_of(port) or 0
                 headroom = self.headroom(lk.speed_mbps, lk.cable_length_m, mtu, host.hw.buffer_cell_bytes or 1)
-                interfaces.append(Interface(
+                interfaces.append(_trusted(Interface,
                     name=port, role=role, peer_device=peer, peer_port=peer_port, speed_mbps=lk.speed_mbps,
                     cable_length_m=lk.cable_length_m, mtu=mtu, address=address, ip=ip, peer_ip=peer_ip,
                     description=f"{'P2P' if role == 'fabric' else 'GPU'}_{peer}_{peer_port}",
@@ -538,7 +550,7 @@ class _Compiler:
                 ))
                 if role == "fabric":
                     peer_asn = idents[peer][0]
-                    peers.append(BgpPeer(address=peer_ip, remote_asn=peer_asn or 0, description=f"{peer}_{peer_port}",
+                    peers.append(_trusted(BgpPeer,address=peer_ip, remote_asn=peer_asn or 0, description=f"{peer}_{peer_port}",
                                          peer_device=peer, local_address=ip, local_port=port,
                                          peer_platform=peer_host.hw.platform))
             bgp_cfg = self.fabric.bgp
@@ -571,7 +583,7 @@ class _Compiler:
             if (host.name, port) not in addressing:
                 continue
             address, ip, peer_ip = addressing[(host.name, port)]
-            nics.append(Nic(name=port, address=address, ip=ip, gateway=peer_ip, mtu=self.mtu_of(host),
+            nics.append(_trusted(Nic,name=port, address=address, ip=ip, gateway=peer_ip, mtu=self.mtu_of(host),
                             rail=self.hosts[peer].data.index, peer_device=peer, peer_port=peer_port,
                             speed_mbps=lk.speed_mbps, lossless_priorities=roce.lossless_priorities, trust=roce.trust,
                             routes=[host_routes]))
@@ -590,7 +602,7 @@ def _rail_ports(hw: Hardware) -> list[str]:
 def _link(lk: RawLink, hosts: dict[str, Host]) -> Link:
     (a, ap), (b, bp) = sorted(lk.ends())
     role: Literal["fabric", "host"] = "host" if "gpu" in (hosts[a].data.role, hosts[b].data.role) else "fabric"
-    return Link(a_device=a, a_port=ap, b_device=b, b_port=bp, role=role, speed_mbps=lk.speed_mbps,
+    return _trusted(Link, a_device=a, a_port=ap, b_device=b, b_port=bp, role=role, speed_mbps=lk.speed_mbps,
                 cable_length_m=lk.cable_length_m)
 
 
