@@ -74,43 +74,33 @@ def _walk(value: Any, path: str) -> tuple[str, str, str] | None:
 
 
 def _all_safe(value: Any) -> bool:
-    """Whether every string in a structured config passes: the common case, checked without tracking paths
-    (strings and numbers are decided where they are met, only containers go on the stack)."""
+    """Whether every string in a structured config passes: the common case, checked without tracking paths.
+    Strings are gathered (each distinct one once: port names, speeds and the like repeat a lot) and checked
+    after; numbers are skipped where they are met; only containers go on the stack."""
     stack: list[Any] = [value]
-    safe: set[str] = set()
-
-    def ok(text: Any) -> bool:
-        if text in safe:
-            return True
-        if unsafe_char(text) is not None:
-            return False
-        safe.add(text)
-        return True
-
+    strings: set[str] = set()
+    add = strings.add
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            if not ok(item):
-                return False
+            add(item)
         elif isinstance(item, dict | Mapping):
             for key, sub in item.items():
-                if isinstance(key, str) and not ok(key):
-                    return False
+                if isinstance(key, str):
+                    add(key)
                 kind = type(sub)
                 if kind is str:
-                    if not ok(sub):
-                        return False
+                    add(sub)
                 elif kind not in _SCALARS:
                     stack.append(sub)
         elif isinstance(item, list | tuple):
             for sub in item:
                 kind = type(sub)
                 if kind is str:
-                    if not ok(sub):
-                        return False
+                    add(sub)
                 elif kind not in _SCALARS:
                     stack.append(sub)
-    return True
+    return all(unsafe_char(text) is None for text in strings)
 
 
 def check_structured(structured: Any, device: str, fabric_file: str = "") -> None:
