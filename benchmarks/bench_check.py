@@ -21,6 +21,7 @@ from benchmarks.twin_calls import latency_calls  # noqa: E402
 from nr_run.lab.twin.lab import lab_down, lab_fault, lab_status, lab_up  # noqa: E402
 from nr_run.platforms.site import load_site  # noqa: E402
 from nr_run.runbooks.check import run_checks  # noqa: E402
+from nr_run.runbooks.clab import write_topology  # noqa: E402
 from nr_run.runbooks.inventory import init_nornir  # noqa: E402
 from nr_run.runbooks.render import render_device  # noqa: E402
 from nr_run.validators.probes import CounterResample, RdmaPairs, bandwidth_rounds  # noqa: E402
@@ -62,7 +63,7 @@ def bench(site_dir: Path, latency_ms: int, workers: int) -> dict:
     assert intent is not None
     with tempfile.TemporaryDirectory() as sd:
         state = Path(sd)
-        lab_up(site_dir, state, base_port=0)
+        lab_up(write_topology(intent, state / "clab"), state, base_port=0)
         try:
             addresses = lab_status(state)["addresses"]
             inv = site_dir.parent

@@ -26,6 +26,8 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.twin_calls import latency_calls  # noqa: E402
 from nr_run.lab.twin.lab import lab_down, lab_fault, lab_status, lab_up  # noqa: E402
+from nr_run.platforms.site import load_site  # noqa: E402
+from nr_run.runbooks.clab import write_topology  # noqa: E402
 
 DC1 = REPO / "inventory" / "dc1"
 
@@ -38,7 +40,9 @@ def main() -> int:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as sd:
         state = Path(sd) / "lab"
-        lab_up(DC1, state, base_port=0)
+        intent, _ = load_site(DC1)
+        assert intent is not None
+        lab_up(write_topology(intent, Path(sd) / "clab"), state, base_port=0)
         try:
             lab_fault(state, "latency", ms=args.latency_ms)
             env = {**os.environ, "NR_RUN_LAB_STATE_DIR": str(state), "NR_RUN_LOCK_DIR": str(Path(sd) / "locks")}

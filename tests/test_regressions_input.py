@@ -10,6 +10,8 @@ import time
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nr_run.cli.main import main
 from nr_run.intent.errors import InventoryError
@@ -114,6 +116,25 @@ def test_render_guard_refuses_unsafe_strings_for_every_platform(site, platform_h
         render_device(device, intent)
     [f] = exc.value.findings
     assert f.rule == "unsafe-value" and f.host == platform_host
+
+
+_text = st.text(alphabet=st.sampled_from(["a", "7", " ", "-", "\n", '"', "\\", "\u2028", "\x00", "\u202e", "é"]),
+                max_size=4)
+_structured = st.recursive(
+    st.none() | st.booleans() | st.integers() | _text,
+    lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner)
+    | st.dictionaries(_text | st.integers(), inner, max_size=4),
+    max_leaves=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_structured)
+def test_render_guard_fast_pass_agrees_with_the_walk_that_names_the_value(value):
+    """The guard decides the common (all safe) case without tracking paths; it must refuse exactly what the
+    path-tracking walk refuses (that walk then names the value)."""
+    from nr_run.platforms.guard import _all_safe, _walk
+
+    assert _all_safe(value) == (_walk(value, "") is None)
 
 
 @pytest.mark.parametrize("name", ["../../x", "/abs", "..", "a/b", ".hidden", "x\\y", "a b", "a..b"])

@@ -42,3 +42,21 @@ def test_rdma_probe_uses_exec_channels_runs_pairs_together_and_closes_fast(deplo
     # the ring's 8 pairs share no NIC two by two: they run in rounds, not one after the other
     rounds = 1 + sum(1 for a, b in zip(clients, clients[1:], strict=False) if b - a > 0.05)
     assert rounds <= 2, clients
+
+
+def test_deploy_lab_against_a_running_twin_does_not_import_the_twin_servers(twin, tmp_path):
+    """`deploy --lab` only reads a running twin's status file: the twin's servers (aiohttp, asyncssh) stay
+    unimported, which is most of what the CLI would otherwise spend before contacting a device."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "NR_RUN_LAB_STATE_DIR": str(twin.state)}
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "nr_run.cli.main", "deploy", "--site", "dc1",
+                           "--lab", "--json", "--hosts", "rtsw1", "--artifacts", str(tmp_path / "a")],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert [(d["device"], d["state"]) for d in json.loads(proc.stdout)["devices"]] == [("rtsw1", "diffed")]
+    imported = {ln.rsplit("|", 1)[1].strip() for ln in proc.stderr.splitlines() if ln.startswith("import time:")}
+    assert "nr_run.lab.twin.status" in imported
+    assert not imported & {"aiohttp", "asyncssh", "nr_run.lab.twin.lab"}

@@ -54,15 +54,11 @@ from nr_run.lab.twin.platforms import (
     busy_ports,
     service_class,
 )
+from nr_run.lab.twin.status import alive, default_state_dir, lab_status, read_json
 from nr_run.lab.twin.tls import server_context
 
 T = TypeVar("T")
 CREDENTIALS = {"eos": ("admin", "admin"), "sonic": ("admin", "YourPaSsWoRd"), "linux": ("admin", "admin")}
-
-
-def default_state_dir(site: str) -> Path:
-    """The twin's state folder when none is given: under the working folder's artifacts, never the package."""
-    return Path.cwd() / ".nr-run" / "lab" / site
 
 
 def _raise_fd_limit() -> None:
@@ -278,43 +274,6 @@ def _check_name(name: str) -> None:
 
 
 # ---- background process (CLI) --------------------------------------------------------------------
-def _read_json(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-
-
-def _alive(pid: int) -> bool:
-    try:
-        if os.waitpid(pid, os.WNOHANG)[0] == pid:     # our own child that exited: reap it
-            return False
-    except ChildProcessError:
-        pass                                           # not our child (another shell started it)
-    try:
-        os.kill(pid, 0)
-    except (OSError, ValueError):
-        return False
-    try:                                               # a zombie is not a running lab
-        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return True
-
-
-def lab_status(state_dir: str | Path) -> dict:
-    """{"running": bool, "pid", "addresses", "faults", "control_port"} of a (background) lab."""
-    sd = Path(state_dir)
-    ctl = _read_json(sd / "control.json")
-    pid = int(ctl.get("pid", 0) or 0)
-    running = bool(pid) and _alive(pid)
-    faults = Faults.load(sd / "faults.json").to_json()
-    info = _read_json(sd / "lab.json")
-    return {"running": running, "pid": pid if running else None, "state_dir": str(sd),
-            "control_port": ctl.get("control_port") if running else None, "site": info.get("site"),
-            "note": info.get("note", "") if running else "", "topology": info.get("topology"),
-            "addresses": _read_json(sd / "addresses.json"), "faults": faults}
-
-
 def lab_up(topology: str | Path, state_dir: str | Path | None = None, base_port: int = DEFAULT_BASE_PORT,
            latency_ms: int = 0, timeout: float = 60, auto_port: bool = False) -> dict:
     """Serve a containerlab topology file as a background process (no-op if already running); returns lab_status().
@@ -342,7 +301,7 @@ def lab_up(topology: str | Path, state_dir: str | Path | None = None, base_port:
     while time.time() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"lab exited with {proc.returncode}; see {sd / 'lab.out'}")
-        if _read_json(sd / "control.json").get("pid") == proc.pid:
+        if read_json(sd / "control.json").get("pid") == proc.pid:
             return lab_status(sd)
         time.sleep(0.1)
     raise TimeoutError(f"lab did not start within {timeout}s; see {sd / 'lab.out'}")
@@ -359,7 +318,7 @@ def lab_down(state_dir: str | Path, timeout: float = 30) -> bool:
         raise ValueError(f"the lab in {sd} runs inside this process: stop it with Lab.stop()")
     os.kill(st["pid"], signal.SIGTERM)
     deadline = time.time() + timeout
-    while time.time() < deadline and _alive(st["pid"]):
+    while time.time() < deadline and alive(st["pid"]):
         time.sleep(0.1)
     (sd / "control.json").unlink(missing_ok=True)
     (sd / "lab.pid").unlink(missing_ok=True)
@@ -405,7 +364,7 @@ def lab_fault(state_dir: str | Path, kind: str, **params: object) -> dict:
     if kind in ("drift", "reboot"):
         raise ValueError(f"{kind} needs a running lab (it acts on a running device)")
     faults = Faults.load(sd / "faults.json")
-    topology = _read_json(sd / "lab.json").get("topology")
+    topology = read_json(sd / "lab.json").get("topology")
     if topology and Path(topology).exists():
         check_fault_targets(load_clab(topology), kind, params)
     f = faults.add(kind, **params)

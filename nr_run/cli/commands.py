@@ -36,7 +36,7 @@ def announce_lab(args: argparse.Namespace, console: Console) -> None:
     if not getattr(args, "lab", False) or getattr(args, "quiet", False):
         return
     from nr_run.cli.lab import _state_dir
-    from nr_run.lab.twin.lab import lab_status
+    from nr_run.lab.twin.status import lab_status
 
     if not lab_status(_state_dir(args))["running"]:
         console.print(f"no lab twin running for {args.site}: starting a temporary one for this run "

@@ -23,7 +23,7 @@ def _state_dir(args: argparse.Namespace) -> Path:
     """The twin's state folder: NR_RUN_LAB_STATE_DIR, else ./.nr-run/lab/<site>/."""
     import os
 
-    from nr_run.lab.twin.lab import default_state_dir
+    from nr_run.lab.twin.status import default_state_dir
 
     override = os.environ.get("NR_RUN_LAB_STATE_DIR")
     return Path(override) if override else default_state_dir(args.site)
@@ -41,12 +41,15 @@ def device_session(args: argparse.Namespace) -> Iterator:
         return
     import yaml
 
-    fabric = yaml.safe_load((site_dir(args.site, args.inventory_dir) / "fabric.yaml").read_text()) or {}
+    from nr_run.intent.source import SafeLoader  # libyaml's when present
+
+    fabric = yaml.load((site_dir(args.site, args.inventory_dir) / "fabric.yaml").read_text(), Loader=SafeLoader) or {}
     if not fabric.get("lab"):
         raise UsageError(f"site {args.site} is not a lab site (fabric.yaml lab: true); --lab refused")
     import tempfile
 
-    from nr_run.lab.twin.lab import Lab, lab_status
+    # the status reader is light; the twin itself (aiohttp, asyncssh) is imported only to start one
+    from nr_run.lab.twin.status import lab_status
 
     state = _state_dir(args)
     status = lab_status(state)
@@ -54,6 +57,8 @@ def device_session(args: argparse.Namespace) -> Iterator:
     if status["running"]:
         addresses = status["addresses"]
     else:
+        from nr_run.lab.twin.lab import Lab
+
         with tempfile.TemporaryDirectory(prefix="nr-run-clab-") as scratch:
             lab = Lab(_generate(args, Path(scratch)), state, base_port=0)
         addresses = lab.start()

@@ -90,11 +90,19 @@ def _inside(intent: FabricIntent, fabric: FabricFile, ff: str) -> list[Finding]:
             out.append(Finding("error", "address-outside-pool", ff, device, fld,
                                f"{device} {what} {ip} is outside {net}"))
 
+    blocks: dict[str, Net] = {}     # host block text -> network: each RTSW's is needed by each of its servers
+
+    def host_block(text: str) -> Net:
+        net = blocks.get(text)
+        if net is None:
+            net = blocks[text] = ipaddress.IPv4Network(text)
+        return net
+
     for name, dev in sorted(intent.devices.items()):
         if dev.loopback:
             pool = p.loopback.ctsw if dev.role == "ctsw" else p.loopback.rtsw
             need(dev.loopback.split("/")[0], pool, name, "loopback", f"pools.loopback.{dev.role}")
-        block = ipaddress.IPv4Network(dev.host_block) if dev.host_block else None
+        block = host_block(dev.host_block) if dev.host_block else None
         if block is not None and not block.subnet_of(p.host_p2p):
             out.append(Finding("error", "address-outside-pool", ff, name, "pools.host_p2p",
                                f"{name} host block {block} is outside {p.host_p2p}"))
@@ -105,7 +113,7 @@ def _inside(intent: FabricIntent, fabric: FabricFile, ff: str) -> list[Finding]:
                 need(itf.ip, block, name, f"port {itf.name}", "pools.host_p2p")
         for nic in dev.nics:
             leaf = intent.devices.get(nic.peer_device)
-            leaf_block = ipaddress.IPv4Network(leaf.host_block) if leaf and leaf.host_block else p.host_p2p
+            leaf_block = host_block(leaf.host_block) if leaf and leaf.host_block else p.host_p2p
             need(nic.ip, leaf_block, name, f"NIC {nic.name}", "pools.host_p2p")
     return out
 

@@ -11,7 +11,7 @@ import ipaddress
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
@@ -74,6 +74,18 @@ class RawLink:
 
 # one cabled end of a device: (its port, the link, the peer device, the peer's port)
 End = tuple[str, "RawLink", str, str]
+
+M = TypeVar("M", Interface, BgpPeer, Nic, Link)
+_ALL_FIELDS: dict[type, set[str]] = {m: set(m.model_fields) for m in (Interface, BgpPeer, Nic, Link)}
+
+
+def _trusted(model: type[M], **values: Any) -> M:
+    """A port, BGP peer, NIC or link built from values compile derived from validated input, not validated
+    again: they are most objects of a large site, and validation gives each its own set of field names and its
+    own copy of every list (~800 bytes a port). Every field is given, so all instances of a model share one
+    field-name set; lists are shared too (the intent is read-only). The tests re-validate compiled intents."""
+    assert values.keys() == _ALL_FIELDS[model], f"{model.__name__}: every field must be given"
+    return model.model_construct(_ALL_FIELDS[model], **values)
 
 
 _RULE_TAGS = {"leaf-spine", "rail"}
@@ -246,12 +258,16 @@ def _generate_links(fabric: FabricFile, hosts: dict[str, Host], file: str) -> tu
                         continue
                     links.append(RawLink(leaf.name, a_port, spine.name, b_port, speed, rule.cable_length_m, where))
         elif isinstance(rule, RailRule):
-            leaves = role_members(rule.leaf_role)
-            servers = role_members(rule.server_role)
-            for su in sorted({s.data.su or 0 for s in servers}):
-                unit_leaves = {lf.data.index: lf for lf in leaves if (lf.data.su or 0) == su}
-                unit_servers = [s for s in servers if (s.data.su or 0) == su]
-                for position, server in enumerate(unit_servers):
+            # grouped by unit once: a scan of every device per unit grows with the square of the site
+            leaves_of: dict[int, dict[int, Host]] = {}
+            for lf in role_members(rule.leaf_role):
+                leaves_of.setdefault(lf.data.su or 0, {})[lf.data.index] = lf
+            servers_of: dict[int, list[Host]] = {}
+            for s in role_members(rule.server_role):
+                servers_of.setdefault(s.data.su or 0, []).append(s)
+            for su in sorted(servers_of):
+                unit_leaves = leaves_of.get(su, {})
+                for position, server in enumerate(servers_of[su]):
                     for rail in range(rail_count(server.hw)):
                         rail_leaf = unit_leaves.get(rail + 1)
                         if rail_leaf is None:
@@ -361,9 +377,12 @@ def _hardware(hw: Hardware, name: str) -> HardwareFacts:
                          speed_mbps=speed_to_mbps(hw.speed))
 
 
-def _nth_p31(pool: ipaddress.IPv4Network, n: int) -> tuple[ipaddress.IPv4Address, ipaddress.IPv4Address]:
+def _p31_ends(pool: ipaddress.IPv4Network, n: int) -> tuple[tuple[str, str, str], tuple[str, str, str]]:
+    """The n-th /31 of `pool` as (address/31, ip, peer ip) of its even and its odd end; each address text is
+    made once and shared by both ends (and everything built from them)."""
     base = pool.network_address + 2 * n
-    return base, base + 1
+    even, odd = str(base), str(base + 1)
+    return (f"{even}/31", even, odd), (f"{odd}/31", odd, even)
 
 
 class _Compiler:
@@ -371,12 +390,25 @@ class _Compiler:
         self.source, self.fabric, self.hosts = source, fabric, hosts
         self.findings: list[Finding] = []
         self.fabric_file = source.file(FABRIC)
+        self.headrooms: dict[tuple[int, int, int, int], Headroom] = {}
 
     def profile_of(self, host: Host) -> str:
         return host.data.roce_profile or self.fabric.roles[host.data.role].roce_profile
 
     def mtu_of(self, host: Host) -> int:
         return host.data.mtu or self.fabric.roles[host.data.role].mtu
+
+    def headroom(self, speed_mbps: int, cable_length_m: int, mtu: int, cell: int) -> Headroom:
+        """A port's headroom; one shared (immutable) object per distinct input, as most ports of a site share
+        speed, cable length and MTU."""
+        key = (speed_mbps, cable_length_m, mtu, cell)
+        found = self.headrooms.get(key)
+        if found is None:
+            xoff = hr.headroom_bytes(speed_mbps, cable_length_m, mtu, cell)
+            frame = hr.round_to_cells(hr.frame_bytes(mtu), cell)
+            found = Headroom(xoff_bytes=xoff, xon_bytes=frame, xon_offset_bytes=frame, size_bytes=frame)
+            self.headrooms[key] = found
+        return found
 
     def mgmt(self, host: Host) -> tuple[str, str]:
         """The host's management prefix and the site's management gateway ("" when none)."""
@@ -454,10 +486,8 @@ class _Compiler:
                 self.findings.append(Finding("error", "pool-exhausted", self.fabric_file, upper[0], "pools.fabric_p2p",
                                              f"pool {pool} has no /31 left for link #{fabric_n + 1}"))
                 continue
-            even, odd = _nth_p31(pool, fabric_n)
             fabric_n += 1
-            out[upper] = (f"{even}/31", str(even), str(odd))
-            out[lower] = (f"{odd}/31", str(odd), str(even))
+            out[upper], out[lower] = _p31_ends(pool, fabric_n - 1)
         for lk in links:
             upper, lower = ends(lk)
             if self.hosts[lower[0]].data.role != "gpu":
@@ -471,13 +501,12 @@ class _Compiler:
                 self.findings.append(Finding("error", "cabling", self.fabric_file, leaf.name, "cabling",
                                              f"host link on {upper[1]}, which is not a downlink port"))
                 continue
-            even, odd = _nth_p31(block, slot)
-            out[upper] = (f"{even}/31", str(even), str(odd))
-            out[lower] = (f"{odd}/31", str(odd), str(even))
+            out[upper], out[lower] = _p31_ends(block, slot)
         return out
 
     def compile(self, links: list[RawLink]) -> FabricIntent:
         self.block_prefixlen = self.host_block_prefixlen()
+        self.host_routes = str(self.fabric.pools.host_p2p)
         self.blocks = {h.name: self.host_block(h) for h in sorted(self.hosts.values(), key=lambda h: h.name)
                        if h.data.role == "rtsw"}
         addressing = self.address_links(links)
@@ -510,20 +539,18 @@ class _Compiler:
                 role: Literal["fabric", "host"] = "host" if peer_host.data.role == "gpu" else "fabric"
                 mtu = self.mtu_of(host)
                 slot = host.hw.slot_of(port) or 0
-                cell = host.hw.buffer_cell_bytes or 1
-                xoff = hr.headroom_bytes(lk.speed_mbps, lk.cable_length_m, mtu, cell)
-                frame = hr.round_to_cells(hr.frame_bytes(mtu), cell)
-                interfaces.append(Interface(
+                headroom = self.headroom(lk.speed_mbps, lk.cable_length_m, mtu, host.hw.buffer_cell_bytes or 1)
+                interfaces.append(_trusted(Interface,
                     name=port, role=role, peer_device=peer, peer_port=peer_port, speed_mbps=lk.speed_mbps,
                     cable_length_m=lk.cable_length_m, mtu=mtu, address=address, ip=ip, peer_ip=peer_ip,
                     description=f"{'P2P' if role == 'fabric' else 'GPU'}_{peer}_{peer_port}",
                     fec=host.hw.fec, slot=slot,
                     lossless_priorities=roce.lossless_priorities,
-                    headroom=Headroom(xoff_bytes=xoff, xon_bytes=frame, xon_offset_bytes=frame, size_bytes=frame),
+                    headroom=headroom,
                 ))
                 if role == "fabric":
                     peer_asn = idents[peer][0]
-                    peers.append(BgpPeer(address=peer_ip, remote_asn=peer_asn or 0, description=f"{peer}_{peer_port}",
+                    peers.append(_trusted(BgpPeer,address=peer_ip, remote_asn=peer_asn or 0, description=f"{peer}_{peer_port}",
                                          peer_device=peer, local_address=ip, local_port=port,
                                          peer_platform=peer_host.hw.platform))
             bgp_cfg = self.fabric.bgp
@@ -551,14 +578,15 @@ class _Compiler:
     def _server(self, host: Host, roce: Roce, ends: list[End],
                 addressing: dict[tuple[str, str], tuple[str, str, str]]) -> DeviceIntent:
         nics = []
+        host_routes = self.host_routes
         for port, lk, peer, peer_port in ends:
             if (host.name, port) not in addressing:
                 continue
             address, ip, peer_ip = addressing[(host.name, port)]
-            nics.append(Nic(name=port, address=address, ip=ip, gateway=peer_ip, mtu=self.mtu_of(host),
+            nics.append(_trusted(Nic,name=port, address=address, ip=ip, gateway=peer_ip, mtu=self.mtu_of(host),
                             rail=self.hosts[peer].data.index, peer_device=peer, peer_port=peer_port,
                             speed_mbps=lk.speed_mbps, lossless_priorities=roce.lossless_priorities, trust=roce.trust,
-                            routes=[str(self.fabric.pools.host_p2p)]))
+                            routes=[host_routes]))
         return DeviceIntent(name=host.name, site=self.fabric.site, role="gpu", platform=host.hw.platform,
                             mgmt_address=host.mgmt, mgmt_prefix=self.mgmt(host)[0],
                             mgmt_gateway=self.mgmt(host)[1], model=host.hw.model,
@@ -574,7 +602,7 @@ def _rail_ports(hw: Hardware) -> list[str]:
 def _link(lk: RawLink, hosts: dict[str, Host]) -> Link:
     (a, ap), (b, bp) = sorted(lk.ends())
     role: Literal["fabric", "host"] = "host" if "gpu" in (hosts[a].data.role, hosts[b].data.role) else "fabric"
-    return Link(a_device=a, a_port=ap, b_device=b, b_port=bp, role=role, speed_mbps=lk.speed_mbps,
+    return _trusted(Link, a_device=a, a_port=ap, b_device=b, b_port=bp, role=role, speed_mbps=lk.speed_mbps,
                 cable_length_m=lk.cable_length_m)
 
 

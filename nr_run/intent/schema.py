@@ -8,6 +8,7 @@ range-checked against what a real fabric can have, so no value can make compilat
 from __future__ import annotations
 
 import ipaddress
+import sys
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -101,8 +102,8 @@ class Hardware(Strict):
     downlinks: PortBlock | None = None
 
     def port(self, slot: int) -> str:
-        """Name of the port in 0-based slot `slot`."""
-        return self.port_name.format(n=self.first_port + slot * self.port_step)
+        """Name of the port in 0-based slot `slot` (interned: every device of a model has the same names)."""
+        return sys.intern(self.port_name.format(n=self.first_port + slot * self.port_step))
 
     def slot_of(self, name: str) -> int | None:
         """Inverse of port(): the slot of a port name, or None if it is not a port of this model."""

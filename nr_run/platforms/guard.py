@@ -22,7 +22,7 @@ _REFUSED_CHARS = {'"', "\\"}
 
 def unsafe_char(text: str) -> str | None:
     """The first character of `text` the guard refuses, or None."""
-    if text.isascii() and text.isprintable() and not (_REFUSED_CHARS & set(text)):
+    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
         return None     # the common case, decided in C
     for ch in text:
         if ch in _REFUSED_CHARS or unicodedata.category(ch) in _REFUSED_CATEGORIES:
@@ -30,29 +30,84 @@ def unsafe_char(text: str) -> str | None:
     return None
 
 
+# Where a value sits, as a chain of (kind, parent, key or index) built per value; the dotted text is made only
+# for a refused value (making it for each of a large site's ~2 million values cost more than the checks).
+_SCALARS = (int, float, bool, type(None))
+
+
+def _label(where: Any) -> str:
+    parts: list[tuple[str, Any]] = []
+    while not isinstance(where, str):
+        kind, where, part = where
+        parts.append((kind, part))
+    text = where
+    for kind, part in reversed(parts):
+        text = (f"{text}.{part}" if text else str(part)) if kind == "key" else f"{text}[{part}]"
+    return text
+
+
 def _walk(value: Any, path: str) -> tuple[str, str, str] | None:
     """(path, string, refused character) of the first unsafe string in a structured config, or None."""
-    stack: list[tuple[Any, str]] = [(value, path)]
+    stack: list[tuple[Any, Any]] = [(value, path)]
+    safe: set[str] = set()        # strings already passed: port names, speeds and the like repeat a lot
     while stack:
         item, where = stack.pop()
+        if type(item) in _SCALARS:
+            continue
         if isinstance(item, str):
+            if item in safe:
+                continue
             bad = unsafe_char(item)
             if bad is not None:
-                return where, item, bad
-        elif isinstance(item, Mapping):
+                return _label(where), item, bad
+            safe.add(item)
+        elif isinstance(item, dict | Mapping):
             for key, sub in item.items():
-                label = f"{where}.{key}" if where else str(key)
-                if isinstance(key, str) and unsafe_char(key) is not None:
-                    return where or "(top)", key, unsafe_char(key) or ""
-                stack.append((sub, label))
+                if isinstance(key, str) and key not in safe:
+                    if unsafe_char(key) is not None:
+                        return _label(where) or "(top)", key, unsafe_char(key) or ""
+                    safe.add(key)
+                stack.append((sub, ("key", where, key)))
         elif isinstance(item, list | tuple):
-            stack.extend((sub, f"{where}[{i}]") for i, sub in enumerate(item))
+            stack.extend((sub, ("index", where, i)) for i, sub in enumerate(item))
     return None
+
+
+def _all_safe(value: Any) -> bool:
+    """Whether every string in a structured config passes: the common case, checked without tracking paths.
+    Strings are gathered (each distinct one once: port names, speeds and the like repeat a lot) and checked
+    after; numbers are skipped where they are met; only containers go on the stack."""
+    stack: list[Any] = [value]
+    strings: set[str] = set()
+    add = strings.add
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            add(item)
+        elif isinstance(item, dict | Mapping):
+            for key, sub in item.items():
+                if isinstance(key, str):
+                    add(key)
+                kind = type(sub)
+                if kind is str:
+                    add(sub)
+                elif kind not in _SCALARS:
+                    stack.append(sub)
+        elif isinstance(item, list | tuple):
+            for sub in item:
+                kind = type(sub)
+                if kind is str:
+                    add(sub)
+                elif kind not in _SCALARS:
+                    stack.append(sub)
+    return all(unsafe_char(text) is None for text in strings)
 
 
 def check_structured(structured: Any, device: str, fabric_file: str = "") -> None:
     """Raise InventoryError (exit 3: file, host, field) if any string in `structured` is unsafe to template."""
-    found = _walk(structured, "")
+    if _all_safe(structured):
+        return
+    found = _walk(structured, "")     # again, in its order, to name the first refused value and its path
     if found is None:
         return
     where, text, bad = found
