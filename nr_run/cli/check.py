@@ -13,6 +13,7 @@ from typing import Any
 
 from rich.console import Console
 
+from nr_run.cli import args as types
 from nr_run.cli.commands import announce_lab, load_intent
 from nr_run.cli.common import (
     EXIT_DIFF,
@@ -102,13 +103,6 @@ def check(args: argparse.Namespace) -> int:
     return EXIT_OK if report.passed else EXIT_FAIL
 
 
-def _interval(spec: str) -> float:
-    match = re.fullmatch(r"(\d+)([smh])", spec.strip())
-    if not match:
-        raise UsageError(f"--every {spec!r}: use e.g. 90s, 15m, 1h")
-    return int(match.group(1)) * {"s": 1, "m": 60, "h": 3600}[match.group(2)]
-
-
 def _formats(spec: str) -> list[str]:
     from nr_run.runbooks.report.formats import WRITERS
 
@@ -169,7 +163,7 @@ def compliance(args: argparse.Namespace) -> int:
     options = parse_options(args.options)
     if not args.every:
         return _compliance_once(args, console, options)
-    period = _interval(args.every)
+    period = types.duration_seconds(args.every)     # already range-checked by the parser
     while True:
         started = time.monotonic()
         console.print(f"{_utc()} compliance run started")
