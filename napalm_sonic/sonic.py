@@ -284,12 +284,13 @@ class SonicDriver(NetworkDriver):
 
     def verify_applied(self, running: configdb.ConfigDb, target: configdb.ConfigDb, timeout: float) -> list[str]:
         """Wait until APPL_DB carries every changed buffer/port entry of `target`; the keys still behind."""
-        keys = configdb.appl_db_changes(running, target)
+        behind = configdb.appl_db_changes(running, target)
         deadline = time.monotonic() + timeout
         while True:
-            behind = [k for k, fields in keys.items() if self._appl_entry(k) != fields]
+            # a key that has caught up is not read again: only the ones still behind cost a round trip
+            behind = {k: fields for k, fields in behind.items() if self._appl_entry(k) != fields}
             if not behind or time.monotonic() >= deadline:
-                return behind
+                return list(behind)
             time.sleep(min(1.0, max(0.05, timeout / 50)))
 
     def _drained_apply(self, running: configdb.ConfigDb, candidate: configdb.ConfigDb, revert_in: int | None) -> None:

@@ -27,18 +27,19 @@ def collect_sections(run: Runner, device: DeviceIntent, sections: Iterable[str],
     """Fill `sections` of `state`. All commands go in one batch; if the batch fails, each section is
     retried alone so one failing command only costs its own section."""
     col = collector_for(device)
-    wanted = [s for s in SECTIONS if s in set(sections) and col.section_commands(s, device)]
-    if not wanted:
+    asked = set(sections)
+    commands = {s: cmds for s in SECTIONS if s in asked and (cmds := col.section_commands(s, device))}
+    if not commands:
         return
-    batch = distinct(c for s in wanted for c in col.section_commands(s, device))
+    batch = distinct(c for cmds in commands.values() for c in cmds)
     now = time.monotonic()
     try:
         out: dict[Any, Any] | None = run(batch)
     except Exception:
         out = None
-    for section in wanted:
+    for section, cmds in commands.items():
         try:
-            section_out = out if out is not None else run(col.section_commands(section, device))
+            section_out = out if out is not None else run(cmds)
             col.apply_section(section, section_out, state, device, now)
         except Exception as exc:
             state.errors[section] = f"{type(exc).__name__}: {exc}"

@@ -138,7 +138,8 @@ def rdma_ping(task: Task, fabric: FabricIntent, pairs: list[Pair], with_devices:
     ep = _endpoint(fabric, intent.name)
     run = runner_for(task, intent)
     mine = [p for p in pairs if p.src_device == intent.name]
-    cmds = [ep.ping_command(p.src_ip, p.dst_ip, ping_size(fabric, p), roce_dscp(fabric, intent.name)) for p in mine]
+    dscp = roce_dscp(fabric, intent.name)
+    cmds = [ep.ping_command(p.src_ip, p.dst_ip, ping_size(fabric, p), dscp) for p in mine]
     extra = [ep.rdma_devices_command()] if with_devices else []
     try:
         outputs: dict[str, Any] | None = run(list(dict.fromkeys(cmds + extra)))   # all of this host's at once
@@ -148,12 +149,13 @@ def rdma_ping(task: Task, fabric: FabricIntent, pairs: list[Pair], with_devices:
     probes = []
     for p, cmd in zip(mine, cmds, strict=True):
         probe = RdmaProbe(p.src_device, p.src_nic, p.dst_device, p.dst_nic, p.dst_ip)
-        try:
-            if outputs is None:
-                raise RuntimeError(batch_error)
-            probe.ping_ok, probe.ping_loss_pct, probe.ping_detail = ep.parse_ping(outputs[cmd])
-        except Exception as exc:
-            probe.ping_ok, probe.ping_detail = False, f"{type(exc).__name__}: {exc}" if batch_error == "" else batch_error
+        if outputs is None:
+            probe.ping_ok, probe.ping_detail = False, batch_error
+        else:
+            try:
+                probe.ping_ok, probe.ping_loss_pct, probe.ping_detail = ep.parse_ping(outputs[cmd])
+            except Exception as exc:
+                probe.ping_ok, probe.ping_detail = False, f"{type(exc).__name__}: {exc}"
         probes.append(probe)
     devices = outputs.get(extra[0]) if outputs is not None and extra else None
     return Result(host=task.host, result=probes, devices=devices)

@@ -99,7 +99,7 @@ class Roce(Frozen):
     profile: str
     trust: str
     dscp_to_tc: dict[int, int]          # full map, 64 entries
-    dscp_overrides: dict[int, int]      # the non-default entries only (what EOS configures)
+    dscp_overrides: dict[int, int]      # the DSCPs the RoCE profile lists explicitly
     tc_to_queue: dict[int, int]
     tc_to_pg: dict[int, int]
     pfc_priority_to_queue: dict[int, int]

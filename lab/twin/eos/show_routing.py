@@ -108,6 +108,7 @@ def ip_bgp(dev: EosDevice, target: str | None = None, longer: bool = False) -> d
     entries: dict[str, Any] = {}
     table = dev.fabric.bgp_table(dev.name)
     own = {p: None for p in dev.fabric.originated(dev.name)}
+    router_ids = {s.peer_ip: s.peer_router_id for s in dev.fabric.bgp_sessions(dev.name)}
     net = ipaddress.ip_network(target, strict=False) if target else None
     for pfx in sorted({*table, *own}, key=lambda p: ipaddress.ip_network(p)):
         p_net = ipaddress.ip_network(pfx)
@@ -129,7 +130,7 @@ def ip_bgp(dev: EosDevice, target: str | None = None, longer: bool = False) -> d
                               "ecmpHead": i == 0 and len(hops) > 1, "queued": False, "ecmp": len(hops) > 1,
                               "luRoute": False, "origin": "Igp", "sixPeRoute": False},
                 "routeDetail": {"origin": "Igp", "peerEntry": {
-                    "peerRouterId": _peer_router_id(dev, nh.ip) if nh is not None and nh.ip else st.bgp.router_id
+                    "peerRouterId": router_ids.get(nh.ip, "0.0.0.0") if nh is not None and nh.ip else st.bgp.router_id
                     or "0.0.0.0", "peerAddr": nh.ip if nh is not None and nh.ip else ""},
                     "extCommunityList": [], "communityList": [], "recvdFromRRClient": False}})
         entries[pfx] = {"address": str(p_net.network_address), "maskLength": p_net.prefixlen,
@@ -137,10 +138,6 @@ def ip_bgp(dev: EosDevice, target: str | None = None, longer: bool = False) -> d
                         "bgpRoutePaths": paths}
     return {"vrfs": {"default": {"routerId": st.bgp.router_id or "0.0.0.0", "vrf": "default",
                                  "asn": st.bgp.asn, "bgpRouteEntries": entries}}}
-
-
-def _peer_router_id(dev: EosDevice, ip: str) -> str:
-    return next((s.peer_router_id for s in dev.fabric.bgp_sessions(dev.name) if s.peer_ip == ip), "0.0.0.0")
 
 
 def bfd_peers(dev: EosDevice) -> dict:
@@ -228,11 +225,11 @@ def bgp_neighbors_text(dev: EosDevice, neighbor: str | None = None) -> str:
     st = dev.state()
     if not st.bgp:
         return ""
-    keep, hold = 3, 9
     blocks = []
     for s in dev.fabric.bgp_sessions(dev.name):
         if neighbor and s.peer_ip != neighbor:
             continue
+        keep, hold = 3, 9           # EOS defaults, unless this neighbor or its peer group sets timers
         nb = st.bgp.neighbors.get(s.peer_ip)
         for ln in _neighbor_lines(dev, s.peer_ip) + (_neighbor_lines(dev, nb.peer_group) if nb and nb.peer_group
                                                      else []):

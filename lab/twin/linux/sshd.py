@@ -87,8 +87,8 @@ async def _session(device: ShellDevice, process: asyncssh.SSHServerProcess, log:
         if process.command is not None:
             command = process.command
             log("exec", command)
-            if delay():        # latency / slow faults hold every answer, on every protocol
-                await asyncio.sleep(delay())
+            if wait := delay():        # latency / slow faults hold every answer, on every protocol
+                await asyncio.sleep(wait)
             stdin = await process.stdin.read() if shell.wants_stdin(command) else None
             rc, out, err = shell.execute(device, command, stdin)
             process.stdout.write(out)
@@ -123,8 +123,8 @@ async def _interactive(device: ShellDevice, process: asyncssh.SSHServerProcess, 
             return
         if line.strip():
             log("shell", line)
-            if delay():
-                await asyncio.sleep(delay())
+            if wait := delay():
+                await asyncio.sleep(wait)
             rc, out, err = shell.execute(device, line, None, rc)
             process.stdout.write((out + err).replace("\r\n", "\n"))
         process.stdout.write(device.prompt())

@@ -171,8 +171,6 @@ class SonicDevice:
                 return 2, "", f"Error: Invalid value for 'PATCH_FILE_PATH': Path '{rest[0]}' does not exist.\n"
             try:
                 target, ops = gcu.simulate(self.running, self.files[rest[0]])
-                if not dry and gcu.rejected(self, target):
-                    raise gcu.GcuError("configuration rejected by the system")
             except gcu.GcuError as exc:
                 return 2, "", gcu.failure_text("apply patch", str(exc))
             out = gcu.success_text(ops, gcu.changes(self.running, target), dry)
@@ -184,8 +182,6 @@ class SonicDevice:
                 target = json.loads(self.files[rest[0]])
                 gcu.validate_field_operations(self.running, target)
                 gcu.validate(target)
-                if not dry and gcu.rejected(self, target):
-                    raise gcu.GcuError("configuration rejected by the system")
             except (KeyError, ValueError, gcu.GcuError) as exc:
                 return 2, "", gcu.failure_text("replace config", str(exc))
             if not dry:
