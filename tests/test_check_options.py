@@ -49,8 +49,12 @@ def test_measurement_windows_become_probes():
     assert counters.probes() == [CounterResample(0.5)]
     [probe] = rdma.probes()
     assert isinstance(probe, RdmaPairs) and (probe.seconds, probe.server_wait_s, probe.pattern) == (1, 0.05, "auto")
-    # equal declarations are one probe run
-    assert select(["counters"])[0].probes() == select(["counters"])[0].probes()
+    # equal declarations are one probe run, different ones are not
+    from nr_run.validators.helpers import distinct
+
+    twice = [*select(["counters"])[0].probes(), *select(["counters"])[0].probes()]
+    assert distinct(twice) == [CounterResample(2.0)]
+    assert CounterResample(0.5) != CounterResample(2.0)
 
 
 @pytest.mark.parametrize("verb", ["check", "compliance"])

@@ -308,6 +308,8 @@ def test_hostile_command_lines_exit_0_or_3(line: tuple[str, str, list[tuple[str,
             rc = main(argv)
         # no credentials and no --lab: anything that gets as far as a device stops with exit 3 too
         assert rc in (0, 3), (argv, rc, err.getvalue()[-2000:])
+        if "--bogus" in switches:       # an unknown option is always a usage error
+            assert rc == 3, argv
         assert "Traceback" not in err.getvalue()
         assert time.monotonic() - started < LIMIT_S
     finally:

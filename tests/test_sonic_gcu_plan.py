@@ -144,10 +144,12 @@ def test_twin_refuses_what_gcu_refuses_with_its_words(deployed_twin):
                             "generic_config_updater.field_operation_validators.rdma_config_update_validator "
                             "returned False") in text
         # and what GCU takes on a th5 HWSKU, it takes
-        apply([{"op": "replace", "path": "/DEVICE_METADATA/localhost/hwsku", "value": "Arista-7060X6-64PE-O128S2"}])
+        assert apply([{"op": "replace", "path": "/DEVICE_METADATA/localhost/hwsku",
+                       "value": "Arista-7060X6-64PE-O128S2"}])[0] == 0
         rc, text = apply([{"op": "replace", "path": "/PFC_WD/Ethernet0/detection_time", "value": "400"}])
         assert rc == 0 and "Patch applied successfully." in text
-        assert before != ssh_run(client, "show runningconfiguration all")[1]
+        after = ssh_run(client, "show runningconfiguration all")[1]
+        assert before != after and json.loads(after)["PFC_WD"]["Ethernet0"]["detection_time"] == "400"
     finally:
         client.close()
 
@@ -207,3 +209,4 @@ def test_slow_switch_is_waited_for_and_a_late_one_is_reverted(deployed_twin, tmp
     finally:
         drv.close()
     assert _running(deployed_twin, "rtsw4") != before
+    assert _running(deployed_twin, "rtsw4")["BUFFER_POOL"] == json.loads(candidate)["BUFFER_POOL"]
