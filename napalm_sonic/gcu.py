@@ -115,10 +115,20 @@ def _bad_fec(element: dict[str, Any]) -> str | None:
     return f"fec {bad[0]} is not supported" if bad else None
 
 
+def hwsku_of(running: dict[str, Any], target: dict[str, Any]) -> str:
+    """The switch's HWSKU as GCU reads it (the running CONFIG_DB), else the target's (a switch without one)."""
+    meta = running.get("DEVICE_METADATA", {}).get("localhost", {}) or \
+        target.get("DEVICE_METADATA", {}).get("localhost", {})
+    return str(meta.get("hwsku", ""))
+
+
 def refusals(running: dict[str, Any], target: dict[str, Any], hwsku: str, asic_type: str = "vs",
              build_version: str = "") -> list[Refusal]:
     """Every element of the running->target change that GCU would refuse, in GCU's diff order."""
-    diff = jsonpatch.JsonPatch.from_diff(running, target).patch
+    return _refusals(jsonpatch.JsonPatch.from_diff(running, target).patch, hwsku, asic_type, build_version)
+
+
+def _refusals(diff: list[dict[str, Any]], hwsku: str, asic_type: str, build_version: str) -> list[Refusal]:
     out: list[Refusal] = []
     for element in diff:
         if element["op"] == "remove" and element["path"] in rules()["protected_removes"]:
@@ -154,13 +164,14 @@ def apply_method(running: dict[str, Any], target: dict[str, Any], hwsku: str, as
                  build_version: str = "") -> tuple[str, str]:
     """("gcu", why) or ("drained apply", why) for the running->target change on this switch."""
     asic = asic_family(hwsku, asic_type)
-    found = refusals(running, target, hwsku, asic_type, build_version)
+    diff = jsonpatch.JsonPatch.from_diff(running, target).patch      # the costly step: once per decision
+    found = _refusals(diff, hwsku, asic_type, build_version)
     if found:
         first = found[0]
         tables = sorted({r.table for r in found})
         return ("drained apply", f"GCU refuses {', '.join(tables)} on {hwsku or 'this HWSKU'} ({asic}): "
                                  f"{first.path} {first.op}: {first.reason}")
-    changed = {element["path"].split("/")[1] for element in jsonpatch.JsonPatch.from_diff(running, target).patch}
+    changed = {element["path"].split("/")[1] for element in diff}
     for table in sorted(changed & set(DRAINED_TABLES)):
         return "drained apply", f"{table}: {DRAINED_TABLES[table]}"
     lanes = [k for k, v in target.get("PORT", {}).items()

@@ -222,12 +222,9 @@ class SonicDriver(NetworkDriver):
 
     def apply_method(self, running: configdb.ConfigDb, candidate: configdb.ConfigDb) -> tuple[str, str]:
         """("gcu", why) when GCU takes the change on this switch, else ("drained apply", why)."""
-        # GCU reads the HWSKU from the running CONFIG_DB (sonic-cfggen -d), as its validators do
-        meta = running.get("DEVICE_METADATA", {}).get("localhost", {}) or \
-            candidate.get("DEVICE_METADATA", {}).get("localhost", {})
         _, text = self._run("show version")
         ver = parsers.parse_show_version(text)
-        return gcu.apply_method(running, candidate, meta.get("hwsku", ""), ver.get("ASIC", "vs"),
+        return gcu.apply_method(running, candidate, gcu.hwsku_of(running, candidate), ver.get("ASIC", "vs"),
                                 ver.get("SONiC Software Version", ""))
 
     def commit_config(self, message: str = "", revert_in: int | None = None) -> None:

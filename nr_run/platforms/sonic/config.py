@@ -12,7 +12,7 @@ from nr_run.intent.models import DeviceIntent, FabricIntent, Interface
 from nr_run.platforms.base import ClabNode
 from nr_run.platforms.sonic import hwsku
 from nr_run.platforms.sonic.buffers import POOL_SIZES, pool_sizes
-from nr_run.platforms.sonic.config_db import config_db, port_facts
+from nr_run.platforms.sonic.config_db import DEVICE_TYPES, config_db, management, port_facts
 
 PLATFORM = "sonic"
 
@@ -152,11 +152,9 @@ class SonicConfig:
         """Minimal SONiC config_db: metadata, management interface, ports (admin down, as shipped)."""
         doc = {
             "DEVICE_METADATA": {"localhost": {"hostname": device.name, "hwsku": device.model,
-                                              "platform": device.hardware.platform_id, "type": "LeafRouter",
+                                              "platform": device.hardware.platform_id, "type": DEVICE_TYPES[device.role],
                                               "buffer_model": "traditional"}},
-            "MGMT_PORT": {"eth0": {"admin_status": "up", "alias": "eth0"}},
-            "MGMT_INTERFACE": {f"eth0|{device.mgmt_prefix}":
-                               {"gwaddr": device.mgmt_gateway} if device.mgmt_gateway else {}},
+            **management(device),
             "FEATURE": {"lldp": {"state": "enabled"}, "bgp": {"state": "enabled"}},
             "PORT": {i.name: {"admin_status": "down", **port_facts(i, device), "mtu": "9100"}
                      for i in device.interfaces},

@@ -20,6 +20,14 @@ def port_facts(itf: Interface, device: DeviceIntent) -> dict[str, str]:
     return hwsku.port_entry(prof, itf.name, itf.speed_mbps)
 
 
+def management(device: DeviceIntent) -> dict[str, Any]:
+    """MGMT_PORT and MGMT_INTERFACE (its keys refer to a MGMT_PORT entry: sonic-mgmt_interface leafref);
+    `gwaddr` only when the site has a management gateway."""
+    return {"MGMT_PORT": {"eth0": {"admin_status": "up", "alias": "eth0"}},
+            "MGMT_INTERFACE": {f"eth0|{device.mgmt_prefix}":
+                               {"gwaddr": device.mgmt_gateway} if device.mgmt_gateway else {}}}
+
+
 def metadata(device: DeviceIntent) -> dict[str, Any]:
     return {
         "DEVICE_METADATA": {"localhost": {
@@ -33,9 +41,7 @@ def metadata(device: DeviceIntent) -> dict[str, Any]:
             "buffer_model": "traditional",
             "default_pfcwd_status": "enable" if device.roce.watchdog.enabled else "disable",
         }},
-        # MGMT_INTERFACE keys refer to a MGMT_PORT entry (sonic-mgmt_interface leafref)
-        "MGMT_PORT": {"eth0": {"admin_status": "up", "alias": "eth0"}},
-        "MGMT_INTERFACE": {f"eth0|{device.mgmt_prefix}": {"gwaddr": device.mgmt_gateway}},
+        **management(device),
         "LLDP": {"GLOBAL": {"enabled": "true"}},
         # counter polling (`counterpoll`): PORT carries the per-priority PFC frames (`show pfc counters`), PFCWD
         # the watchdog, QUEUE/PG_DROP the drops, WRED_ECN_QUEUE the ECN marks (`show queue wredcounters`);

@@ -16,17 +16,15 @@ from nr_run.platforms.policy import RegexPolicy
 class SonicPolicy(RegexPolicy):
     def apply_method(self, running: str, candidate: str) -> tuple[str, str]:
         """(method, why) for turning the running config_db into the candidate on this switch."""
-        # the driver's own prediction, imported on use: napalm_sonic's package import loads NAPALM
-        from napalm_sonic import gcu
+        # the driver's own prediction and normalisation (the same inputs as at commit), imported on use:
+        # napalm_sonic's package import loads NAPALM
+        from napalm_sonic import configdb, gcu
 
         try:
-            old, new = json.loads(running or "{}"), json.loads(candidate or "{}")
+            old, new = configdb.normalize(json.loads(running or "{}")), configdb.normalize(json.loads(candidate or "{}"))
         except json.JSONDecodeError as exc:
             return "unknown", f"unreadable config_db: {exc}"
-        old.pop("bgpraw", None)
-        new.pop("bgpraw", None)
-        hwsku = old.get("DEVICE_METADATA", {}).get("localhost", {}).get("hwsku", "")
-        return gcu.apply_method(old, new, hwsku)
+        return gcu.apply_method(old, new, gcu.hwsku_of(old, new))
 
     def classify(self, diff: str) -> str:
         return "gcu or drained apply"
