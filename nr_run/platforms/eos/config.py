@@ -13,7 +13,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from nr_run.intent.errors import Finding
 from nr_run.intent.models import DeviceIntent, FabricIntent, Interface
 from nr_run.platforms.base import ClabNode
-from nr_run.platforms.eos.structured import eos_speed, structured_config
+from nr_run.platforms.eos.structured import eos_speed, management, structured_config
 from nr_run.platforms.templates import template_dir
 
 MAIN_TEMPLATE = "main.j2"
@@ -68,7 +68,8 @@ class EosConfig:
         starts in its VRF (with its default route there), so the first deploy does not move the interface the
         runbook is connected through; the fabric's default VRF never sees the management subnet.
         """
-        vrf = device.mgmt_vrf if device.mgmt_vrf != "default" else None
+        mgmt = management(device)          # the same VRF and default route the deployed config has
+        vrf = mgmt["vrfs"][0]["name"] if mgmt["vrfs"] else None
         lines = ["service routing protocols model multi-agent", "!",
                  f"hostname {device.name}", "username admin privilege 15 role network-admin secret admin", "!"]
         if vrf:
@@ -77,8 +78,8 @@ class EosConfig:
                   "!"]
         if vrf:
             lines += [f"no ip routing vrf {vrf}", "!"]
-            if device.mgmt_gateway:
-                lines += [f"ip route vrf {vrf} 0.0.0.0/0 {device.mgmt_gateway}", "!"]
+            lines += [line for r in mgmt["static_routes"]
+                      for line in (f"ip route vrf {r['vrf']} {r['prefix']} {r['next_hop']}", "!")]
         lines += ["management api http-commands", "   protocol https", "   no shutdown"]
         lines += ["   !", f"   vrf {vrf}", "      no shutdown"] if vrf else []
         lines += ["!", "management ssh"]
