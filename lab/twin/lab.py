@@ -82,8 +82,7 @@ class Lab:
         if base_port:
             busy = busy_ports(topology, base_port)
             if busy and not auto_port:
-                raise PortsBusy(f"ports {', '.join(map(str, busy[:5]))} are in use (another lab?): choose another "
-                                f"--base-port, or omit it for free ports")
+                raise _ports_busy(busy)
             if busy:
                 self.port_note = (f"ports from {base_port} are in use ({busy[0]}, ...): serving on free ports, "
                                   "see the address table")
@@ -221,12 +220,13 @@ class Lab:
         return {"kind": f.kind, "params": f.params, "since": f.since}
 
     def clear_faults(self, kind: str | None = None, **params: object) -> int:
-        def do() -> int:
-            n = self.faults.clear(kind, **params)
-            self.faults.save(self.state_dir / "faults.json")
-            self.fabric.track_sessions()
-            return n
-        return self._call(do)
+        return self._call(self._clear, kind, params)
+
+    def _clear(self, kind: str | None, params: dict) -> int:
+        n = self.faults.clear(kind, **params)
+        self.faults.save(self.state_dir / "faults.json")
+        self.fabric.track_sessions()
+        return n
 
     # ---- reset -----------------------------------------------------------------------------------
     def save_baseline(self, name: str) -> None:
@@ -244,9 +244,7 @@ class Lab:
     def reset(self, baseline: str | None = None) -> dict:
         """Every device back to day 0 (or to a saved baseline), no faults, no logs, client sessions dropped."""
         if baseline is not None:
-            _check_name(baseline)
-            if not (self.state_dir / "baselines" / baseline).is_dir():
-                raise ValueError(f"no baseline {baseline!r} saved in {self.state_dir}")
+            _check_baseline(self.state_dir, baseline)
         return self._call(self._reset, baseline)
 
     def _reset(self, baseline: str | None) -> dict:
@@ -273,6 +271,18 @@ def _check_name(name: str) -> None:
         raise ValueError(f"baseline name {name!r}: letters, digits, - and _ only")
 
 
+def _check_baseline(state_dir: Path, name: str) -> None:
+    """A baseline to reset to: a safe name, saved in this lab's state folder."""
+    _check_name(name)
+    if not (state_dir / "baselines" / name).is_dir():
+        raise ValueError(f"no baseline {name!r} saved in {state_dir}")
+
+
+def _ports_busy(busy: list[int]) -> PortsBusy:
+    return PortsBusy(f"ports {', '.join(map(str, busy[:5]))} are in use (another lab?): choose another "
+                     "--base-port, or omit it for free ports")
+
+
 # ---- background process (CLI) --------------------------------------------------------------------
 def lab_up(topology: str | Path, state_dir: str | Path | None = None, base_port: int = DEFAULT_BASE_PORT,
            latency_ms: int = 0, timeout: float = 60, auto_port: bool = False) -> dict:
@@ -289,8 +299,7 @@ def lab_up(topology: str | Path, state_dir: str | Path | None = None, base_port:
     if base_port and not auto_port:
         busy = busy_ports(topo, base_port)
         if busy:
-            raise PortsBusy(f"ports {', '.join(map(str, busy[:5]))} are in use (another lab?): choose another "
-                            f"--base-port, or omit it for free ports")
+            raise _ports_busy(busy)
     (sd / "control.json").unlink(missing_ok=True)
     cmd = [sys.executable, "-m", "nr_run.lab.twin.lab", "serve", "--topology", str(topology), "--state-dir", str(sd),
            "--base-port", str(base_port), "--latency-ms", str(latency_ms)] + (["--auto-port"] if auto_port else [])
@@ -394,19 +403,15 @@ def _control_app(lab: Lab) -> web.Application:
 
     async def clear(request: web.Request) -> web.Response:
         body = await request.json()
-        n = lab.faults.clear(body.get("kind"), **(body.get("params") or {}))
-        lab.faults.save(lab.state_dir / "faults.json")
-        lab.fabric.track_sessions()
-        return web.json_response({"removed": n})
+        # already on the lab's loop: its _clear directly (going through _call from here would deadlock)
+        return web.json_response({"removed": lab._clear(body.get("kind"), body.get("params") or {})})
 
     async def reset(request: web.Request) -> web.Response:
         body = await request.json()
         baseline = body.get("baseline")
         try:
             if baseline is not None:
-                _check_name(str(baseline))
-                if not (lab.state_dir / "baselines" / str(baseline)).is_dir():
-                    raise ValueError(f"no baseline {baseline!r} saved in {lab.state_dir}")
+                _check_baseline(lab.state_dir, str(baseline))
             return web.json_response(lab._reset(baseline))
         except ValueError as e:
             return web.json_response({"error": str(e)})

@@ -92,18 +92,23 @@ def platform_summary(dev: SonicDevice) -> Result:
 
 
 def version(dev: SonicDevice) -> Result:
-    meta = dev.running.get("DEVICE_METADATA", {}).get("localhost", {})
     up = int(time.time() - dev.boot_time)
     images = "".join(f"docker-{c:<26}{SONIC_VERSION[6:]:<22}{_image_id(c)}        300MB\n"
                      for c in ("database", "orchagent", "fpm-frr", "lldp", "syncd-vs", "teamd"))
     return 0, (f"\nSONiC Software Version: {SONIC_VERSION}\nSONiC OS Version: 11\nDistribution: Debian 11.7\n"
                "Kernel: 5.10.0-23-2-amd64\nBuild commit: twin\nBuild date: Tue Aug  1 00:00:00 UTC 2023\n"
-               f"Built by: nr-run\n\nPlatform: {meta.get('platform', 'x86_64-kvm_x86_64-r0')}\n"
-               f"HwSKU: {meta.get('hwsku', '')}\nASIC: vs\nASIC Count: 1\nSerial Number: TWIN{dev.node.name.upper()}\n"
-               f"Model Number: N/A\nHardware Revision: N/A\nUptime: {time.strftime('%H:%M:%S', time.gmtime())} up "
+               f"Built by: nr-run\n\n{platform_summary(dev)[1]}"
+               f"Uptime: {time.strftime('%H:%M:%S', time.gmtime())} up "
                f"{up // 60} min,  1 user,  load average: 0.30, 0.25, 0.20\n"
                f"Date: {time.strftime('%a %d %b %Y %H:%M:%S', time.gmtime())}\n\nDocker images:\n"
                f"REPOSITORY                         TAG                   IMAGE ID            SIZE\n{images}"), ""
+
+
+def _session_row(s: Any) -> tuple[bool, int, str]:
+    """(established, seconds in its state, State/PfxRcd column) of one BGP session."""
+    est = s.state == "Established"
+    return est, int(time.time() - s.since), (str(s.prefixes_received) if est else
+                                             ("Idle (Admin)" if s.idle_reason else s.state))
 
 
 def bgp_summary_table(dev: SonicDevice) -> Result:
@@ -114,9 +119,7 @@ def bgp_summary_table(dev: SonicDevice) -> Result:
     rows = []
     sessions = dev.fabric.bgp_sessions(dev.node.name)
     for s in sessions:
-        est = s.state == "Established"
-        up = int(time.time() - s.since)
-        state = str(s.prefixes_received) if est else ("Idle (Admin)" if s.idle_reason else s.state)
+        est, up, state = _session_row(s)
         rows.append([s.peer_ip, "4", str(s.remote_as or 0), str(10 + up // 3 if est else 0),
                      str(10 + up // 3 if est else 0), "0", "0", "0", _uptime(up) if est else "never", state,
                      s.description or s.peer_device or "NotAvailable"])
@@ -142,9 +145,7 @@ def frr_bgp_summary(dev: SonicDevice) -> Result:
            f"Peers {len(sessions)}, using {len(sessions) * 21} KiB of memory", "",
            "Neighbor        V         AS   MsgRcvd   MsgSent   TblVer  InQ OutQ  Up/Down State/PfxRcd   PfxSnt Desc"]
     for s in sessions:
-        est = s.state == "Established"
-        up = int(time.time() - s.since)
-        state = str(s.prefixes_received) if est else ("Idle (Admin)" if s.idle_reason else s.state)
+        est, up, state = _session_row(s)
         msgs = 10 + up // 3 if est else 0
         out.append(f"{s.peer_ip:<15} 4 {s.remote_as or 0:>10} {msgs:>9} {msgs:>9} {0:>8} {0:>4} {0:>4} "
                    f"{_uptime(up) if est else 'never':>8} {state:>12} {s.prefixes_sent if est else 0:>8} "
