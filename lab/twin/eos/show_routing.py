@@ -231,8 +231,9 @@ def bgp_neighbors_text(dev: EosDevice, neighbor: str | None = None) -> str:
             continue
         keep, hold = 3, 9           # EOS defaults, unless this neighbor or its peer group sets timers
         nb = st.bgp.neighbors.get(s.peer_ip)
-        for ln in _neighbor_lines(dev, s.peer_ip) + (_neighbor_lines(dev, nb.peer_group) if nb and nb.peer_group
-                                                     else []):
+        # the peer group's lines first: the neighbor's own settings override what it inherits
+        for ln in (_neighbor_lines(dev, nb.peer_group) if nb and nb.peer_group else []) + \
+                _neighbor_lines(dev, s.peer_ip):
             m = re.search(r" timers (\d+) (\d+)$", ln)
             if m:
                 keep, hold = int(m.group(1)), int(m.group(2))
