@@ -14,8 +14,9 @@ import json
 import os
 import socket
 import tempfile
-from datetime import UTC, datetime
 from pathlib import Path
+
+from nr_run.runbooks.records import utc_now_iso
 
 
 class SiteLocked(Exception):
@@ -67,7 +68,7 @@ class SiteLock:
     def acquire(self) -> None:
         self._make_dir()
         info = {"pid": os.getpid(), "user": getpass.getuser(), "host": socket.gethostname(),
-                "since": datetime.now(UTC).isoformat(timespec="seconds")}
+                "since": utc_now_iso()}
         for _ in range(2):
             try:
                 fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)

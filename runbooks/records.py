@@ -52,7 +52,8 @@ def write_private(path: Path, text: str, append: bool = False) -> Path:
     return path
 
 
-def _now() -> str:
+def utc_now_iso() -> str:
+    """Now, UTC, to the second (ISO 8601): the time stamp of audit lines, logs and results."""
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
@@ -77,7 +78,7 @@ class RunRecords:
     def log(self, text: str) -> None:
         """Append to the run's log file (tracebacks and details that do not belong on the screen)."""
         with _AUDIT_LOCK:
-            write_private(self.log_path, f"{_now()} {text.rstrip()}\n", append=True)
+            write_private(self.log_path, f"{utc_now_iso()} {text.rstrip()}\n", append=True)
 
     def capture_logging(self) -> None:
         """Library log records (Nornir's "task failed" tracebacks, NAPALM, netmiko) go to the run's log file,
@@ -107,7 +108,7 @@ class RunRecords:
     def audit_start(self, device: str, action: str, diff: str, detail: str = "") -> str:
         """The line written before a device action; returns its id for audit_end."""
         entry = uuid.uuid4().hex[:16]
-        self._append({"id": entry, "phase": "start", "time": _now(), "user": getpass.getuser(),
+        self._append({"id": entry, "phase": "start", "time": utc_now_iso(), "user": getpass.getuser(),
                       "host": socket.gethostname(), "pid": os.getpid(), "site": self.site, "device": device,
                       "action": action, "diff_hash": diff_hash(diff), "outcome": "started", "detail": detail,
                       "run": self.dir.name})
@@ -116,7 +117,7 @@ class RunRecords:
     def audit_end(self, entry: str, device: str, action: str, diff: str, outcome: str, detail: str = "",
                   run: str | None = None) -> None:
         """Complete the line `entry` with what happened."""
-        self._append({"id": entry, "phase": "end", "time": _now(), "user": getpass.getuser(),
+        self._append({"id": entry, "phase": "end", "time": utc_now_iso(), "user": getpass.getuser(),
                       "host": socket.gethostname(), "pid": os.getpid(), "site": self.site, "device": device,
                       "action": action, "diff_hash": diff_hash(diff), "outcome": outcome, "detail": detail,
                       "run": run or self.dir.name})

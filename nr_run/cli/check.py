@@ -121,7 +121,7 @@ def _compliance_once(args: argparse.Namespace, console: Console, options: dict[s
     from nr_run.runbooks.check import print_report
     from nr_run.runbooks.compliance import run_compliance
     from nr_run.runbooks.interrupt import Interrupted, Stop, bounded
-    from nr_run.runbooks.records import RunRecords
+    from nr_run.runbooks.records import RunRecords, utc_now_iso
     from nr_run.runbooks.report.formats import write_reports
 
     formats = _formats(args.format)
@@ -144,7 +144,7 @@ def _compliance_once(args: argparse.Namespace, console: Console, options: dict[s
         if records is not None:
             records.close()
     out = Path(args.out) if args.out else records.dir
-    payload = {**result.to_dict(), "outcome": result.outcome, "time": _utc_iso(),
+    payload = {**result.to_dict(), "outcome": result.outcome, "time": utc_now_iso(),
                "duration_s": round(time.monotonic() - started, 3)}
     written = write_reports(payload, [f for f in formats if f != "table"], out, private=not args.out)
     if args.json:
@@ -172,12 +172,6 @@ def compliance(args: argparse.Namespace) -> int:
         console.print(f"{_utc()} compliance run exit {rc} after {time.monotonic() - started:.0f} s; "
                       f"next at {_utc(wait)}")
         time.sleep(wait)
-
-
-def _utc_iso() -> str:
-    from datetime import UTC, datetime
-
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _utc(offset_s: float = 0.0) -> str:
