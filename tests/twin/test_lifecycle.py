@@ -55,8 +55,14 @@ def test_commit_timers_survive_a_restart_and_still_revert(tmp_path: Path):
     node.run_commands(["configure session pending", "interface Ethernet3", "description unconfirmed",
                        "end", "configure session pending commit timer 00:00:03"])
     sonic = site.ssh("rtsw3", "admin", "YourPaSsWoRd")
+    saved = ssh_run(sonic, "show runningconfiguration all")[1]
     assert ssh_run(sonic, "config checkpoint before")[0] == 0
-    assert ssh_run(sonic, "config hostname changed-by-test")[0] in (0, 2)   # any change; the rollback restores
+    stdin, out, _ = sonic.exec_command("cat > /tmp/change.json-patch")     # any change; the rollback restores it
+    stdin.write('[{"op": "replace", "path": "/DEVICE_METADATA/localhost/hostname", "value": "changed-by-test"}]')
+    stdin.channel.shutdown_write()
+    out.channel.recv_exit_status()
+    assert ssh_run(sonic, "sudo config apply-patch /tmp/change.json-patch")[0] == 0
+    assert ssh_run(sonic, "show runningconfiguration all")[1] != saved
     assert ssh_run(sonic, "systemd-run --on-active=3 --unit=nr-run-revert config rollback before")[0] == 0
     sonic.close()
     lab.stop()
@@ -71,6 +77,7 @@ def test_commit_timers_survive_a_restart_and_still_revert(tmp_path: Path):
         assert ssh_run(sonic, "systemctl is-active nr-run-revert.timer")[1].strip() == "active"
         wait_until(lambda: "description unconfirmed" not in site.running("rtsw1"), timeout=10)
         wait_until(lambda: ssh_run(sonic, "systemctl is-active nr-run-revert.timer")[0] != 0, timeout=10)
+        wait_until(lambda: ssh_run(sonic, "show runningconfiguration all")[1] == saved, timeout=10)
         sonic.close()
     finally:
         again.stop()
