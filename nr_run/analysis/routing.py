@@ -1,0 +1,193 @@
+"""A pure-Python model of the fabric's eBGP routing, computed from the intent.
+
+Every switch originates its prefixes (RTSW: host block and loopback; CTSW: loopback) to its eBGP peers, one
+session per fabric link. The model is the converged state of shortest-AS-path selection with AS-path loop
+prevention: a switch rejects a path that holds its own ASN, so with the CTSW tier sharing one ASN a path can
+never go CTSW -> RTSW -> CTSW (valley-free), and a CTSW that loses its link to an RTSW has no route to it.
+Equal-length paths are used together (ECMP, one member per session, at most `maximum_paths`); the path a
+switch advertises is the one from the neighbour with the lowest router ID (a deterministic stand-in for
+"oldest path first", which depends on timing).
+
+Computing the state in order of AS-path length gives a stable solution: a switch reached at length L has no
+acceptable shorter path (it would have been reached earlier) and nothing a later switch advertises is shorter.
+
+Static routes (`StaticRoute`, none in the intent today) override BGP in the switch's FIB only (their
+administrative distance is lower); they are not redistributed.
+
+Twin symmetry (see graph.py): destinations in one twin class share their routes up to the swap of the
+destination with the class representative, so only representatives are computed, unless the result could
+depend on a tie-break (equal-length paths through different shared ASNs, or more equal paths than
+`maximum_paths`) or static routes pin switches; then every destination is computed.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+
+from nr_run.analysis.graph import FabricGraph, Failed
+
+
+@dataclass(frozen=True)
+class StaticRoute:
+    """On `switch`, send traffic for `prefix` to the neighbour `via` (every live link to it)."""
+
+    switch: str
+    prefix: str
+    via: str
+
+
+@dataclass
+class Table:
+    """Routes of one destination switch: per switch, the ECMP next-hop links (empty: no route, or the
+    destination itself), and whether the computation was tie-break sensitive."""
+
+    dest: str
+    next_hops: dict[str, tuple[int, ...]]
+    length: dict[str, int]
+    tie_sensitive: bool = False
+
+
+def bgp_table(graph: FabricGraph, adj: dict[str, list[tuple[int, str]]], dest: str,
+              shared: frozenset[int]) -> Table:
+    """The converged BGP routes toward `dest`'s prefixes over the live adjacency `adj`."""
+    sw, rid = graph.switches, graph.rid
+    path_asns: dict[str, frozenset[int]] = {dest: frozenset((sw[dest].asn,))}
+    next_hops: dict[str, tuple[int, ...]] = {dest: ()}
+    length: dict[str, int] = {dest: 0}
+    sensitive = False
+    frontier = [dest]
+    level = 0
+    while frontier:
+        level += 1
+        cand: dict[str, list[tuple[str, int, str]]] = {}
+        for x in frontier:
+            advertised = path_asns[x]
+            for lid, y in adj[x]:
+                if y in length or sw[y].asn in advertised:
+                    continue
+                cand.setdefault(y, []).append((rid[x], lid, x))
+        frontier = sorted(cand)
+        for y in frontier:
+            options = sorted(cand[y])
+            limit = sw[y].maximum_paths
+            if len(options) > limit:
+                sensitive = True
+            if len({path_asns[x] & shared for _, _, x in options}) > 1:
+                sensitive = True
+            chosen = options[:limit]
+            winner = chosen[0][2]
+            next_hops[y] = tuple(lid for _, lid, _ in chosen)
+            length[y] = level
+            path_asns[y] = path_asns[winner] | {sw[y].asn}
+    return Table(dest, next_hops, length, sensitive)
+
+
+class Routes:
+    """Per-switch next-hop sets per destination switch under a set of failed links/switches."""
+
+    def __init__(self, graph: FabricGraph, failed: Failed = Failed(), statics: tuple[StaticRoute, ...] = (),
+                 symmetric: bool = True) -> None:
+        self.graph, self.failed, self.statics = graph, failed, statics
+        self.adj = graph.alive_adj(failed)
+        self.shared = graph.shared_asns()
+        self._tables: dict[str, Table] = {}
+        self._pair: dict[tuple[str, str], list[int]] = {}
+        # destinations: live switches that originate a prefix
+        self.dests = sorted(n for n in self.adj if graph.switches[n].prefixes)
+        self.static_hops = self._resolve_statics()
+        pinned = {s.switch for s in statics} | {s.via for s in statics} | set(self._static_dests)
+        self.rep_of: dict[str, str] = {}
+        if symmetric:
+            for members in graph.twin_classes(failed, fixed=pinned):
+                rep = members[0]
+                for m in members:
+                    self.rep_of[m] = rep
+        for d in self.dests:
+            self.rep_of.setdefault(d, d)
+        # a representative whose table was tie-break sensitive makes its members compute their own
+        self._own: set[str] = set()
+
+    # -- statics ------------------------------------------------------------------------------------------
+
+    def _resolve_statics(self) -> dict[tuple[str, str], tuple[int, ...]]:
+        """(switch, destination) -> static next-hop links; a static applies to a destination whose
+        advertised prefix it equals or lies within (conservatively: to all of that destination's traffic)."""
+        out: dict[tuple[str, str], tuple[int, ...]] = {}
+        self._static_dests: set[str] = set()
+        for st in self.statics:
+            net = ipaddress.ip_network(st.prefix, strict=False)
+            for d in self.dests:
+                for p in self.graph.switches[d].prefixes:
+                    pn = ipaddress.ip_network(p, strict=False)
+                    if pn == net or net.subnet_of(pn):   # type: ignore[arg-type]
+                        hops = tuple(lid for lid, peer in self.adj.get(st.switch, []) if peer == st.via)
+                        if hops:                       # a static whose next hop is down is withdrawn
+                            out[(st.switch, d)] = hops
+                            self._static_dests.add(d)
+        return out
+
+    # -- tables ---------------------------------------------------------------------------------------------
+
+    def table(self, dest: str) -> Table:
+        """The BGP table of `dest` computed directly (no symmetry)."""
+        found = self._tables.get(dest)
+        if found is None:
+            found = bgp_table(self.graph, self.adj, dest, self.shared)
+            self._tables[dest] = found
+        return found
+
+    def representatives(self) -> list[str]:
+        """Destinations whose tables stand for all others (every destination when symmetry cannot be used)."""
+        reps = sorted({self.rep_of[d] for d in self.dests})
+        out = []
+        for r in reps:
+            out.append(r)
+            if self.table(r).tie_sensitive:
+                members = [d for d in self.dests if self.rep_of[d] == r and d != r]
+                self._own.update(members)
+                out += members
+        return sorted(out)
+
+    def members(self, rep: str) -> list[str]:
+        return [d for d in self.dests if self.rep_of[d] == rep and d not in self._own]
+
+    def _pair_links(self, a: str, b: str) -> list[int]:
+        key = (a, b)
+        found = self._pair.get(key)
+        if found is None:
+            found = [lid for lid, peer in self.adj.get(a, []) if peer == b]
+            self._pair[key] = found
+        return found
+
+    def bgp_next_hops(self, switch: str, dest: str) -> tuple[int, ...]:
+        rep = self.rep_of.get(dest, dest)
+        if rep == dest or dest in self._own:
+            return self.table(dest).next_hops.get(switch, ())
+        table = self.table(rep)
+        if table.tie_sensitive:
+            self._own.add(dest)
+            return self.table(dest).next_hops.get(switch, ())
+
+        def swap(n: str) -> str:
+            return dest if n == rep else rep if n == dest else n
+
+        image = swap(switch)
+        out = []
+        for lid in table.next_hops.get(image, ()):
+            peer = self.graph.links[lid].peer(image)
+            index = self._pair_links(image, peer).index(lid)
+            out.append(self._pair_links(switch, swap(peer))[index])
+        return tuple(out)
+
+    def next_hops(self, switch: str, dest: str) -> tuple[int, ...]:
+        """The FIB's next-hop links at `switch` toward `dest` (static first, then BGP); () for none."""
+        if switch == dest:
+            return ()
+        static = self.static_hops.get((switch, dest))
+        if static is not None:
+            return static
+        return self.bgp_next_hops(switch, dest)
+
+    def reachable(self, switch: str, dest: str) -> bool:
+        return switch == dest or bool(self.next_hops(switch, dest))
