@@ -257,6 +257,25 @@ class FabricGraph:
                 best = key
         return best or ""
 
+    def swap_failures(self, failures: FailureSet, a: str, b: str) -> FailureSet:
+        """The image of `failures` under the swap of twins `a` and `b` (parallel links keep their order)."""
+        if a == b:
+            return failures
+
+        def sw(n: str) -> str:
+            return b if n == a else a if n == b else n
+
+        out: set[Element] = set()
+        for kind, v in failures:
+            if kind == "switch":
+                out.add(("switch", sw(str(v))))
+                continue
+            lk = self.links[int(v)]
+            old = [lid for lid, peer in self.adj[lk.a] if peer == lk.b]
+            new = [lid for lid, peer in self.adj[sw(lk.a)] if peer == sw(lk.b)]
+            out.add(("link", new[old.index(lk.id)]))
+        return frozenset(out)
+
     def describe(self, failures: FailureSet) -> str:
         """'none' or e.g. 'link rtsw1:Ethernet1-ctsw1:Ethernet1, switch ctsw2'."""
         if not failures:

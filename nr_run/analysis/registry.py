@@ -14,6 +14,9 @@ if TYPE_CHECKING:
 Analysis = Callable[["FabricIntent", "AnalysisOptions"], "AnalysisResult"]
 
 ANALYSES: dict[str, str] = {
+    "deadlock": "nr_run.analysis.deadlock:analyse",
+    "ecmp": "nr_run.analysis.ecmp:analyse",
+    "capacity": "nr_run.analysis.capacity:analyse",
 }
 
 
