@@ -85,6 +85,9 @@ class Failed:
         return cls(sw, ln)
 
 
+NO_FAILURES = Failed()
+
+
 @dataclass
 class FabricGraph:
     switches: dict[str, Switch]
@@ -145,7 +148,7 @@ class FabricGraph:
         count = Counter(s.asn for s in self.switches.values())
         return frozenset(a for a, n in count.items() if n > 1)
 
-    def twin_classes(self, failed: Failed = Failed(), fixed: Iterable[str] = ()) -> list[list[str]]:
+    def twin_classes(self, failed: Failed = NO_FAILURES, fixed: Iterable[str] = ()) -> list[list[str]]:
         """Twin classes of the graph without `failed` (sorted lists, sorted by first member); `fixed`
         switches each stay alone (e.g. switches that have extra routes)."""
         adj = self.alive_adj(failed)
@@ -237,7 +240,8 @@ class FabricGraph:
             seen: dict[str, tuple[int, int]] = {}
             count: Counter[int] = Counter()
 
-            def label(n: str) -> tuple[int, int]:
+            def label(n: str, seen: dict[str, tuple[int, int]] = seen, count: Counter[int] = count
+                      ) -> tuple[int, int]:
                 if n not in seen:
                     c = cls_of[n]
                     seen[n] = (c, count[c])

@@ -25,7 +25,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
-from nr_run.analysis.graph import FabricGraph, Failed
+from nr_run.analysis.graph import NO_FAILURES, FabricGraph, Failed
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def bgp_table(graph: FabricGraph, adj: dict[str, list[tuple[int, str]]], dest: s
 class Routes:
     """Per-switch next-hop sets per destination switch under a set of failed links/switches."""
 
-    def __init__(self, graph: FabricGraph, failed: Failed = Failed(), statics: tuple[StaticRoute, ...] = (),
+    def __init__(self, graph: FabricGraph, failed: Failed = NO_FAILURES, statics: tuple[StaticRoute, ...] = (),
                  symmetric: bool = True) -> None:
         self.graph, self.failed, self.statics = graph, failed, statics
         self.adj = graph.alive_adj(failed)
@@ -153,11 +153,13 @@ class Routes:
         return [d for d in self.dests if self.rep_of[d] == rep and d not in self._own]
 
     def _pair_links(self, a: str, b: str) -> list[int]:
-        key = (a, b)
-        found = self._pair.get(key)
+        found = self._pair.get((a, b))
         if found is None:
-            found = [lid for lid, peer in self.adj.get(a, []) if peer == b]
-            self._pair[key] = found
+            if (a, "") not in self._pair:         # index every neighbour of `a` in one pass
+                self._pair[(a, "")] = []
+                for lid, peer in self.adj.get(a, []):
+                    self._pair.setdefault((a, peer), []).append(lid)
+            found = self._pair.get((a, b), [])
         return found
 
     def bgp_next_hops(self, switch: str, dest: str) -> tuple[int, ...]:

@@ -1,0 +1,443 @@
+"""ECMP entropy and QP scaling: the flows of a collective hashed over the fabric's ECMP groups.
+
+Flows. A collective runs per rail (NCCL keeps traffic on its rail in a rail-optimised fabric): `ring` sends
+from each server's NIC to the next server's NIC on the same rail, `pairs` from server i to server i + n/2,
+`alltoall` from every server to every other one. A connection is one RC queue pair (QP) per
+`qps_per_connection`; NCCL splits a connection's data over its QPs (NCCL_IB_QPS_PER_CONNECTION). A NIC's
+line rate is shared by its connections, a connection's by its QPs.
+
+Entropy. RoCEv2 packets are UDP to port 4791; the source port is derived per QP from the local and remote QP
+numbers, as Linux does for RC QPs (rdma_calc_flow_label and rdma_flow_label_to_udp_sport in
+include/rdma/ib_verbs.h): that port is the entropy a 5-tuple hash sees. QP numbers are modelled as
+sequential per NIC from a deterministic per-NIC base.
+
+Hash. A switch picks member (hash mod group size) of the FIB's next hops; the hash is CRC32 (zlib, the
+polynomial of Broadcom's CRC32 hash functions) over the packed selected fields, started from the hash seed:
+a deterministic, documented stand-in for the ASIC's RTAG7-style hash, not a bit-exact copy. Every switch
+uses the same seed and function, as default configs do (that correlation is what polarises multi-tier paths).
+The destination QP (InfiniBand BTH) can be added as a field where a platform can hash on it:
+- Juniper Junos Evolved hashes on the RDMA queue pair by default ("Queue-Pair Hashing for RDMA Flows",
+  juniper.net/documentation/us/en/software/junos/ai-ml-evo/topics/topic-map/load-balancing-queue-pair-hash.html);
+- SONiC's generic hash (sonic-net/SONiC doc/hash/hash-design.md, SWITCH_HASH|GLOBAL ecmp_hash) lists
+  header fields up to L4 ports, no BTH field: not supported;
+- EOS: RoCEv2 UDF hashing on Tomahawk is only requested of AVD (aristanetworks/avd#5386): not modelled as
+  available. Both of this project's platforms therefore default to the 5-tuple.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+import time
+import zlib
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
+from ipaddress import IPv4Address
+
+from nr_run.analysis.graph import FabricGraph, NicEnd
+from nr_run.analysis.options import AnalysisOptions
+from nr_run.analysis.result import AnalysisFinding, AnalysisResult, Figure, Table
+from nr_run.analysis.routing import Routes
+from nr_run.intent.models import FabricIntent
+
+ROCE_PORT = 4791
+UDP = 17
+FIVE_TUPLE = ("src_ip", "dst_ip", "protocol", "src_port", "dst_port")
+FIELDS = FIVE_TUPLE + ("dest_qp",)
+# hashing the platform can do on RoCEv2 (see the module docstring for the sources)
+PLATFORM_FIELDS: dict[str, tuple[str, ...]] = {"eos": FIVE_TUPLE, "sonic": FIVE_TUPLE}
+DEST_QP_PLATFORMS = frozenset({"junos"})
+FLOW_BUDGET = 120_000          # QPs simulated per run; larger patterns are sampled by source switch
+QP_STEPS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+
+
+@dataclass(frozen=True)
+class HashModel:
+    fields: tuple[str, ...] = FIVE_TUPLE
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        unknown = set(self.fields) - set(FIELDS)
+        if unknown or not self.fields:
+            raise ValueError(f"hash fields must be some of {', '.join(FIELDS)}: {sorted(unknown)}")
+
+
+def roce_udp_sport(lqpn: int, rqpn: int) -> int:
+    """The RoCEv2 UDP source port of an RC QP: a 20-bit flow label folded from the product of the QP numbers,
+    then its low 14 bits xor its high 6, placed in 0xC000-0xFFFF (the kernel's formula)."""
+    v = (lqpn & 0xFFFFFF) * (rqpn & 0xFFFFFF)
+    v ^= v >> 20
+    v ^= v >> 40
+    label = v & 0xFFFFF
+    low = (label & 0x3FFF) ^ ((label & 0xFC000) >> 14)
+    return (low | 0xC000) & 0xFFFF
+
+
+@cache
+def _qpn_base(server: str, nic: str) -> int:
+    return 0x100 + zlib.crc32(f"{server}/{nic}".encode()) % 0xFE0000
+
+
+@cache
+def _ip_bytes(ip: str) -> bytes:
+    return IPv4Address(ip).packed
+
+
+@dataclass(frozen=True)
+class Qp:
+    src: NicEnd
+    dst: NicEnd
+    sport: int
+    dest_qp: int
+    rate_mbps: float
+
+
+def rails_of(graph: FabricGraph) -> dict[int, list[NicEnd]]:
+    """NICs per rail, servers in natural order."""
+    cached = _RAILS.get(id(graph))
+    if cached is not None and cached[0] is graph:
+        return cached[1]
+    rails: dict[int, list[NicEnd]] = defaultdict(list)
+    for nic in graph.nics:
+        rails[nic.rail].append(nic)
+    out = {r: sorted(rails[r], key=lambda n: _natural(n.server)) for r in sorted(rails)}
+    _RAILS.clear()
+    _RAILS[id(graph)] = (graph, out)
+    return out
+
+
+_RAILS: dict[int, tuple[FabricGraph, dict[int, list[NicEnd]]]] = {}
+
+
+def connections(graph: FabricGraph, pattern: str, sources: set[str] | None = None
+                ) -> list[tuple[NicEnd, NicEnd]]:
+    """(source NIC, destination NIC) of every connection of the pattern, rail by rail; only from NICs on
+    `sources` switches when given (an all-to-all of a large site is sampled by source switch)."""
+    out: list[tuple[NicEnd, NicEnd]] = []
+    for nics in rails_of(graph).values():
+        n = len(nics)
+        if n < 2:
+            continue
+        for i, a in enumerate(nics):
+            if sources is not None and a.switch not in sources:
+                continue
+            if pattern == "ring":
+                out.append((a, nics[(i + 1) % n]))
+            elif pattern == "pairs":
+                if (i + n // 2) % n != i:
+                    out.append((a, nics[(i + n // 2) % n]))
+            else:
+                out += [(a, b) for b in nics if b is not a]
+    return out
+
+
+def connections_per_nic(graph: FabricGraph, pattern: str) -> dict[NicEnd, int]:
+    """How many connections share each NIC's line rate."""
+    out: dict[NicEnd, int] = {}
+    for nics in rails_of(graph).values():
+        for nic in nics:
+            out[nic] = (len(nics) - 1 if pattern == "alltoall" else 1) if len(nics) > 1 else 0
+    return out
+
+
+def make_qps(conns: list[tuple[NicEnd, NicEnd]], q: int, per_nic: dict[NicEnd, int]) -> list[Qp]:
+    """q QPs per connection with their QP numbers, source ports and rates."""
+    counter: dict[tuple[str, str], int] = {}
+    out = []
+    for a, b in conns:
+        rate = a.speed_mbps / max(1, per_nic.get(a, 1)) / q
+        ka, kb = (a.server, a.nic), (b.server, b.nic)
+        base_a, base_b = _qpn_base(*ka), _qpn_base(*kb)
+        for _ in range(q):
+            na, nb = counter.get(ka, 0), counter.get(kb, 0)
+            lqpn = (base_a + na) & 0xFFFFFF
+            rqpn = (base_b + nb) & 0xFFFFFF
+            counter[ka] = na + 1
+            counter[kb] = nb + 1
+            out.append(Qp(a, b, roce_udp_sport(lqpn, rqpn), rqpn, rate))
+    return out
+
+
+def flow_hash(model: HashModel, qp: Qp) -> int:
+    parts = []
+    for f in model.fields:
+        if f == "src_ip":
+            parts.append(_ip_bytes(qp.src.ip))
+        elif f == "dst_ip":
+            parts.append(_ip_bytes(qp.dst.ip))
+        elif f == "protocol":
+            parts.append(_PROTO)
+        elif f == "src_port":
+            parts.append(_PORTS[qp.sport])
+        elif f == "dst_port":
+            parts.append(_DPORT)
+        else:
+            parts.append(qp.dest_qp.to_bytes(3, "big"))
+    return zlib.crc32(b"".join(parts), model.seed & 0xFFFFFFFF)
+
+
+_PROTO = bytes((UDP,))
+_DPORT = struct.pack("!H", ROCE_PORT)
+_PORTS = [struct.pack("!H", p) for p in range(65536)]
+
+
+@dataclass
+class Simulation:
+    """Loads of one run: per directed link (link id, from switch) the Mbit/s and QPs; per ECMP group
+    (switch, members) the QPs on each member."""
+
+    qps: int = 0
+    sampled_sources: int = 0
+    total_sources: int = 0
+    link_load: dict[tuple[int, str], float] = field(default_factory=dict)
+    groups: dict[tuple[str, tuple[int, ...]], Counter[int]] = field(default_factory=dict)
+    group_load: dict[tuple[str, tuple[int, ...]], dict[int, float]] = field(default_factory=dict)
+
+
+def simulate(graph: FabricGraph, routes: Routes, pattern: str, q: int, model: HashModel,
+             budget: int = FLOW_BUDGET) -> Simulation:
+    """Hash every QP of the pattern's fabric-crossing connections hop by hop; when the pattern has more than
+    `budget` QPs, simulate whole source switches only (evenly spaced, deterministic)."""
+    per_nic = connections_per_nic(graph, pattern)
+    sources = sorted({nic.switch for nic in graph.nics}, key=_natural)
+    total = sum(per_nic.values()) * q
+    sim = Simulation(total_sources=len(sources))
+    if total > budget and sources:
+        keep = max(1, budget * len(sources) // total)
+        step = len(sources) / keep
+        sources = [sources[int(i * step)] for i in range(min(keep, len(sources)))]
+    sim.sampled_sources = len(sources)
+    conns = connections(graph, pattern, set(sources))
+    cache: dict[tuple[str, str], tuple[int, ...]] = {}
+    links = graph.links
+    for qp in make_qps(conns, q, per_nic):
+        if qp.src.switch == qp.dst.switch:
+            continue
+        sim.qps += 1
+        h = flow_hash(model, qp)
+        here, dest = qp.src.switch, qp.dst.switch
+        for _hop in range(16):
+            if here == dest:
+                break
+            key = (here, dest)
+            hops = cache.get(key)
+            if hops is None:
+                hops = cache[key] = routes.next_hops(here, dest)
+            if not hops:
+                break
+            lid = hops[h % len(hops)]
+            sim.link_load[(lid, here)] = sim.link_load.get((lid, here), 0.0) + qp.rate_mbps
+            if len(hops) > 1:
+                gk = (here, hops)
+                counts = sim.groups.get(gk)
+                if counts is None:
+                    counts = sim.groups[gk] = Counter()
+                    sim.group_load[gk] = {}
+                counts[lid] += 1
+                loads = sim.group_load[gk]
+                loads[lid] = loads.get(lid, 0.0) + qp.rate_mbps
+            here = links[lid].peer(here)
+    return sim
+
+
+def imbalance(sim: Simulation) -> tuple[float, float]:
+    """(worst, mean) over ECMP groups of max member load / mean member load (1.0: perfectly even)."""
+    ratios = []
+    for (_, members), loads in sim.group_load.items():
+        values = [loads.get(m, 0.0) for m in members]
+        mean = sum(values) / len(values)
+        if mean > 0:
+            ratios.append(max(values) / mean)
+    if not ratios:
+        return 1.0, 1.0
+    return max(ratios), sum(ratios) / len(ratios)
+
+
+def measured_collision(sim: Simulation) -> tuple[float, float]:
+    """(measured, ideal): the chance that two QPs of one ECMP group take the same member, against 1/n."""
+    same = pairs = 0
+    ideal = 0.0
+    for (_, members), counts in sim.groups.items():
+        total = sum(counts.values())
+        p = total * (total - 1) // 2
+        pairs += p
+        same += sum(c * (c - 1) // 2 for c in counts.values())
+        ideal += p / len(members)
+    if not pairs:
+        return 0.0, 0.0
+    return same / pairs, ideal / pairs
+
+
+# ---- the analytic model ------------------------------------------------------------------------------
+
+def collision_share(n: int, q: int) -> float:
+    """Expected share of an elephant's rate that collides with a second elephant, both on one n-way ECMP
+    group, each split over q QPs of rate 1/q and the uplinks as fast as one elephant:
+    E[sum over uplinks of max(load - 1, 0)] = n * sum_k Binom(2q, 1/n)(k) * max(k/q - 1, 0).
+    For q = 1 it is the probability that the two flows share an uplink, 1/n. Doubling q never raises it:
+    the loads with 2q QPs are the mean of two independent q-QP load vectors and the excess is convex
+    (Jensen)."""
+    if n <= 1:
+        return 1.0
+    p = 1.0 / n
+    total = 0.0
+    for k in range(q + 1, 2 * q + 1):
+        total += math.comb(2 * q, k) * p ** k * (1 - p) ** (2 * q - k) * (k / q - 1)
+    return n * total
+
+
+@lru_cache(maxsize=4096)
+def expected_max_over_mean(m: int, n: int) -> float:
+    """Balls into bins: E[max load] / (m/n) for m equal balls thrown uniformly into n bins.
+
+    Exact for m < n ln n + 64: with X_i iid Poisson(m/n), P(max <= t) = P(all X_i <= t | sum X_i = m)
+    (Poissonisation), computed by convolving the truncated pmf n times. Heavily loaded (m >= n ln n):
+    Raab and Steger, "Balls into Bins - A Simple and Tight Analysis" (RANDOM 1998), Theorem 1:
+    max = m/n + sqrt(2 (m/n) ln n) (1 + o(1)) with high probability.
+    """
+    if m <= 0 or n <= 1:
+        return 1.0
+    lam = m / n
+    if m >= n * math.log(n) + 64:
+        return (lam + math.sqrt(2 * lam * math.log(n))) / lam
+    pmf_all = [math.exp(-m + k * math.log(m) - math.lgamma(k + 1)) for k in range(m + 1)]
+    norm = pmf_all[m]
+    expected = 0.0
+    t = 0
+    while t < m:
+        base = [math.exp(-lam + k * math.log(lam) - math.lgamma(k + 1)) for k in range(t + 1)]
+        prob = _power_coeff(base, n, m) / norm
+        expected += 1 - min(1.0, prob)
+        if prob > 1 - 1e-9:
+            break
+        t += 1
+    return expected / lam
+
+
+def _power_coeff(poly: list[float], n: int, degree: int) -> float:
+    """Coefficient of x^degree in poly(x)^n (truncated products, by squaring)."""
+    result = [1.0]
+    base = poly[:]
+    e = n
+    while e:
+        if e & 1:
+            result = _mul(result, base, degree)
+        e >>= 1
+        if e:
+            base = _mul(base, base, degree)
+    return result[degree] if degree < len(result) else 0.0
+
+
+def _mul(a: list[float], b: list[float], degree: int) -> list[float]:
+    out = [0.0] * min(len(a) + len(b) - 1, degree + 1)
+    for i, x in enumerate(a):
+        if x == 0.0:
+            continue
+        for j in range(min(len(b), degree + 1 - i)):
+            out[i + j] += x * b[j]
+    return out
+
+
+def _natural(name: str) -> tuple[object, ...]:
+    import re
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
+
+
+# ---- the analysis ------------------------------------------------------------------------------------
+
+def hash_model_for(graph: FabricGraph, seed: int) -> HashModel:
+    """The fields every platform of the fabric hashes on (their intersection: a field one switch ignores
+    adds no entropy at that hop)."""
+    fields = set(FIELDS)
+    for sw in graph.switches.values():
+        fields &= set(PLATFORM_FIELDS.get(sw.platform, FIVE_TUPLE))
+    return HashModel(tuple(f for f in FIELDS if f in fields), seed)
+
+
+def analyse(fabric: FabricIntent, options: AnalysisOptions, model: HashModel | None = None) -> AnalysisResult:
+    t0 = time.perf_counter()
+    graph = FabricGraph.from_intent(fabric)
+    routes = Routes(graph)
+    model = model or hash_model_for(graph, options.hash_seed)
+    result = AnalysisResult(name="ecmp", title=f"ECMP entropy and QP scaling ({options.pattern})")
+    q = options.qps_per_connection
+    sim = simulate(graph, routes, options.pattern, q, model)
+    worst, mean = imbalance(sim)
+    measured, ideal = measured_collision(sim)
+    widths = Counter(len(members) for _, members in sim.groups)
+    width = widths.most_common(1)[0][0] if widths else 1
+    expected = [expected_max_over_mean(sum(c.values()), len(members)) for (_, members), c in sim.groups.items()]
+    expected_mean = sum(expected) / len(expected) if expected else 1.0
+    # QPs per connection needed to stay under the target imbalance (same seed and hash, re-simulated)
+    sweep: list[tuple[int, float, float]] = []
+    needed: int | None = None
+    for step in QP_STEPS:
+        s = sim if step == q else simulate(graph, routes, options.pattern, step, model)
+        w, m = imbalance(s)
+        sweep.append((step, w, m))
+        if w <= options.max_imbalance:
+            needed = step
+            break
+    uplinks = _uplink_utilisation(graph, sim)
+    result.figures.append(Figure(
+        title=f"Per-uplink load ({options.pattern}, {q} QP/connection)", kind="histogram",
+        data={"values": [round(u, 1) for _, u in uplinks], "bins": 20, "xlabel": "uplink utilisation %"}))
+    result.figures.append(Figure(
+        title="ECMP imbalance by QPs per connection", kind="line",
+        data={"labels": [s for s, _, _ in sweep],
+              "series": {"worst group (max/mean)": [round(w, 3) for _, w, _ in sweep],
+                         "mean group (max/mean)": [round(m, 3) for _, _, m in sweep],
+                         "target": [options.max_imbalance] * len(sweep)},
+              "xlabel": "QPs per connection", "ylabel": "max / mean load"}))
+    result.tables.append(Table(
+        title="Most loaded uplinks", columns=["switch", "port", "to", "utilisation %"],
+        rows=[[s, p, t, round(u, 1)] for (s, p, t), u in sorted(uplinks, key=lambda x: -x[1])[:20]]))
+    result.tables.append(Table(
+        title="QPs per connection sweep", columns=["QPs per connection", "worst max/mean", "mean max/mean"],
+        rows=[[s, round(w, 3), round(m, 3)] for s, w, m in sweep]))
+    result.summary = {
+        "pattern": options.pattern, "qps_per_connection": q, "hash_fields": list(model.fields),
+        "hash_seed": model.seed, "connections_per_nic": max(connections_per_nic(graph, options.pattern).values(), default=0), "qps_simulated": sim.qps,
+        "sources_simulated": sim.sampled_sources, "sources_total": sim.total_sources,
+        "ecmp_groups": len(sim.groups), "imbalance_worst": round(worst, 3), "imbalance_mean": round(mean, 3),
+        "balls_into_bins_mean": round(expected_mean, 3),
+        "collision_probability": round(measured, 4), "collision_probability_ideal": round(ideal, 4),
+        "elephant_collision_share": round(collision_share(width, q), 4), "ecmp_width": width,
+        "qps_needed": needed, "max_imbalance": options.max_imbalance}
+    if not sim.groups:
+        result.findings.append(AnalysisFinding(
+            analysis="ecmp", subject=options.pattern, passed=True, severity="info",
+            message=f"the {options.pattern} pattern crosses no ECMP group (no traffic between RTSWs)"))
+    else:
+        ok = worst <= options.max_imbalance
+        hint = (f"use at least {needed} QPs per connection (NCCL_IB_QPS_PER_CONNECTION={needed})" if needed
+                else f"more than {QP_STEPS[-1]} QPs per connection would be needed: spread the pattern over "
+                     "more connections or use adaptive routing")
+        result.findings.append(AnalysisFinding(
+            analysis="ecmp", subject=f"{options.pattern}, {q} QP/connection", passed=ok, severity="warning",
+            message=(f"ECMP imbalance max/mean {worst:.2f} worst, {mean:.2f} mean over {len(sim.groups)} groups "
+                     f"(balls-into-bins expects {expected_mean:.2f}); two QPs share an uplink with probability "
+                     f"{measured:.3f} (ideal {ideal:.3f})"),
+            fix="" if ok else hint,
+            data={"imbalance_worst": worst, "qps_needed": needed}))
+        if "src_port" not in model.fields and "dest_qp" not in model.fields:
+            result.findings.append(AnalysisFinding(
+                analysis="ecmp", subject="hash fields", passed=False, severity="warning",
+                message="the ECMP hash ignores the UDP source port: all QPs between two NICs take one path",
+                fix="hash on the L4 source port (RoCEv2 puts its per-QP entropy there)"))
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def _uplink_utilisation(graph: FabricGraph, sim: Simulation) -> list[tuple[tuple[str, str, str], float]]:
+    """Utilisation % of every upward link of the simulated source switches (idle ones included)."""
+    sources = {switch for switch, _ in sim.groups} | {s for (_, s) in sim.link_load}
+    out = []
+    for s in sorted(sources, key=_natural):
+        tier = graph.switches[s].tier
+        for lid, peer in graph.adj[s]:
+            if graph.switches[peer].tier > tier and graph.switches[s].host_mbps > 0:
+                lk = graph.links[lid]
+                out.append(((s, lk.port(s), peer), 100 * sim.link_load.get((lid, s), 0.0) / lk.speed_mbps))
+    return out
