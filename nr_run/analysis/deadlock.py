@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator
 from nr_run.analysis.graph import FabricGraph, Failed, FailureSet
 from nr_run.analysis.options import AnalysisOptions
 from nr_run.analysis.result import AnalysisFinding, AnalysisResult, Figure, Table
-from nr_run.analysis.routing import Routes, StaticRoute
+from nr_run.analysis.routing import Routes, StaticRoute, static_pins
 from nr_run.intent.models import FabricIntent
 
 Node = tuple[str, str]          # (switch, ingress port)
@@ -202,8 +202,7 @@ def _finding(graph: FabricGraph, failures: FailureSet, priority: int, hops: list
 def evaluate(graph: FabricGraph, k: int, statics: tuple[StaticRoute, ...] = ()
              ) -> tuple[list[tuple[FailureSet, int, list[Node]]], dict[str, int]]:
     """Cycles over every failure-set representative of size 0..k; counts of sets proved and searched."""
-    pinned = {s.switch for s in statics} | {s.via for s in statics}
-    reps = graph.failure_reps(k, fixed=pinned)
+    reps = graph.failure_reps(k, fixed=static_pins(graph, statics))
     found: list[tuple[FailureSet, int, list[Node]]] = []
     counts = {"evaluated": len(reps), "proved": 0, "searched": 0}
     for failures in reps:

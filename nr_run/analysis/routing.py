@@ -83,6 +83,14 @@ def bgp_table(graph: FabricGraph, adj: dict[str, list[tuple[int, str]]], dest: s
     return Table(dest, next_hops, length, sensitive)
 
 
+def static_pins(graph: FabricGraph, statics: tuple[StaticRoute, ...]) -> set[str]:
+    """Switches a static route names (its switch, next hop and destination): symmetry must keep them fixed."""
+    if not statics:
+        return set()
+    routes = Routes(graph, statics=statics, symmetric=False)
+    return {s.switch for s in statics} | {s.via for s in statics} | routes.static_dests
+
+
 class Routes:
     """Per-switch next-hop sets per destination switch under a set of failed links/switches."""
 
@@ -96,7 +104,7 @@ class Routes:
         # destinations: live switches that originate a prefix
         self.dests = sorted(n for n in self.adj if graph.switches[n].prefixes)
         self.static_hops = self._resolve_statics()
-        pinned = {s.switch for s in statics} | {s.via for s in statics} | set(self._static_dests)
+        pinned = {s.switch for s in statics} | {s.via for s in statics} | self.static_dests
         self.rep_of: dict[str, str] = {}
         if symmetric:
             for members in graph.twin_classes(failed, fixed=pinned):
@@ -114,7 +122,7 @@ class Routes:
         """(switch, destination) -> static next-hop links; a static applies to a destination whose
         advertised prefix it equals or lies within (conservatively: to all of that destination's traffic)."""
         out: dict[tuple[str, str], tuple[int, ...]] = {}
-        self._static_dests: set[str] = set()
+        self.static_dests: set[str] = set()
         for st in self.statics:
             net = ipaddress.ip_network(st.prefix, strict=False)
             for d in self.dests:
@@ -124,7 +132,7 @@ class Routes:
                         hops = tuple(lid for lid, peer in self.adj.get(st.switch, []) if peer == st.via)
                         if hops:                       # a static whose next hop is down is withdrawn
                             out[(st.switch, d)] = hops
-                            self._static_dests.add(d)
+                            self.static_dests.add(d)
         return out
 
     # -- tables ---------------------------------------------------------------------------------------------
@@ -184,7 +192,7 @@ class Routes:
 
     def next_hops(self, switch: str, dest: str) -> tuple[int, ...]:
         """The FIB's next-hop links at `switch` toward `dest` (static first, then BGP); () for none."""
-        if switch == dest:
+        if switch == dest or dest not in self.adj or switch not in self.adj:
             return ()
         static = self.static_hops.get((switch, dest))
         if static is not None:
