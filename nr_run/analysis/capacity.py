@@ -193,6 +193,12 @@ def bisection(graph: FabricGraph) -> Bisection:
             egress.append(min(graph.switches[n].host_mbps, sum(per_spine.values())))
     if regular:
         return Bisection(sum(sorted(egress)[:len(leaves) // 2]), full, "two-tier Clos, exact")
+    return Bisection(halves_max_flow(graph), full, "max-flow between the RTSW halves (irregular fabric)")
+
+
+def halves_max_flow(graph: FabricGraph) -> int:
+    """Maximum flow from the hosts of the first half of the RTSWs (name order) to those of the second."""
+    leaves = sorted((n for n, s in graph.switches.items() if s.host_mbps > 0), key=_natural)
     half = len(leaves) // 2
     flow = MaxFlow()
     for i, n in enumerate(leaves):
@@ -202,14 +208,14 @@ def bisection(graph: FabricGraph) -> Bisection:
             flow.add(n, "@b", graph.switches[n].host_mbps)
     for lk in graph.links:
         flow.add(lk.a, lk.b, lk.speed_mbps, lk.speed_mbps)
-    return Bisection(flow.run("@a", "@b"), full, "max-flow between the RTSW halves (irregular fabric)")
+    return flow.run("@a", "@b")
 
 
 # ---- capacity under failures ---------------------------------------------------------------------------
 
-def capacities(graph: FabricGraph, failures: FailureSet) -> dict[str, int]:
+def capacities(graph: FabricGraph, failures: FailureSet, symmetric: bool = True) -> dict[str, int]:
     """Capacity into every live destination RTSW without `failures` (computed per twin class)."""
-    routes = Routes(graph, Failed.of(failures))
+    routes = Routes(graph, Failed.of(failures), symmetric=symmetric)
     out: dict[str, int] = {}
     for rep in routes.representatives():
         value = dest_capacity(routes, rep)
