@@ -122,9 +122,9 @@ class FabricGraph:
         graph = cls(switches, links, nics)
         graph.rid = {n: int(ipaddress.IPv4Address(s.router_id)) for n, s in switches.items()}
         graph.adj = {name: [] for name in switches}
-        for lk in links:
-            graph.adj[lk.a].append((lk.id, lk.b))
-            graph.adj[lk.b].append((lk.id, lk.a))
+        for fl in links:
+            graph.adj[fl.a].append((fl.id, fl.b))
+            graph.adj[fl.b].append((fl.id, fl.a))
         for name, entries in graph.adj.items():
             entries.sort(key=lambda e: (e[1], graph.links[e[0]].port(name)))
         return graph

@@ -60,7 +60,7 @@ def bgp_table(graph: FabricGraph, adj: dict[str, list[tuple[int, str]]], dest: s
     level = 0
     while frontier:
         level += 1
-        cand: dict[str, list[tuple[str, int, str]]] = {}
+        cand: dict[str, list[tuple[int, int, str]]] = {}
         for x in frontier:
             advertised = path_asns[x]
             for lid, y in adj[x]:
