@@ -21,6 +21,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
+from math import comb
 
 from nr_run.analysis.graph import FabricGraph, Failed, FailureSet
 from nr_run.analysis.options import AnalysisOptions
@@ -218,15 +219,12 @@ def analyse(fabric: FabricIntent, options: AnalysisOptions, statics: tuple[Stati
     graph = FabricGraph.from_intent(fabric)
     found, counts = evaluate(graph, options.failures, statics)
     result = AnalysisResult(name="deadlock", title="PFC deadlock (cyclic buffer dependency)")
-    total = sum(_comb(graph.failure_elements(), i) for i in range(options.failures + 1))
+    total = sum(comb(graph.failure_elements(), i) for i in range(options.failures + 1))
     result.summary = {"failures_k": options.failures, "failure_sets_evaluated": counts["evaluated"],
                       "failure_sets_represented": total, "proved_acyclic": counts["proved"],
                       "searched": counts["searched"], "cycles": len(found)}
-    seen_sets: list[FailureSet] = []
     for failures, priority, hops in found[:20]:
         result.findings.append(_finding(graph, failures, priority, hops))
-        if failures not in seen_sets:
-            seen_sets.append(failures)
     if not found:
         result.findings.append(AnalysisFinding(
             analysis="deadlock", subject=f"0..{options.failures} failures",
@@ -257,11 +255,6 @@ def _neighbourhood(graph: FabricGraph, core: Iterable[str], limit: int = 48) -> 
                 break
             keep.add(peer)
     return sorted(keep)
-
-
-def _comb(n: int, k: int) -> int:
-    from math import comb
-    return comb(n, k)
 
 
 def deadlock_safety(fabric: FabricIntent) -> list[AnalysisFinding]:

@@ -174,3 +174,20 @@ def test_dependency_graph_of_a_healthy_clos_goes_up_then_down():
     # an RTSW's ingress from a CTSW only feeds its hosts: no fabric dependency leaves it
     assert all(not succ[n] for n in succ if n[0].startswith("rtsw"))
     assert succ[("ctsw1", "Ethernet1")] == {("rtsw2", "Ethernet1"), ("rtsw3", "Ethernet0"), ("rtsw4", "Ethernet0")}
+
+
+@pytest.mark.parametrize("name", ["dc1", "dc2", "parallel-uplink"])
+def test_failure_representatives_are_one_per_orbit_of_every_pair_and_triple(name):
+    """Brute force: every non-redundant set of 2 or 3 failures falls in the orbit of exactly one
+    representative (orbits compared by the canonical form)."""
+    fabric = small(clos(3, 2, 2, add_uplink=True)) if name == "parallel-uplink" else site(name)
+    g = graph(fabric)
+    cls_of = {n: i for i, members in enumerate(g.twin_classes()) for n in members}
+    elements = [("switch", n) for n in g.switches] + [("link", lk.id) for lk in g.links]
+    reps = g.failure_reps(3)
+    for size in (2, 3):
+        brute = {g._canonical(frozenset(c), cls_of) for c in itertools.combinations(elements, size)
+                 if not g._redundant(frozenset(c))}
+        chosen = [g._canonical(f, cls_of) for f in reps if len(f) == size]
+        assert len(chosen) == len(set(chosen)) == len(brute)
+        assert set(chosen) == brute
