@@ -20,8 +20,10 @@ The destination QP (InfiniBand BTH) can be added as a field where a platform can
   juniper.net/documentation/us/en/software/junos/ai-ml-evo/topics/topic-map/load-balancing-queue-pair-hash.html);
 - SONiC's generic hash (sonic-net/SONiC doc/hash/hash-design.md, SWITCH_HASH|GLOBAL ecmp_hash) lists
   header fields up to L4 ports, no BTH field: not supported;
-- EOS: RoCEv2 UDF hashing on Tomahawk is only requested of AVD (aristanetworks/avd#5386): not modelled as
-  available. Both of this project's platforms therefore default to the 5-tuple.
+- EOS: no Arista document found for this model describes hashing on the BTH destination QP, and AVD has an
+  open request for RoCEv2 UDF hashing on Tomahawk (aristanetworks/avd#5386): not modelled as available.
+Both of this project's platforms therefore default to the 5-tuple; `HashModel` takes "dest_qp" to model a
+platform that has it.
 """
 
 from __future__ import annotations
