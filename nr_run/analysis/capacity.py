@@ -228,7 +228,8 @@ def capacities(graph: FabricGraph, failures: FailureSet, symmetric: bool = True)
 def worst_case(graph: FabricGraph, k: int) -> tuple[dict[str, tuple[float, FailureSet]], list[list[object]],
                                                     dict[str, int], int]:
     """Per destination: the lowest remaining share (0..1) over 0..k failures and a set that causes it; per
-    failure representative: [description, worst %, mean %, unreachable]; healthy capacities; sets."""
+    failure representative: [description, sets alike, worst %, mean %, unreachable]; healthy capacities;
+    the number of representatives."""
     healthy = capacities(graph, frozenset())
     classes = graph.twin_classes()
     cls_of = {n: i for i, members in enumerate(classes) for n in members}
@@ -248,7 +249,7 @@ def worst_case(graph: FabricGraph, k: int) -> tuple[dict[str, tuple[float, Failu
             if c not in worst_cls or share < worst_cls[c][0]:
                 worst_cls[c] = (share, failures, d)
         if shares:
-            per_set.append([graph.describe(failures), round(100 * min(shares), 1),
+            per_set.append([graph.describe(failures), graph.orbit_size(failures), round(100 * min(shares), 1),
                             round(100 * sum(shares) / len(shares), 1), sum(1 for s in shares if s == 0)])
     worst: dict[str, tuple[float, FailureSet]] = {}
     for d in healthy:
@@ -284,11 +285,12 @@ def analyse(fabric: FabricIntent, options: AnalysisOptions) -> AnalysisResult:
         columns=["destination", "healthy Gbit/s", "worst %", "failures"], rows=rows[:100]))
     result.tables.append(Table(
         title="Capacity per failure set (one per symmetry class)",
-        columns=["failures", "worst destination %", "mean %", "unreachable destinations"], rows=per_set))
+        columns=["failures", "sets alike", "worst destination %", "mean %", "unreachable destinations"],
+        rows=per_set))
     result.figures.append(Figure(
         title="Capacity under failure (per symmetry class of failure sets)", kind="bar",
-        data={"labels": [r[0] for r in per_set], "series": {"worst destination %": [r[1] for r in per_set],
-                                                            "mean %": [r[2] for r in per_set]},
+        data={"labels": [r[0] for r in per_set], "series": {"worst destination %": [r[2] for r in per_set],
+                                                            "mean %": [r[3] for r in per_set]},
               "xlabel": "failure set", "ylabel": "remaining capacity %"}))
     for d, (w, f) in sorted(worst.items()):
         if w == 0:

@@ -216,6 +216,22 @@ class FabricGraph:
             reps += level
         return reps
 
+    def orbit_size(self, failures: FailureSet) -> int | None:
+        """How many failure sets a representative of size <= 1 stands for (None for larger sets)."""
+        if not failures:
+            return 1
+        if len(failures) > 1:
+            return None
+        classes = self.twin_classes()
+        size = {n: len(members) for members in classes for n in members}
+        ((kind, v),) = failures
+        if kind == "switch":
+            return size[str(v)]
+        lk = self.links[int(v)]
+        parallel = sum(1 for lid, peer in self.adj[lk.a]
+                       if peer == lk.b and self.links[lid].speed_mbps == lk.speed_mbps)
+        return size[lk.a] * size[lk.b] * parallel
+
     def _touched(self, failures: FailureSet) -> set[str]:
         out: set[str] = set()
         for kind, v in failures:

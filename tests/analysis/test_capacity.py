@@ -28,6 +28,7 @@ def test_dc1_is_non_blocking_and_loses_half_toward_an_rtsw_with_one_uplink_down(
     assert s["worst_oversubscription"] == 1.0 and s["worst_destination_percent"] == 50.0
     rows = {r[0]: r for r in result.tables[2].rows}
     assert rows["rtsw3"] == ["rtsw3", 800.0, 50.0, "link ctsw1:Ethernet3-rtsw3:Ethernet0"]
+    assert [r[1] for r in result.tables[3].rows] == [1, 8, 2, 4]          # sets alike: none, link, ctsw, rtsw
     fig = result.figures[0]
     assert fig.kind == "bar" and fig.data["labels"][0] == "none"
     assert fig.data["series"]["worst destination %"] == [100.0, 50.0, 50.0, 100.0]   # none, link, ctsw, rtsw

@@ -185,6 +185,7 @@ def test_failure_representatives_are_one_per_orbit_of_every_pair_and_triple(name
     cls_of = {n: i for i, members in enumerate(g.twin_classes()) for n in members}
     elements = [("switch", n) for n in g.switches] + [("link", lk.id) for lk in g.links]
     reps = g.failure_reps(3)
+    assert sum(g.orbit_size(f) for f in reps if len(f) == 1) == len(elements)
     for size in (2, 3):
         brute = {g._canonical(frozenset(c), cls_of) for c in itertools.combinations(elements, size)
                  if not g._redundant(frozenset(c))}
