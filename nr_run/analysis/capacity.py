@@ -9,13 +9,12 @@ every representative set and every destination of its twin class, which covers e
 
 from __future__ import annotations
 
-import re
 import time
 from collections import deque
 from dataclasses import dataclass
 from math import comb
 
-from nr_run.analysis.graph import TIERS, FabricGraph, Failed, FailureSet
+from nr_run.analysis.graph import TIERS, FabricGraph, Failed, FailureSet, natural_key
 from nr_run.analysis.options import AnalysisOptions
 from nr_run.analysis.result import AnalysisFinding, AnalysisResult, Figure, Table
 from nr_run.analysis.routing import Routes
@@ -198,7 +197,7 @@ def bisection(graph: FabricGraph) -> Bisection:
 
 def halves_max_flow(graph: FabricGraph) -> int:
     """Maximum flow from the hosts of the first half of the RTSWs (name order) to those of the second."""
-    leaves = sorted((n for n, s in graph.switches.items() if s.host_mbps > 0), key=_natural)
+    leaves = sorted((n for n, s in graph.switches.items() if s.host_mbps > 0), key=natural_key)
     half = len(leaves) // 2
     flow = MaxFlow()
     for i, n in enumerate(leaves):
@@ -259,11 +258,6 @@ def worst_case(graph: FabricGraph, k: int) -> tuple[dict[str, tuple[float, Failu
     return worst, per_set, healthy, len(reps)
 
 
-def _natural(name: str) -> tuple[object, ...]:
-    """rtsw2 before rtsw10."""
-    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
-
-
 def analyse(fabric: FabricIntent, options: AnalysisOptions) -> AnalysisResult:
     t0 = time.perf_counter()
     graph = FabricGraph.from_intent(fabric)
@@ -279,7 +273,7 @@ def analyse(fabric: FabricIntent, options: AnalysisOptions) -> AnalysisResult:
         rows=[[bis.mbps / 1000, bis.full_mbps / 1000, round(share, 3), bis.method]]))
     worst, per_set, healthy, evaluated = worst_case(graph, options.failures)
     rows = sorted(([d, healthy[d] / 1000, round(100 * w, 1), graph.describe(f)] for d, (w, f) in worst.items()),
-                  key=lambda r: (r[2], _natural(str(r[0]))))
+                  key=lambda r: (r[2], natural_key(str(r[0]))))
     result.tables.append(Table(
         title=f"Remaining capacity per destination RTSW, worst case over 0..{options.failures} failures",
         columns=["destination", "healthy Gbit/s", "worst %", "failures"], rows=rows[:100]))

@@ -32,12 +32,12 @@ import math
 import struct
 import time
 import zlib
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from ipaddress import IPv4Address
 
-from nr_run.analysis.graph import FabricGraph, NicEnd
+from nr_run.analysis.graph import FabricGraph, NicEnd, natural_key
 from nr_run.analysis.options import AnalysisOptions
 from nr_run.analysis.result import AnalysisFinding, AnalysisResult, Figure, Table
 from nr_run.analysis.routing import Routes
@@ -95,29 +95,12 @@ class Qp:
     rate_mbps: float
 
 
-def rails_of(graph: FabricGraph) -> dict[int, list[NicEnd]]:
-    """NICs per rail, servers in natural order."""
-    cached = _RAILS.get(id(graph))
-    if cached is not None and cached[0] is graph:
-        return cached[1]
-    rails: dict[int, list[NicEnd]] = defaultdict(list)
-    for nic in graph.nics:
-        rails[nic.rail].append(nic)
-    out = {r: sorted(rails[r], key=lambda n: _natural(n.server)) for r in sorted(rails)}
-    _RAILS.clear()
-    _RAILS[id(graph)] = (graph, out)
-    return out
-
-
-_RAILS: dict[int, tuple[FabricGraph, dict[int, list[NicEnd]]]] = {}
-
-
 def connections(graph: FabricGraph, pattern: str, sources: set[str] | None = None
                 ) -> list[tuple[NicEnd, NicEnd]]:
     """(source NIC, destination NIC) of every connection of the pattern, rail by rail; only from NICs on
     `sources` switches when given (an all-to-all of a large site is sampled by source switch)."""
     out: list[tuple[NicEnd, NicEnd]] = []
-    for nics in rails_of(graph).values():
+    for nics in graph.rails.values():
         n = len(nics)
         if n < 2:
             continue
@@ -137,7 +120,7 @@ def connections(graph: FabricGraph, pattern: str, sources: set[str] | None = Non
 def connections_per_nic(graph: FabricGraph, pattern: str) -> dict[NicEnd, int]:
     """How many connections share each NIC's line rate."""
     out: dict[NicEnd, int] = {}
-    for nics in rails_of(graph).values():
+    for nics in graph.rails.values():
         for nic in nics:
             out[nic] = (len(nics) - 1 if pattern == "alltoall" else 1) if len(nics) > 1 else 0
     return out
@@ -202,7 +185,7 @@ def simulate(graph: FabricGraph, routes: Routes, pattern: str, q: int, model: Ha
     """Hash every QP of the pattern's fabric-crossing connections hop by hop; when the pattern has more than
     `budget` QPs, simulate whole source switches only (evenly spaced, deterministic)."""
     per_nic = connections_per_nic(graph, pattern)
-    sources = sorted({nic.switch for nic in graph.nics}, key=_natural)
+    sources = sorted({nic.switch for nic in graph.nics}, key=natural_key)
     total = sum(per_nic.values()) * q
     sim = Simulation(total_sources=len(sources))
     if total > budget and sources:
@@ -341,11 +324,6 @@ def _mul(a: list[float], b: list[float], degree: int) -> list[float]:
     return out
 
 
-def _natural(name: str) -> tuple[object, ...]:
-    import re
-    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
-
-
 # ---- the analysis ------------------------------------------------------------------------------------
 
 def hash_model_for(graph: FabricGraph, seed: int) -> HashModel:
@@ -436,7 +414,7 @@ def _uplink_utilisation(graph: FabricGraph, sim: Simulation) -> list[tuple[tuple
     """Utilisation % of every upward link of the simulated source switches (idle ones included)."""
     sources = {switch for switch, _ in sim.groups} | {s for (_, s) in sim.link_load}
     out = []
-    for s in sorted(sources, key=_natural):
+    for s in sorted(sources, key=natural_key):
         tier = graph.switches[s].tier
         for lid, peer in graph.adj[s]:
             if graph.switches[peer].tier > tier and graph.switches[s].host_mbps > 0:

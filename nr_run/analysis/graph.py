@@ -13,9 +13,11 @@ representative per class (of destinations, of failure sets) and to carry the res
 from __future__ import annotations
 
 import ipaddress
-from collections import Counter
+import re
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import permutations
 
 from nr_run.intent.models import FabricIntent
@@ -66,6 +68,11 @@ class NicEnd:
     switch: str
     port: str
     speed_mbps: int
+
+
+def natural_key(name: str) -> tuple[object, ...]:
+    """Sort key putting rtsw2 before rtsw10."""
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
 
 
 # a failure element: ("switch", name) or ("link", link id); a failure set is a frozenset of them
@@ -128,6 +135,14 @@ class FabricGraph:
         for name, entries in graph.adj.items():
             entries.sort(key=lambda e: (e[1], graph.links[e[0]].port(name)))
         return graph
+
+    @cached_property
+    def rails(self) -> dict[int, list[NicEnd]]:
+        """NICs per rail, servers in natural order."""
+        rails: dict[int, list[NicEnd]] = defaultdict(list)
+        for nic in self.nics:
+            rails[nic.rail].append(nic)
+        return {r: sorted(rails[r], key=lambda n: natural_key(n.server)) for r in sorted(rails)}
 
     # ---- views under failures ------------------------------------------------------------------------
 
