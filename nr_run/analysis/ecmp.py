@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from ipaddress import IPv4Address
 
-from nr_run.analysis.graph import FabricGraph, NicEnd, natural_key
+from nr_run.analysis.graph import FabricGraph, Failed, FailureSet, NicEnd, natural_key
 from nr_run.analysis.options import AnalysisOptions
 from nr_run.analysis.result import AnalysisFinding, AnalysisResult, Figure, Table
 from nr_run.analysis.routing import Routes
@@ -376,6 +376,11 @@ def analyse(fabric: FabricIntent, options: AnalysisOptions, model: HashModel | N
     result.tables.append(Table(
         title="QPs per connection sweep", columns=["QPs per connection", "worst max/mean", "mean max/mean"],
         rows=[[s, round(w, 3), round(m, 3)] for s, w, m in sweep]))
+    under = _under_failures(graph, options, model, worst, uplinks)
+    if under:
+        result.tables.append(Table(
+            title=f"{options.pattern} under single failures (one per symmetry class)",
+            columns=["failures", "worst max/mean", "busiest uplink %"], rows=under))
     result.summary = {
         "pattern": options.pattern, "qps_per_connection": q, "hash_fields": list(model.fields),
         "hash_seed": model.seed, "connections_per_nic": max(connections_per_nic(graph, options.pattern).values(), default=0), "qps_simulated": sim.qps,
@@ -410,13 +415,32 @@ def analyse(fabric: FabricIntent, options: AnalysisOptions, model: HashModel | N
     return result
 
 
-def _uplink_utilisation(graph: FabricGraph, sim: Simulation) -> list[tuple[tuple[str, str, str], float]]:
-    """Utilisation % of every upward link of the simulated source switches (idle ones included)."""
-    sources = {switch for switch, _ in sim.groups} | {s for (_, s) in sim.link_load}
+def _under_failures(graph: FabricGraph, options: AnalysisOptions, model: HashModel, worst: float,
+                    healthy: list[tuple[tuple[str, str, str], float]]) -> list[list[object]]:
+    """The pattern re-hashed after each single link or switch failure (with K >= 1): the traffic of a lost
+    uplink moves to the others, which is what a slowed job sees."""
+    if options.failures < 1:
+        return []
+    rows: list[list[object]] = [["none", round(worst, 3), round(max((u for _, u in healthy), default=0.0), 1)]]
+    for failures in graph.failure_reps(1)[1:]:
+        routes = Routes(graph, Failed.of(failures))
+        sim = simulate(graph, routes, options.pattern, options.qps_per_connection, model)
+        busiest = max((u for _, u in _uplink_utilisation(graph, sim, failures)), default=0.0)
+        rows.append([graph.describe(failures), round(imbalance(sim)[0], 3), round(busiest, 1)])
+    return rows
+
+
+def _uplink_utilisation(graph: FabricGraph, sim: Simulation, failures: FailureSet = frozenset()
+                        ) -> list[tuple[tuple[str, str, str], float]]:
+    """Utilisation % of every live upward link of the simulated source switches (idle ones included)."""
+    failed = Failed.of(failures)
+    sources = ({switch for switch, _ in sim.groups} | {s for (_, s) in sim.link_load}) - failed.switches
     out = []
     for s in sorted(sources, key=natural_key):
         tier = graph.switches[s].tier
         for lid, peer in graph.adj[s]:
+            if lid in failed.links or peer in failed.switches:
+                continue
             if graph.switches[peer].tier > tier and graph.switches[s].host_mbps > 0:
                 lk = graph.links[lid]
                 out.append(((s, lk.port(s), peer), 100 * sim.link_load.get((lid, s), 0.0) / lk.speed_mbps))

@@ -167,3 +167,15 @@ def test_one_qp_collision_share_is_the_classic_one_over_n(n):
 def test_more_qps_never_raise_the_expected_collision(n, q):
     assert collision_share(n, 2 * q) <= collision_share(n, q) + 1e-12
     assert collision_share(n, q + 1) <= collision_share(n, q) + 1e-12
+
+
+def test_a_lost_uplink_moves_its_load_onto_the_others():
+    fabric = site("dc1")
+    result = ecmp.analyse(fabric, AnalysisOptions(pattern="alltoall", qps_per_connection=4, failures=1))
+    rows = {r[0]: r for r in result.tables[-1].rows}
+    assert result.tables[-1].columns == ["failures", "worst max/mean", "busiest uplink %"]
+    lost = rows["link ctsw1:Ethernet1-rtsw1:Ethernet1"]
+    assert lost[2] > rows["none"][2]                 # rtsw1's remaining uplink carries what both did
+    assert len(rows) == 4                           # none, a link, a CTSW, an RTSW
+    no_failures = ecmp.analyse(fabric, AnalysisOptions(pattern="alltoall", failures=0))
+    assert not any("failures" in t.title for t in no_failures.tables)
