@@ -422,8 +422,8 @@ class Deployment:
                     self.records.log(f"{n}: {multi[0].result}")
                 continue
             refused.add(n)
-            exc = multi[0].exception
-            held = isinstance(exc, (MarkerHeld, SessionPending))
+            error = multi[0].exception
+            held = isinstance(error, (MarkerHeld, SessionPending))
             self._set(n, "skipped" if held else "failed",
                       self._error(multi) if held else f"cannot mark the device as held: {self._error(multi)}")
         if refused:
