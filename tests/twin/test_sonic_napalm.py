@@ -163,3 +163,16 @@ def test_host_keys_are_checked_by_default(twin: TwinSite, tmp_path, monkeypatch)
     with pytest.raises(ConnectionException, match="does not match"):
         spoofed.open()
     assert known.read_text() == f"[127.0.0.1]:{port} ssh-ed25519 {blob}\n"
+
+
+def test_an_ssh_config_names_the_switch(twin: TwinSite, tmp_path):
+    """HostName and Port from an ssh_config entry (netmiko's ssh_config_file option, same meaning)."""
+    config = tmp_path / "ssh_config"
+    config.write_text(f"Host leaf-rtsw4\n  HostName 127.0.0.1\n  Port {twin.addresses['rtsw4']['port']}\n")
+    drv = napalm.get_network_driver("sonic")("leaf-rtsw4", "admin", "YourPaSsWoRd", optional_args={
+        "ssh_config_file": str(config), "ssh_strict": False})
+    drv.open()
+    try:
+        assert drv.get_facts()["hostname"] == "rtsw4"
+    finally:
+        drv.close()
