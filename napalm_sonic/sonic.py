@@ -339,6 +339,8 @@ class SonicDriver(NetworkDriver):
     def list_checkpoints(self) -> list[tuple[str, datetime | None]]:
         """(name, last modified) of every GCU checkpoint on the switch (`config list-checkpoints --time`)."""
         rc, out = self._run(self._priv("config list-checkpoints --time"))
+        if rc != 0 and "no such option" in out.lower():     # a release before --time: names only
+            rc, out = self._run(self._priv("config list-checkpoints"))
         if rc != 0:
             raise CommandErrorException(f"config list-checkpoints failed: {out.strip()}")
         try:
