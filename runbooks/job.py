@@ -107,8 +107,9 @@ class JobVerdict:
                 what += f"; {len(self.unknown)} switch(es) unreadable: {', '.join(sorted(self.unknown)[:3])}"
             return what
         first = self.findings[0]
-        more = len({(f.device, f.port) for f in self.findings}) - 1
-        return f"drain: {reason(first, self.findings)}" + (f" (+{more} more port(s))" if more > 0 else "")
+        # what else fails, counted per port (or per path, for ECMP), not per finding
+        more = len({(f.device, f.port or f.peer_device) for f in self.findings}) - 1
+        return f"drain: {reason(first, self.findings)}" + (f" (+{more} more)" if more > 0 else "")
 
     def as_dict(self) -> dict[str, Any]:
         return {"verdict": "drain" if self.drain else "ok", "line": self.line(),

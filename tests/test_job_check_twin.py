@@ -78,7 +78,7 @@ def test_a_faulted_port_of_the_job_drains_and_faults_outside_it_are_ignored(gen2
         assert rc == 1, out + err
         assert out.startswith("drain: rtsw2 Ethernet80 prio 3 PFC storm ("), out
         assert out.count("\n") == 1 and "pause frames/s)" in out
-        assert "Ethernet14" not in out and "rtsw3" not in out and "more port" not in out, out
+        assert "Ethernet14" not in out and "rtsw3" not in out and "(+" not in out, out
         assert elapsed < BUDGET_S, f"{elapsed:.1f} s"
         # a job on the other ports sees the other faults, and not this one
         rc, out, _, _ = _job_check(gen256, "gpu6")
@@ -119,3 +119,24 @@ def test_a_switch_too_slow_for_the_budget_does_not_block_the_job(gen256):
     assert rc == 0, out + err
     assert out == "ok: fabric check incomplete after the 2 s budget (10 switch(es)); nothing found to drain for\n"
     assert elapsed < 2 + 3, f"{elapsed:.1f} s"       # the budget plus process start and exit
+
+
+def test_an_uplink_down_drains_and_shows_the_narrower_ecmp(gen256):
+    """rtsw1's uplink to ctsw1 down: the job on rtsw1/rtsw2 drains; the JSON shows both link ends down and
+    7 of 8 equal-cost paths left between the job's racks."""
+    import json
+
+    _, state = gen256
+    lab_fault(state, "link_down", device="rtsw1", port="Ethernet1")
+    try:
+        rc, out, err, _ = _job_check(gen256, "gpu[1-2]", "--json")
+    finally:
+        lab_clear(state, "link_down")
+    verdict = json.loads(out)
+    assert rc == 1 and verdict["verdict"] == "drain", err
+    assert verdict["line"] == "drain: ctsw1 Ethernet1: oper down (expected oper up) (+3 more)"
+    down = {(f["device"], f["port"]) for f in verdict["findings"] if f["check"] == "interfaces"}
+    assert down == {("ctsw1", "Ethernet1"), ("rtsw1", "Ethernet1")}
+    ecmp = [f for f in verdict["findings"] if f["check"] == "ecmp"]
+    assert sorted((f["device"], f["peer_device"]) for f in ecmp) == [("rtsw1", "rtsw2"), ("rtsw2", "rtsw1")]
+    assert all(f["expected"].startswith("8 next-hops") and f["observed"].startswith("7 next-hops") for f in ecmp)

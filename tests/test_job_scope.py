@@ -47,7 +47,7 @@ def test_the_drain_line_names_the_worst_port_with_its_measured_rate(dc1):
     drops = _f("counters", "rtsw4", "Ethernet16 queue 3 drops", "0 drops", "200 drops in 1.0 s", "Ethernet16")
     verdict = JobVerdict(scope, findings=[storm, drops, rate])
     assert verdict.drain
-    assert verdict.line() == "drain: rtsw3 Ethernet16 prio 3 PFC storm (5000.0 pause frames/s) (+1 more port(s))"
+    assert verdict.line() == "drain: rtsw3 Ethernet16 prio 3 PFC storm (5000.0 pause frames/s) (+1 more)"
     assert JobVerdict(scope, findings=[drops]).line() == (
         "drain: rtsw4 Ethernet16 queue 3 lossless drops (200 drops in 1.0 s)")
     ok = JobVerdict(scope, elapsed_s=1.23)
