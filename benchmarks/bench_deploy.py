@@ -1,8 +1,10 @@
 """Dry-run `nr-run deploy --lab` against a running twin with added device latency: measured / latency bound.
 
 The latency bound is what the device calls cost at best: max(calls x latency / workers, the busiest device's
-calls x latency), each device's calls being sequential (calls: benchmarks/twin_calls.py). Measured is the wall time of the CLI process (start,
-imports, compile, render, diffs, output) and, separately, of Deployment.dry_run in-process.
+calls x latency), each device's calls being sequential (calls: benchmarks/twin_calls.py, eAPI requests and SSH
+commands, both of which the twin delays). Measured is the wall time of the CLI process (start, imports,
+compile, render, diffs, output) and, separately, of Deployment.dry_run in-process; the SONiC switches' calls
+are printed apart (a dry run reads their running config once).
 Target: CLI <= 1.5x the bound at 50 ms.
 
 Usage: .venv/bin/python benchmarks/bench_deploy.py [--latency-ms 50] [--runs 3]
@@ -24,7 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.twin_calls import latency_calls  # noqa: E402
+from benchmarks.twin_calls import EAPI_FORMATS, SSH_FORMATS, latency_calls  # noqa: E402
 from nr_run.lab.twin.lab import lab_down, lab_fault, lab_status, lab_up  # noqa: E402
 from nr_run.platforms.site import load_site  # noqa: E402
 from nr_run.runbooks.clab import write_topology  # noqa: E402
@@ -56,7 +58,7 @@ def main() -> int:
                 walls.append(time.perf_counter() - t0)
                 assert proc.returncode == 2, proc.stderr[-2000:]
                 assert json.loads(proc.stdout)["exit_code"] == 2
-                per_device = latency_calls(state, since)
+                per_device = latency_calls(state, since, EAPI_FORMATS | SSH_FORMATS)
             imports = subprocess.run([sys.executable, "-X", "importtime", "-c",
                                       "import nr_run.cli.main, nr_run.cli.deploy"], cwd=REPO, capture_output=True,
                                      text=True).stderr.splitlines()
@@ -71,7 +73,9 @@ def main() -> int:
     lat = args.latency_ms / 1000
     bound = max(calls * lat / args.workers, busiest * lat)
     wall = statistics.median(walls)
-    print(f"deploy --lab dry run dc1: {calls} device calls at {args.latency_ms} ms (busiest device {busiest}), "
+    sonic = {d: n for d, n in per_device.items() if d in ("rtsw3", "rtsw4")}
+    print(f"deploy --lab dry run dc1: {calls} device calls at {args.latency_ms} ms (busiest device {busiest}; "
+          f"SONiC {', '.join(f'{d} {n}' for d, n in sorted(sonic.items()))}), "
           f"latency bound {bound:.2f} s; CLI wall {wall:.2f} s (median of {args.runs}) -> ratio {wall / bound:.2f} "
           f"(target <= 1.5); in-process Deployment.dry_run {inproc:.2f} s -> ratio {inproc / bound:.2f}; "
           f"CLI module imports {import_s:.2f} s")

@@ -1,9 +1,10 @@
 """Device calls that carry the twin's added latency, counted from its per-device command logs.
 
-The twin delays each eAPI HTTP request (EOS) by the lab's latency; one request may carry several commands,
-each logged with its time. Commands of one device logged less than GAP_S apart belong to one request, since
-requests of one device are at least one latency apart. SSH commands (SONiC, Linux) get no added latency on
-the twin and are not counted, so a bound built on these counts is the conservative one.
+The twin delays each eAPI HTTP request (EOS) and each SSH command (exec channel or shell line: SONiC, Linux)
+by the lab's latency; one eAPI request may carry several commands, each logged with its time. Commands of one
+device logged less than GAP_S apart belong to one call, since calls of one device are at least one latency
+apart (exec channels started together run together, so they count once too). By default only eAPI requests are
+counted, the conservative bound; pass SSH_FORMATS to count SSH commands as well.
 """
 
 from __future__ import annotations
@@ -12,18 +13,19 @@ from collections import Counter
 from pathlib import Path
 
 EAPI_FORMATS = {"json", "text"}
+SSH_FORMATS = {"exec", "shell"}
 GAP_S = 0.02
 
 
-def latency_calls(state: Path, since: float = 0.0) -> Counter:
-    """device -> eAPI requests logged after `since` (epoch seconds)."""
+def latency_calls(state: Path, since: float = 0.0, formats: set[str] = EAPI_FORMATS) -> Counter:
+    """device -> calls of the given log kinds (default: eAPI requests) logged after `since` (epoch seconds)."""
     calls: Counter = Counter()
     for path in sorted((state / "logs").glob("*.log")):
         last = None
         for line in path.read_text().splitlines():
             stamp, fmt, _ = line.split("\t", 2)
             t = float(stamp)
-            if fmt not in EAPI_FORMATS or t < since:
+            if fmt not in formats or t < since:
                 continue
             if last is None or t - last > GAP_S:
                 calls[path.stem] += 1

@@ -1,8 +1,13 @@
 """NAPALM driver for community SONiC (202205 and later).
 
-Transport: SSH through netmiko (``linux`` device type, prompt ``admin@<hostname>:~$``). Commands
-whose exit status matters (GCU, systemd) run on an exec channel of the same SSH transport, so the
-driver sees the real exit code; ``cli()`` goes through the interactive netmiko session.
+Transport: one SSH connection (paramiko, napalm_sonic.ssh); every command, ``cli()`` included, runs on its
+own exec channel, so the driver sees each command's real exit status and opening costs one handshake (no
+interactive shell to prepare).
+
+The running config a loaded candidate was built on is kept with the candidate: ``compare_config()`` and
+``get_config(retrieve="running")`` answer from it until the candidate is discarded or committed, or a
+rollback runs, so a dry run (load, compare, apply-method decision) reads the switch's config once. Outside a
+candidate every read goes to the switch (a revert timer changes the config on its own).
 
 Candidate = a config_db JSON document. Commit = GCU when GCU will take the change: ``config checkpoint``,
 JSON Patch from running to candidate (``config apply-patch``), ``config save -y``. A change GCU would refuse
@@ -16,8 +21,10 @@ runs ``config rollback <checkpoint>`` (GCU) or ``config reload -y <backup>`` (dr
 
 optional_args:
     port (int, 22); ssh_strict (bool, True): reject unknown host keys (uses ~/.ssh/known_hosts);
-    insecure (bool, False): same as ssh_strict False, for labs; ssh_config_file; any other netmiko
-    ConnectHandler argument (e.g. alt_host_keys, alt_key_file, key_file);
+    insecure (bool, False): same as ssh_strict False, for labs; named as netmiko names them:
+    alt_host_keys + alt_key_file (another known-hosts file), use_keys, key_file, passphrase, allow_agent,
+    ssh_config_file (ProxyCommand, single-hop ProxyJump, HostName), conn_timeout, banner_timeout,
+    auth_timeout (napalm_sonic.ssh.SshOptions);
     sudo (str, "sudo"): prefix for privileged commands ("" when logging in as root);
     config_cmd (str, "config"): the sonic-utilities `config` entry point (absolute path used by the timer);
     revert_unit (str, "napalm-sonic-revert"): systemd unit name of the revert timer;
@@ -30,6 +37,7 @@ optional_args:
 
 from __future__ import annotations
 
+import copy
 import json
 import shlex
 import time
@@ -45,9 +53,8 @@ from napalm.base.exceptions import (
     MergeConfigException,
     ReplaceConfigException,
 )
-from napalm.base.netmiko_helpers import netmiko_args
 
-from napalm_sonic import configdb, gcu, parsers
+from napalm_sonic import configdb, gcu, parsers, ssh
 
 # Tables a switch needs but an intent-rendered candidate usually omits; replacing them away would
 # cut management access or disable system features.
@@ -79,14 +86,10 @@ class SonicDriver(NetworkDriver):
         self.preserve = tuple(args.pop("replace_preserve_tables", PRESERVE_TABLES))
         self.verify_timeout = float(args.pop("verify_timeout", 480))
         self.drain = bool(args.pop("drain", True))
-        self.netmiko_optional_args = netmiko_args(args)
-        self.netmiko_optional_args["ssh_strict"] = strict
-        # Strict checking needs the known hosts to check against.
-        self.netmiko_optional_args.setdefault("system_host_keys", strict)
-        self.netmiko_optional_args.setdefault("port", self.port)
-        self.device: Any = None
-        self.force_no_enable = True   # no root shell: privileged commands use sudo one by one
+        self.ssh_options = ssh.SshOptions.pop_from(args, strict, self.port)
+        self.device: Any = None         # the paramiko SSHClient once open
         self.candidate: configdb.ConfigDb | None = None
+        self._base: configdb.ConfigDb | None = None      # the running config the candidate was built on
         self._last_checkpoint: str | None = None
         self._last_backup: str | None = None           # drained apply: the config to reload on rollback
         self.last_method: tuple[str, str] = ("", "")    # (method, why) of the last commit
@@ -94,52 +97,29 @@ class SonicDriver(NetworkDriver):
     # ---------------------------------------------------------------- connection
     def open(self) -> None:
         try:
-            self.device = self._netmiko_open("linux", netmiko_optional_args=self.netmiko_optional_args)
-        except Exception as exc:  # netmiko/paramiko raise many types; NAPALM callers expect one
+            self.device = ssh.connect(self.hostname, self.username, self.password, self.ssh_options)
+        except Exception as exc:  # paramiko and sockets raise many types; NAPALM callers expect one
             raise ConnectionException(f"{self.hostname}:{self.port}: {exc}") from exc
 
     def close(self) -> None:
-        self.candidate = None
+        self._forget_candidate()
         if self.device is not None:
-            self._netmiko_close()
+            self.device.close()
             self.device = None
 
     def is_alive(self) -> dict[str, bool]:
-        conn = self.device
-        alive = bool(conn and conn.remote_conn and conn.remote_conn.get_transport()
-                     and conn.remote_conn.get_transport().is_active())
-        return {"is_alive": alive}
+        transport = self.device.get_transport() if self.device is not None else None
+        return {"is_alive": bool(transport is not None and transport.is_active())}
 
     # ---------------------------------------------------------------- primitives
     def _run(self, command: str, stdin: str | None = None, timeout: float | None = None) -> tuple[int, str]:
         """Run one command on an exec channel; return (exit status, stdout+stderr)."""
         if self.device is None:
             raise ConnectionException("not connected; call open() first")
-        transport = self.device.remote_conn_pre.get_transport()
-        chan = transport.open_session()
-        chan.settimeout(timeout or self.timeout)
         try:
-            chan.exec_command(command)
-            if stdin is not None:
-                chan.sendall(stdin.encode())
-                chan.shutdown_write()
-            out, err = bytearray(), bytearray()
-            deadline = time.monotonic() + (timeout or self.timeout)
-            while True:
-                if time.monotonic() > deadline:
-                    raise CommandTimeoutException(f"{command!r} timed out")
-                if chan.recv_ready():
-                    out += chan.recv(65536)
-                elif chan.recv_stderr_ready():
-                    err += chan.recv_stderr(65536)
-                elif chan.exit_status_ready() and not chan.recv_ready() and not chan.recv_stderr_ready():
-                    break
-                else:
-                    time.sleep(0.005)
-            rc = chan.recv_exit_status()
-        finally:
-            chan.close()
-        return rc, (out + err).decode(errors="replace")
+            return ssh.run(self.device, command, stdin, timeout or self.timeout)
+        except TimeoutError as exc:
+            raise CommandTimeoutException(str(exc)) from exc
 
     def _priv(self, command: str) -> str:
         return f"{self.sudo} {command}".strip()
@@ -171,12 +151,20 @@ class SonicDriver(NetworkDriver):
             raise ValueError("a config_db document is a JSON object of tables")
         return configdb.normalize(doc)
 
+    def _forget_candidate(self) -> None:
+        """Drop the candidate and the running config it was built on (the switch's config may change now)."""
+        self.candidate, self._base = None, None
+
+    def _set_candidate(self, base: configdb.ConfigDb, candidate: configdb.ConfigDb) -> None:
+        self._base, self.candidate = base, candidate
+
     def load_merge_candidate(self, filename: str | None = None, config: str | dict | None = None) -> None:
         try:
             fragment = self._read_candidate(filename, config)
-            self.candidate = configdb.deep_merge(self._running(), fragment)
+            running = self._running()
+            self._set_candidate(running, configdb.deep_merge(running, fragment))
         except (ValueError, OSError, CommandErrorException) as exc:
-            self.candidate = None
+            self._forget_candidate()
             raise MergeConfigException(str(exc)) from exc
 
     def load_replace_candidate(self, filename: str | None = None, config: str | dict | None = None) -> None:
@@ -185,19 +173,23 @@ class SonicDriver(NetworkDriver):
             running = self._running()
             for table in self.preserve:
                 if table in running and table not in doc:
-                    doc[table] = running[table]
-            self.candidate = doc
+                    doc[table] = copy.deepcopy(running[table])
+            self._set_candidate(running, doc)
         except (ValueError, OSError, CommandErrorException) as exc:
-            self.candidate = None
+            self._forget_candidate()
             raise ReplaceConfigException(str(exc)) from exc
+
+    def _running_now(self) -> configdb.ConfigDb:
+        """The running config the loaded candidate was built on, else a fresh read."""
+        return self._base if self._base is not None and self.candidate is not None else self._running()
 
     def compare_config(self) -> str:
         if self.candidate is None:
             return ""
-        return configdb.diff_text(self._running(), self.candidate)
+        return configdb.diff_text(self._running_now(), self.candidate)
 
     def discard_config(self) -> None:
-        self.candidate = None
+        self._forget_candidate()
 
     # ---------------------------------------------------------------- commit
     def _checkpoint(self) -> str:
@@ -234,6 +226,7 @@ class SonicDriver(NetworkDriver):
             raise CommitError("no candidate configuration loaded")
         if revert_in is not None and self.has_pending_commit():
             raise CommitError("a commit is already pending confirmation")
+        self._base = None         # the patch is computed from what runs now, and the config changes from here on
         running = self._running()
         self.last_method = self.apply_method(running, self.candidate)
         if self.last_method[0] != "gcu":
@@ -256,7 +249,7 @@ class SonicDriver(NetworkDriver):
             raise CommitError(f"change not in APPL_DB after {self.verify_timeout:g} s, rolled back: "
                               f"{', '.join(behind[:5])}")
         self._last_checkpoint, self._last_backup = checkpoint, None
-        self.candidate = None
+        self._forget_candidate()
         if revert_in is not None:
             self._arm_revert(f"rollback {checkpoint}", int(revert_in))
         else:
@@ -313,7 +306,7 @@ class SonicDriver(NetworkDriver):
         self._shift("TSB")
         self._run(f"rm -f {target}")
         self._last_backup, self._last_checkpoint = backup, None
-        self.candidate = None
+        self._forget_candidate()
         if revert_in is not None:
             self._arm_revert(f"reload -y {backup}", int(revert_in))
         else:
@@ -336,10 +329,48 @@ class SonicDriver(NetworkDriver):
         self._run(self._priv(f"systemctl stop {self.revert_unit}.timer"))
 
     def confirm_commit(self) -> None:
+        self._base = None
         if not self.has_pending_commit():
             raise CommitError("no pending commit to confirm")
         self._stop_timer()
         self._save()
+
+    # ---------------------------------------------------------------- named checkpoints
+    def list_checkpoints(self) -> list[tuple[str, datetime | None]]:
+        """(name, last modified) of every GCU checkpoint on the switch (`config list-checkpoints --time`)."""
+        rc, out = self._run(self._priv("config list-checkpoints --time"))
+        if rc != 0 and "no such option" in out.lower():     # a release before --time: names only
+            rc, out = self._run(self._priv("config list-checkpoints"))
+        if rc != 0:
+            raise CommandErrorException(f"config list-checkpoints failed: {out.strip()}")
+        try:
+            rows = json.loads(out)
+        except json.JSONDecodeError as exc:
+            raise CommandErrorException(f"unparsable checkpoint list: {exc}") from exc
+        listed: list[tuple[str, datetime | None]] = []
+        for row in rows if isinstance(rows, list) else []:
+            if isinstance(row, dict) and isinstance(row.get("name"), str):
+                try:
+                    when: datetime | None = datetime.fromisoformat(str(row.get("time", "")))
+                except ValueError:
+                    when = None
+                listed.append((row["name"], when))
+            elif isinstance(row, str):          # a release whose --time is ignored lists names only
+                listed.append((row, None))
+        return listed
+
+    def create_checkpoint(self, name: str) -> None:
+        """A GCU checkpoint of the running config named `name` (replaced if it exists)."""
+        _check_name(name)
+        rc, out = self._run(self._priv(f"config checkpoint {name}"))
+        if rc != 0:
+            raise CommandErrorException(_gcu_reason(out) or f"config checkpoint {name} exited {rc}")
+
+    def delete_checkpoint(self, name: str) -> None:
+        _check_name(name)
+        rc, out = self._run(self._priv(f"config delete-checkpoint {name}"))
+        if rc != 0:
+            raise CommandErrorException(_gcu_reason(out) or f"config delete-checkpoint {name} exited {rc}")
 
     def _latest_checkpoint(self) -> str | None:
         if self._last_checkpoint:
@@ -353,6 +384,7 @@ class SonicDriver(NetworkDriver):
         return ours[-1] if ours else None
 
     def rollback(self) -> None:
+        self._forget_candidate()
         if self._last_backup is not None:               # the last commit was a drained apply: undo it likewise
             if self.has_pending_commit():
                 self._stop_timer()
@@ -384,7 +416,7 @@ class SonicDriver(NetworkDriver):
                    format: str = "text") -> dict[str, str]:
         out = {"running": "", "startup": "", "candidate": ""}
         if retrieve in ("all", "running"):
-            running = self._running()
+            running = self._running_now()
             out["running"] = configdb.dumps(configdb.sanitize(running) if sanitized else running)
         if retrieve in ("all", "startup"):
             rc, text = self._run("cat /etc/sonic/config_db.json")
@@ -473,11 +505,10 @@ class SonicDriver(NetworkDriver):
         return {"global": {"router_id": router_id, "peers": peers}}
 
     def cli(self, commands: list[str], encoding: str = "text") -> dict[str, str]:
+        """Each command's output (stdout, then stderr, as a terminal shows them), run on an exec channel."""
         if encoding != "text":
             raise NotImplementedError(f"{encoding} is not a supported encoding")
-        if self.device is None:
-            raise ConnectionException("not connected; call open() first")
-        return {c: self.device.send_command(c, read_timeout=self.timeout) for c in commands}
+        return {c: self._run(c)[1] for c in commands}
 
 
 def _gcu_reason(output: str) -> str:
@@ -488,6 +519,12 @@ def _gcu_reason(output: str) -> str:
             return "\n".join(lines[i:])
     errors = [ln for ln in lines if ln.startswith("Error:")]
     return errors[-1] if errors else output.strip()
+
+
+def _check_name(name: str) -> None:
+    """A checkpoint name is a file name on the switch and a word on its command line."""
+    if not name or len(name) > 128 or not all(ch.isalnum() or ch in "-_." for ch in name) or name[0] == ".":
+        raise ValueError(f"invalid checkpoint name {name!r}")
 
 
 def _abs_config(cmd: str) -> str:

@@ -15,7 +15,7 @@ device's own timer.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +27,15 @@ from nornir.core.task import Result, Task
 from nr_run.intent.models import FabricIntent
 from nr_run.platforms import registry
 from nr_run.platforms.base import DeployPolicy
+from nr_run.runbooks.deploy_marker import (
+    ForeignPending,
+    MarkerHeld,
+    SessionPending,
+    claim_device,
+    earlier_markers,
+    guard,
+    release_device,
+)
 from nr_run.runbooks.failures import result_cause, result_traceback
 from nr_run.runbooks.interrupt import Interrupted, Stop, bounded
 from nr_run.runbooks.plan import Stage, plan_rollout
@@ -38,7 +47,8 @@ if TYPE_CHECKING:
 
 # Nornir task name -> the device state shown while it runs
 TASK_LABELS = {"diff_device": "diffing", "running_config": "backing up", "commit_device": "committing",
-               "confirm_device": "confirming", "rollback_device": "rolling back", "device_status": "reading"}
+               "confirm_device": "confirming", "rollback_device": "rolling back", "device_status": "reading",
+               "claim_device": "marking", "release_device": "unmarking"}
 # Extra seconds after a revert timer's deadline before a device that is not back on its backup is reported
 REVERT_GRACE_S = 10.0
 POLL_S = 1.0          # reading a device left to its timer, once the timer is due (or it looks stranded)
@@ -61,10 +71,6 @@ def check_policies(platforms: set[str]) -> None:
             check()
 
 
-class ForeignPending(Exception):
-    """The device has a pending commit or config session that this run did not start."""
-
-
 def _driver(task: Task) -> Any:
     """The connection the host's platform deploys through (NAPALM for the built-in switch platforms)."""
     connection = registry.get(task.host.platform or "").transport.deploy_connection
@@ -78,9 +84,10 @@ def _load(device, config: str, replace: bool) -> None:
         device.load_merge_candidate(config=config)
 
 
-def _guard_pending(device) -> None:
+def _guard_pending(task: Task, device, break_lock: bool = False, earlier: Collection[str] = ()) -> None:
     if device.has_pending_commit():
         raise ForeignPending("a commit-confirm by someone else is pending on the device; not touching it")
+    guard(device, task.host.platform or "", break_lock, earlier)
 
 
 def _load_guarded(device, config: str, replace: bool) -> None:
@@ -92,10 +99,12 @@ def _load_guarded(device, config: str, replace: bool) -> None:
         raise
 
 
-def diff_device(task: Task, config: str, replace: bool = False) -> Result:
-    """Load the candidate, diff it against running, discard it."""
+def diff_device(task: Task, config: str, replace: bool = False, break_lock: bool = False,
+                earlier: Collection[str] = ()) -> Result:
+    """Load the candidate, diff it against running, discard it. A device another deploy marked is refused
+    (unless break_lock, or the marker is one of our `earlier` runs': runbooks.deploy_marker)."""
     device = _driver(task)
-    _guard_pending(device)
+    _guard_pending(task, device, break_lock, earlier)
     _load_guarded(device, config, replace)
     try:
         diff = device.compare_config()
@@ -121,7 +130,7 @@ def running_config(task: Task) -> Result:
 def commit_device(task: Task, config: str, replace: bool = False, revert_in: int = 300) -> Result:
     """Commit with a device-side revert timer; confirm_device must follow or the device reverts itself."""
     device = _driver(task)
-    _guard_pending(device)
+    _guard_pending(task, device)
     _load_guarded(device, config, replace)
     diff = device.compare_config()
     if not diff:
@@ -247,10 +256,15 @@ class Deployment:
 
     def __init__(self, nr: Nornir, intent: FabricIntent, configs: dict[str, str], records: RunRecords,
                  progress: DeviceProgress, *, replace: bool = False, revert_in: int = 300,
-                 gate: StageGate | None = None, stop: Stop | None = None):
+                 gate: StageGate | None = None, stop: Stop | None = None, marker: str | None = None,
+                 break_lock: bool = False):
         self.nr, self.intent, self.configs, self.records = nr, intent, configs, records
         self.progress, self.replace, self.revert_in, self.gate = progress, replace, revert_in, gate
         self.stop = stop
+        # the device-side marker of this run (runbooks.deploy_marker); None: devices are not marked
+        self.marker, self.break_lock = marker, break_lock
+        self.earlier = earlier_markers(records.artifacts, intent.site) - {marker} if marker else frozenset()
+        self.claimed: list[str] = []
         self.report = DeployReport(site=intent.site, commit=False, devices={
             n: DeviceOutcome(n, intent.devices[n].platform, intent.devices[n].role) for n in sorted(configs)})
 
@@ -335,8 +349,9 @@ class Deployment:
         for n in names:
             self.progress.set(n, "diffing")
         try:
-            results = self._run_per_host(names, diff_device,
-                                         lambda h: {"config": self.configs[h], "replace": self.replace})
+            results = self._run_per_host(names, diff_device, lambda h: {
+                "config": self.configs[h], "replace": self.replace, "break_lock": self.break_lock,
+                "earlier": self.earlier})
         except StepInterrupted as exc:
             results = exc.done
             self.report.interrupted = self.stop.reason if self.stop else "interrupted"
@@ -379,6 +394,58 @@ class Deployment:
         self.report.commit = True
         if not self.report.stages:
             self.plan(canary, batch)
+        try:
+            if self.marker is not None and self.report.stages and not self._claim():
+                return
+            self._rollout()
+        finally:
+            self._release()
+
+    def _claim(self) -> bool:
+        """Mark every device of the rollout as held by this run; devices another deploy (or tool) holds are
+        refused and taken out of their stage. False when the rollout cannot go on."""
+        names = [n for stage in self.report.stages for n in stage.devices]
+        self.progress.phase(f"marking {len(names)} device(s) as held by this deploy ({self.marker})")
+        try:
+            results = self._run(names, claim_device, marker_name=self.marker, break_lock=self.break_lock,
+                                earlier=self.earlier)
+        except StepInterrupted as exc:
+            self.claimed = [n for n, multi in exc.done.items() if not multi.failed]
+            self._stop_before(0, "marking devices", interrupted=True)
+            return False
+        refused = set()
+        for n in names:
+            multi = results[n]
+            if not multi.failed:
+                self.claimed.append(n)
+                if multi[0].result.startswith("removed"):
+                    self.records.log(f"{n}: {multi[0].result}")
+                continue
+            refused.add(n)
+            error = multi[0].exception
+            held = isinstance(error, (MarkerHeld, SessionPending))
+            self._set(n, "skipped" if held else "failed",
+                      self._error(multi) if held else f"cannot mark the device as held: {self._error(multi)}")
+        if refused:
+            self.report.stages = [Stage(s.name, tuple(n for n in s.devices if n not in refused))
+                                  for s in self.report.stages]
+            self.report.stages = [s for s in self.report.stages if s.devices]
+        return bool(self.report.stages)
+
+    def _release(self) -> None:
+        """Take this run's markers off the devices (not after an interrupt: the process is about to exit)."""
+        if not self.claimed or self.marker is None or (self.stop is not None and self.stop.is_set()):
+            return
+        try:
+            results = self._run(self.claimed, release_device, marker_name=self.marker)
+        except StepInterrupted:
+            return
+        for n, multi in results.items():
+            if multi.failed:
+                self.records.log(f"{n}: marker {self.marker} not removed: {self._error(multi)}")
+        self.claimed = [n for n, multi in results.items() if multi.failed]
+
+    def _rollout(self) -> None:
         if self.gate is not None and self.report.stages:
             self.progress.phase("baseline: every check over the whole site, before the first commit")
             try:

@@ -102,7 +102,7 @@ def test_diff_text_readable_and_deterministic():
 
 
 def test_strict_host_keys_by_default_and_insecure_opt_out():
-    assert SonicDriver("h", "u", "p").netmiko_optional_args["ssh_strict"] is True
-    assert SonicDriver("h", "u", "p", optional_args={"insecure": True}).netmiko_optional_args["ssh_strict"] is False
+    assert SonicDriver("h", "u", "p").ssh_options.strict is True
+    assert SonicDriver("h", "u", "p", optional_args={"insecure": True}).ssh_options.strict is False
     d = SonicDriver("h", "u", "p", optional_args={"ssh_strict": False, "port": 2201})
-    assert d.netmiko_optional_args["ssh_strict"] is False and d.netmiko_optional_args["port"] == 2201
+    assert d.ssh_options.strict is False and d.ssh_options.port == 2201

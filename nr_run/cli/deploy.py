@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from datetime import UTC, datetime
 from typing import Any
 
 from nr_run.cli.commands import announce_lab, load_intent, select_switches
@@ -29,6 +30,7 @@ DIFF_LINES_SHOWN = 200
 def deploy(args: argparse.Namespace) -> int:
     from nr_run.cli.check import parse_options
     from nr_run.cli.lab import device_session
+    from nr_run.platforms.base import marker_name
     from nr_run.runbooks.deploy import Deployment, check_policies
     from nr_run.runbooks.deploy_checks import StageGate
     from nr_run.runbooks.interrupt import Stop
@@ -79,8 +81,11 @@ def deploy(args: argparse.Namespace) -> int:
             for n, text in configs.items():
                 records.write(f"configs/{config_filename(intent.devices[n])}", text)
             gate = None if args.skip_checks else StageGate(intent, options)
+            # the devices' marker carries the run folder's time stamp: one finds the other
+            started = datetime.strptime(records.dir.name.split("-")[0], "%Y%m%dT%H%M%S%fZ").replace(tzinfo=UTC)
             run = Deployment(nr, intent, configs, records, progress, replace=args.replace,
-                             revert_in=args.confirm_timeout, gate=gate, stop=stop)
+                             revert_in=args.confirm_timeout, gate=gate, stop=stop,
+                             marker=marker_name(args.site, started), break_lock=args.break_lock)
             report = run.report
             run.reconcile()
             _show_reconciled(report, console, args)

@@ -72,12 +72,19 @@ def build_parser() -> argparse.ArgumentParser:
     dep.add_argument("--show-diff", action="store_true",
                      help="print every diff in full (default: a summary; full diffs are in the artifacts)")
     dep.add_argument("--skip-checks", action="store_true", help="do not post-check stages (DANGEROUS)")
+    dep.add_argument("--break-lock", action="store_true",
+                     help="remove another deploy's device markers (nr-run-<site>-<time>) instead of refusing "
+                          "those devices; only when that deploy is known to be dead")
 
     chk = sub.add_parser("check", help="post-checks: PFC/ECN, fabric health, RDMA reachability")
     _common(chk)
     _device_io(chk)
     chk.add_argument("--checks", help="comma-separated check names or tags")
     _check_options(chk)
+
+    from nr_run.cli.job import add_parser as add_job_check
+
+    add_job_check(sub, _common, _device_io, _check_options)
 
     com = sub.add_parser("compliance", help="scheduled compliance: drift + checks, reports")
     _common(com)
@@ -128,6 +135,10 @@ def _handler(args: argparse.Namespace) -> Callable[[argparse.Namespace], int]:
         from nr_run.cli.check import compliance
 
         return compliance
+    if args.command == "job-check":
+        from nr_run.cli.job import job_check
+
+        return job_check
     from nr_run.cli.deploy import deploy
 
     return deploy

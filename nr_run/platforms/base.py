@@ -16,8 +16,10 @@ Core code reaches a platform only through `nr_run.platforms.registry`; no core m
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -101,6 +103,52 @@ class DeployPolicy(Protocol):
     # Optional: `apply_method(running: str, candidate: str) -> tuple[str, str]`, the method a change of the
     # running config into the candidate takes on the device and why (SONiC: "gcu" | "drained apply"). The
     # deploy dry run calls it when a policy has it (runbooks.deploy.diff_device).
+    # Optional: `marker: DeviceMarker`, how a deploy marks the devices it holds (see DeviceMarker).
+
+
+# Every deploy marks the devices it is about to change with a device-side object named
+# nr-run-<site>-<UTC time of the run>: another operator's deploy, from any host, sees it.
+MARKER_PREFIX = "nr-run-"
+_MARKER = re.compile(r"^nr-run-(?P<site>[A-Za-z0-9][A-Za-z0-9_-]*)-(?P<stamp>\d{8}T\d{6}\d{0,6}Z)$")
+
+
+def marker_name(site: str, when: datetime) -> str:
+    """The marker of a deploy of `site` that started at `when` (microseconds keep two runs apart)."""
+    return f"{MARKER_PREFIX}{site}-{when.astimezone(UTC).strftime('%Y%m%dT%H%M%S%fZ')}"
+
+
+def marker_time(name: str) -> datetime | None:
+    """When the deploy that placed marker `name` started (None: not an nr-run marker name)."""
+    m = _MARKER.match(name)
+    if m is None:
+        return None
+    stamp = m.group("stamp")
+    digits = stamp[9:-1]
+    return datetime.strptime(stamp[:9] + digits[:6], "%Y%m%dT%H%M%S").replace(
+        microsecond=int(digits[6:].ljust(6, "0")) if len(digits) > 6 else 0, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Hold:
+    """Something on a device that says another change is in progress there."""
+
+    name: str
+    nr_run: bool                 # an nr-run deploy's marker (else another tool's pending session)
+    since: datetime | None       # when it was placed, if known
+
+
+class DeviceMarker(Protocol):
+    """A named, device-side mark of a deploy in progress (EOS: a pending config session; SONiC: a GCU
+    checkpoint). `driver` is the host's deploy connection (Transport.deploy_connection)."""
+
+    def holds(self, driver: Any) -> list[Hold]:
+        """nr-run markers on the device, and other tools' pending changes that should stop a deploy."""
+
+    def place(self, driver: Any, name: str) -> None:
+        """Put marker `name` on the device; the deploy's own changes must still go through."""
+
+    def remove(self, driver: Any, name: str) -> None:
+        """Take marker `name` off the device (absent: nothing to do)."""
 
 
 class Collector(Protocol):

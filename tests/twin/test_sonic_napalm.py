@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 
+import napalm
 import pytest
-from napalm.base.exceptions import CommitError
+from napalm.base.exceptions import CommitError, ConnectionException
 
 from tests.twin_site import TwinSite
 
@@ -94,6 +96,83 @@ def test_revert_in_confirmed_stays(dev):
     dev.commit_config()
 
 
-def test_cli_through_interactive_shell(dev):
-    out = dev.cli(["show interfaces status"])["show interfaces status"]
-    assert "Ethernet0" in out and "Asym PFC" in out
+def test_cli_on_exec_channels(dev):
+    out = dev.cli(["show interfaces status", "show nosuchthing"])
+    assert "Ethernet0" in out["show interfaces status"] and "Asym PFC" in out["show interfaces status"]
+    assert "Error" in out["show nosuchthing"] or "Usage" in out["show nosuchthing"]
+
+
+def _reads(twin: TwinSite, host: str) -> int:
+    """How many times the switch was asked for its running config (its command log; none yet after a reset)."""
+    try:
+        return sum(1 for c in twin.log_commands(host) if c == "show runningconfiguration all")
+    except FileNotFoundError:
+        return 0
+
+
+def test_a_loaded_candidate_reads_the_running_config_once_and_a_commit_reads_again(twin: TwinSite, dev):
+    before = _reads(twin, "rtsw4")
+    dev.load_merge_candidate(config=json.dumps({"PORT": {"Ethernet24": {"description": "once"}}}))
+    diff = dev.compare_config()
+    running = _running(dev)                        # what the candidate was built on
+    assert "description: once" in diff and "once" not in json.dumps(running)
+    assert _reads(twin, "rtsw4") == before + 1
+    dev.commit_config()
+    # the switch changed: the next read goes to it, not to the snapshot taken at load
+    assert _running(dev)["PORT"]["Ethernet24"]["description"] == "once"
+    dev.load_merge_candidate(config=json.dumps({"PORT": {"Ethernet24": {"description": "once"}}}))
+    assert dev.compare_config() == ""
+
+
+def test_rollback_forgets_the_loaded_candidate_and_its_snapshot(dev):
+    dev.load_merge_candidate(config=json.dumps({"PORT": {"Ethernet16": {"description": "first"}}}))
+    dev.commit_config()
+    dev.load_merge_candidate(config=json.dumps({"PORT": {"Ethernet16": {"description": "second"}}}))
+    dev.rollback()
+    assert "description" not in _running(dev)["PORT"]["Ethernet16"]
+    assert dev.compare_config() == ""
+
+
+def _keyscan(port: int) -> str:
+    out = subprocess.run(["ssh-keyscan", "-p", str(port), "127.0.0.1"], capture_output=True, text=True, timeout=20)
+    assert out.stdout.strip(), out.stderr
+    return out.stdout
+
+
+def test_host_keys_are_checked_by_default(twin: TwinSite, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))          # an empty ~/.ssh/known_hosts
+    port = twin.addresses["rtsw4"]["port"]
+    unknown = napalm.get_network_driver("sonic")("127.0.0.1", "admin", "YourPaSsWoRd", optional_args={"port": port})
+    with pytest.raises(ConnectionException, match="not found in known_hosts"):
+        unknown.open()
+    known = tmp_path / "lab_known_hosts"
+    known.write_text(_keyscan(port))
+    drv = napalm.get_network_driver("sonic")("127.0.0.1", "admin", "YourPaSsWoRd", optional_args={
+        "port": port, "alt_host_keys": True, "alt_key_file": str(known)})
+    drv.open()
+    try:
+        assert drv.get_facts()["hostname"] == "rtsw4"
+    finally:
+        drv.close()
+    # another key under the switch's name (a replaced or spoofed switch) is refused, and not learned
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "other")], check=True)
+    blob = (tmp_path / "other.pub").read_text().split()[1]
+    known.write_text(f"[127.0.0.1]:{port} ssh-ed25519 {blob}\n")
+    spoofed = napalm.get_network_driver("sonic")("127.0.0.1", "admin", "YourPaSsWoRd", optional_args={
+        "port": port, "alt_host_keys": True, "alt_key_file": str(known)})
+    with pytest.raises(ConnectionException, match="does not match"):
+        spoofed.open()
+    assert known.read_text() == f"[127.0.0.1]:{port} ssh-ed25519 {blob}\n"
+
+
+def test_an_ssh_config_names_the_switch(twin: TwinSite, tmp_path):
+    """HostName and Port from an ssh_config entry (netmiko's ssh_config_file option, same meaning)."""
+    config = tmp_path / "ssh_config"
+    config.write_text(f"Host leaf-rtsw4\n  HostName 127.0.0.1\n  Port {twin.addresses['rtsw4']['port']}\n")
+    drv = napalm.get_network_driver("sonic")("leaf-rtsw4", "admin", "YourPaSsWoRd", optional_args={
+        "ssh_config_file": str(config), "ssh_strict": False})
+    drv.open()
+    try:
+        assert drv.get_facts()["hostname"] == "rtsw4"
+    finally:
+        drv.close()

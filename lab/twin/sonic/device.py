@@ -7,6 +7,7 @@ import json
 import re
 import shlex
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,7 @@ class SonicDevice:
         self.running: dict[str, Any] = boot_config(node)
         self.files: dict[str, str] = {}
         self.timers: dict[str, dict[str, Any]] = {}     # unit -> {"deadline", "argv"}
+        self.mtimes: dict[str, float] = {}               # checkpoint file -> when it was written
         self._load()
         self.files.setdefault(STARTUP, json.dumps(self.running, indent=4, sort_keys=True) + "\n")
         self.publish()
@@ -77,13 +79,15 @@ class SonicDevice:
         if self.state_file and self.state_file.exists():
             data = json.loads(self.state_file.read_text())
             self.running, self.files, self.timers = data["running"], data["files"], data.get("timers", {})
+            self.mtimes = data.get("mtimes", {})
 
     def save(self) -> None:
         if self.state_file:
             self.state_file.parent.mkdir(parents=True, exist_ok=True)
             tmp = self.state_file.with_suffix(".tmp")
             keep = {k: v for k, v in self.files.items() if k == STARTUP or k.startswith(CHECKPOINTS)}
-            tmp.write_text(json.dumps({"running": self.running, "files": keep, "timers": self.timers},
+            tmp.write_text(json.dumps({"running": self.running, "files": keep, "timers": self.timers,
+                                       "mtimes": {k: v for k, v in self.mtimes.items() if k in keep}},
                                       sort_keys=True))
             tmp.replace(self.state_file)
 
@@ -189,6 +193,7 @@ class SonicDevice:
             return 0, "Config Replacer: Config replacement starting.\nConfig replaced successfully.\n", ""
         if verb == "checkpoint" and rest:
             self.files[f"{CHECKPOINTS}/{rest[0]}.cp.json"] = json.dumps(self.running, indent=4, sort_keys=True)
+            self.mtimes[f"{CHECKPOINTS}/{rest[0]}.cp.json"] = time.time()
             self.save()
             return 0, "Config Rollbacker: Config checkpoint starting.\nCheckpoint created successfully.\n", ""
         if verb == "rollback" and rest:
@@ -203,6 +208,7 @@ class SonicDevice:
                 self.set_running(json.loads(cp))
             return 0, "Config Rollbacker: Config rollback starting.\nConfig rolled back successfully.\n", ""
         if verb == "delete-checkpoint" and rest:
+            self.mtimes.pop(f"{CHECKPOINTS}/{rest[0]}.cp.json", None)
             if self.files.pop(f"{CHECKPOINTS}/{rest[0]}.cp.json", None) is None:
                 return 2, "", gcu.failure_text("delete checkpoint", f"Checkpoint '{rest[0]}' does not exist")
             self.save()
@@ -211,6 +217,11 @@ class SonicDevice:
             return gcu.reload(self, rest[0])
         if verb == "list-checkpoints":
             names = sorted(p[len(CHECKPOINTS) + 1:-len(".cp.json")] for p in self.files if p.startswith(CHECKPOINTS))
+            if flags & {"-t", "--time"}:      # sonic-utilities: the file's mtime in ISO 8601 UTC, newest first
+                rows = [{"name": n, "time": datetime.fromtimestamp(
+                    self.mtimes.get(f"{CHECKPOINTS}/{n}.cp.json", self.boot_time), tz=UTC).isoformat()} for n in names]
+                rows.sort(key=lambda r: r["time"], reverse=True)
+                return 0, json.dumps(rows, indent=4) + "\n", ""
             return 0, json.dumps(names, indent=4) + "\n", ""
         if verb == "save":
             self.files[STARTUP] = json.dumps(self.running, indent=4, sort_keys=True) + "\n"

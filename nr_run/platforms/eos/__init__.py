@@ -3,13 +3,13 @@
 from nr_run.platforms.base import DeployCapabilities, Platform
 from nr_run.platforms.eos.collect import collector as _collector
 from nr_run.platforms.eos.config import EosConfig
+from nr_run.platforms.eos.policy import EosPolicy
 from nr_run.platforms.eos.transport import EosTransport
-from nr_run.platforms.policy import RegexPolicy
 
 platform = Platform(
     name="eos",
     transport=EosTransport(),
     collector=_collector,
     config=EosConfig(),
-    deploy=RegexPolicy("eos", DeployCapabilities(commit_timer=True, replace=True)),
+    deploy=EosPolicy("eos", DeployCapabilities(commit_timer=True, replace=True)),
 )

@@ -11,9 +11,12 @@ from __future__ import annotations
 import json
 
 from nr_run.platforms.policy import RegexPolicy
+from nr_run.platforms.sonic.marker import SonicMarker
 
 
 class SonicPolicy(RegexPolicy):
+    marker = SonicMarker()
+
     def apply_method(self, running: str, candidate: str) -> tuple[str, str]:
         """(method, why) for turning the running config_db into the candidate on this switch."""
         # the driver's own prediction and normalisation (the same inputs as at commit), imported on use:

@@ -1,4 +1,5 @@
-"""Community SONiC over SSH (napalm_sonic driver on netmiko): host keys checked unless --insecure."""
+"""Community SONiC over SSH (napalm_sonic: one paramiko connection, commands on exec channels): host keys checked
+unless --insecure. The netmiko options are set too, for a user's own netmiko tasks on the same hosts."""
 
 from __future__ import annotations
 

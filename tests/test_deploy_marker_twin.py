@@ -1,0 +1,110 @@
+"""Device-side deploy markers against the twin, through real clients (pyeapi, SSH): a deploy from another
+host (another lock folder, so the host lock does not see it) holds two switches; this deploy refuses exactly
+those, names the marker and its age, leaves them as found, and takes them only with --break-lock."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime, timedelta
+
+from nr_run.platforms.base import marker_name
+from tests.twin_site import SWITCHES, TwinSite, run_json, ssh_run
+
+
+def _eos_sessions(twin: TwinSite, host: str) -> dict:
+    return twin.eapi(host).run_commands(["show configuration sessions"])[0]["sessions"]
+
+
+def _sonic_checkpoints(twin: TwinSite, host: str) -> list[dict]:
+    client = twin.ssh(host, password="YourPaSsWoRd")
+    try:
+        rc, out = ssh_run(client, "sudo config list-checkpoints --time")
+    finally:
+        client.close()
+    assert rc == 0, out
+    return json.loads(out)
+
+
+def _other_operator(twin: TwinSite, minutes_ago: int) -> str:
+    """Mark ctsw1 and rtsw3 as another deploy would: a pending EOS session, a SONiC checkpoint."""
+    name = marker_name("dc1", datetime.now(UTC) - timedelta(minutes=minutes_ago))
+    twin.eapi("ctsw1").run_commands([f"configure session {name}", "end"])
+    client = twin.ssh("rtsw3", password="YourPaSsWoRd")
+    try:
+        rc, out = ssh_run(client, f"sudo config checkpoint {name}")
+    finally:
+        client.close()
+    assert rc == 0, out
+    return name
+
+
+def test_devices_held_by_another_deploy_are_refused_and_taken_only_with_break_lock(twin, capsys, tmp_path,
+                                                                                  monkeypatch):
+    monkeypatch.setenv("NR_RUN_LOCK_DIR", str(tmp_path / "this-host"))
+    theirs = _other_operator(twin, minutes_ago=7)
+    before = {h: twin.running(h) for h in ("ctsw1", "rtsw3")}
+
+    rc, report = run_json(twin, capsys, "deploy", "--commit", "--yes", "--confirm-timeout", "60")
+    assert rc == 1
+    by = {d["device"]: d for d in report["devices"]}
+    # EOS does not date a session: the age is the one in the marker's name; SONiC dates its checkpoint file
+    ages = {"ctsw1": r"placed 7 min ago", "rtsw3": r"placed \d+ s ago"}
+    for host in ("ctsw1", "rtsw3"):
+        assert by[host]["state"] == "skipped", by[host]
+        assert re.match(rf"held by another nr-run deploy: marker {theirs} \({ages[host]}\); not touching it "
+                        r"\(--break-lock removes the marker\)$", by[host]["detail"]), by[host]["detail"]
+        assert twin.running(host) == before[host]                       # not touched
+    assert all(by[h]["state"] == "confirmed" for h in SWITCHES if h not in ("ctsw1", "rtsw3")), by
+    assert all("ctsw1" not in s["devices"] and "rtsw3" not in s["devices"] for s in report["stages"])
+    # their markers are left as found; ours are gone once the deploy ended
+    assert _eos_sessions(twin, "ctsw1")[theirs]["state"] == "pending"
+    assert [c["name"] for c in _sonic_checkpoints(twin, "rtsw3") if c["name"].startswith("nr-run-")] == [theirs]
+    for host in ("ctsw2", "rtsw1", "rtsw2"):
+        assert not [s for s in _eos_sessions(twin, host) if s.startswith("nr-run-")]
+    assert not [c for c in _sonic_checkpoints(twin, "rtsw4") if c["name"].startswith("nr-run-")]
+
+    rc, report = run_json(twin, capsys, "deploy", "--commit", "--yes", "--confirm-timeout", "60", "--break-lock")
+    by = {d["device"]: d for d in report["devices"]}
+    assert rc == 0, report["message"]
+    assert by["ctsw1"]["state"] == by["rtsw3"]["state"] == "confirmed"
+    assert theirs not in _eos_sessions(twin, "ctsw1")
+    assert not [c for c in _sonic_checkpoints(twin, "rtsw3") if c["name"].startswith("nr-run-")]
+    log = (twin.artifacts / "runs" / "dc1").glob("*-deploy/run.log")
+    assert any(f"removed marker {theirs}" in p.read_text() for p in log)
+
+
+def test_the_marker_is_on_the_devices_while_the_deploy_holds_them(twin, capsys, monkeypatch):
+    """A stage's post-check sees this run's marker on every device of the rollout (read from the twin by
+    another client while the deploy runs), named after the run folder."""
+    seen: dict[str, list[str]] = {}
+    from nr_run.runbooks import deploy_checks
+
+    original = deploy_checks.StageGate.stage
+
+    def spy(self, nr, names, at_intent):
+        seen["ctsw1"] = [s for s, v in _eos_sessions(twin, "ctsw1").items()
+                         if s.startswith("nr-run-dc1-") and v["state"] == "pending"]
+        seen["rtsw4"] = [c["name"] for c in _sonic_checkpoints(twin, "rtsw4") if c["name"].startswith("nr-run-dc1-")]
+        return original(self, nr, names, at_intent)
+
+    monkeypatch.setattr(deploy_checks.StageGate, "stage", spy)
+    rc, report = run_json(twin, capsys, "deploy", "--commit", "--yes", "--confirm-timeout", "60")
+    assert rc == 0, report["message"]
+    stamp = report["artifacts"].rsplit("/", 1)[1].split("-")[0]
+    assert seen["ctsw1"] == seen["rtsw4"] == [f"nr-run-dc1-{stamp}"]
+
+
+def test_a_marker_left_by_a_dead_run_of_this_artifacts_folder_is_taken_over(twin, capsys):
+    """A deploy killed mid-rollout leaves its markers (and its run folder); the next run from the same
+    artifacts folder, holding the host's site lock, removes them without --break-lock."""
+    stamp = (datetime.now(UTC) - timedelta(minutes=3)).strftime("%Y%m%dT%H%M%S%fZ")
+    (twin.artifacts / "runs" / "dc1" / f"{stamp}-deploy").mkdir(parents=True)
+    left = f"nr-run-dc1-{stamp}"
+    twin.eapi("rtsw1").run_commands([f"configure session {left}", "end"])
+    rc, report = run_json(twin, capsys, "deploy", "--commit", "--yes", "--confirm-timeout", "60")
+    assert rc == 0, report["message"]
+    assert {d["device"]: d["state"] for d in report["devices"]}["rtsw1"] == "confirmed"
+    assert left not in _eos_sessions(twin, "rtsw1")
+    log = (twin.artifacts / report["artifacts"]).joinpath("run.log").read_text()
+    assert f"rtsw1: removed marker {left} (placed 3 min ago, left by an earlier run of this artifacts folder)" in log

@@ -1,0 +1,54 @@
+"""A job's scope from dc1's compiled intent, and the drain line (pure: no devices)."""
+
+from __future__ import annotations
+
+import pytest
+
+from nr_run.intent import compile_site
+from nr_run.runbooks.job import JobVerdict, UnknownNodes, job_scope, scoped_fabric
+from nr_run.validators.base import Finding
+from tests.conftest import DC1
+
+
+@pytest.fixture(scope="module")
+def dc1():
+    return compile_site(DC1)
+
+
+def test_gpu1_uses_its_rtsw_ports_every_uplink_of_those_rtsws_and_the_ctsw_ends(dc1):
+    scope = job_scope(dc1, ["gpu1"])
+    assert scope.nics == (("gpu1", "eth1", "rtsw1", "Ethernet3"), ("gpu1", "eth2", "rtsw2", "Ethernet3"))
+    assert {d: sorted(p) for d, p in scope.ports.items()} == {
+        "ctsw1": ["Ethernet1", "Ethernet2"], "ctsw2": ["Ethernet1", "Ethernet2"],
+        "rtsw1": ["Ethernet1", "Ethernet2", "Ethernet3"], "rtsw2": ["Ethernet1", "Ethernet2", "Ethernet3"]}
+    # gpu2's ports (Ethernet4) and the SONiC rack are outside the job
+    scoped = scoped_fabric(dc1, scope)
+    assert sorted(scoped.devices) == ["ctsw1", "ctsw2", "rtsw1", "rtsw2"]
+    assert [i.name for i in scoped.devices["rtsw1"].interfaces] == ["Ethernet1", "Ethernet2", "Ethernet3"]
+    assert all(lk.a_device in scope.ports or lk.b_device in scope.ports for lk in scoped.links)
+    assert not any("Ethernet4" in (lk.a_port, lk.b_port) and "rtsw1" in (lk.a_device, lk.b_device)
+                   for lk in scoped.links)
+    assert dc1.devices["rtsw1"].interfaces[3].name == "Ethernet4"        # the full intent is untouched
+
+
+def test_nodes_that_are_not_servers_are_refused(dc1):
+    with pytest.raises(UnknownNodes, match="not a GPU server of site dc1: rtsw1, gpu9"):
+        job_scope(dc1, ["gpu1", "rtsw1", "gpu9"])
+
+
+def _f(check, device, target, expected, observed, port, severity="error"):
+    return Finding(check, device, target, expected, observed, False, severity, "", port)
+
+
+def test_the_drain_line_names_the_worst_port_with_its_measured_rate(dc1):
+    scope = job_scope(dc1, ["gpu3"])
+    storm = _f("pfc", "rtsw3", "Ethernet16 priority 3", "no PFC storm", "storm detected (queue stormed)", "Ethernet16")
+    rate = _f("counters", "rtsw3", "Ethernet16 pfc rx", "pause <= 50/s", "5000.0/s", "Ethernet16", "warning")
+    drops = _f("counters", "rtsw4", "Ethernet16 queue 3 drops", "0 drops", "200 drops in 1.0 s", "Ethernet16")
+    verdict = JobVerdict(scope, findings=[storm, drops, rate])
+    assert verdict.drain
+    assert verdict.line() == "drain: rtsw3 Ethernet16 prio 3 PFC storm (5000.0 pause frames/s) (+1 more)"
+    assert JobVerdict(scope, findings=[drops]).line() == (
+        "drain: rtsw4 Ethernet16 queue 3 lossless drops (200 drops in 1.0 s)")
+    ok = JobVerdict(scope, elapsed_s=1.23)
+    assert not ok.drain and ok.line() == "ok: 1 node(s), 2 NIC(s), 4 switch(es) checked in 1.2 s"
