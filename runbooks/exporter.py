@@ -167,26 +167,32 @@ class FabricMetrics(Collector):
         yield from (storm, storms, link, flaps, bgp)
 
     def _check_families(self) -> Iterator[Metric]:
-        findings = GaugeMetricFamily(P + "check_findings", "Findings of the last collection per check, severity "
-                                     "and result", labels=["site", "check", "severity", "result"])
-        passed = GaugeMetricFamily(P + "check_passed", "1 when no finding of the check failed in the last "
-                                   "collection", labels=["site", "check"])
+        """The same names and meanings as the compliance textfile (runbooks.report.formats.to_prom), so one
+        dashboard reads both."""
+        findings = GaugeMetricFamily(P + "check_findings", "Failed findings per check and severity in the last "
+                                     "collection", labels=["site", "check", "severity"])
+        passed = GaugeMetricFamily(P + "check_passed", "Passed findings per check in the last collection",
+                                   labels=["site", "check"])
+        failures = GaugeMetricFamily(P + "check_failures", "Failed findings per check and device in the last "
+                                     "collection", labels=["site", "check", "device"])
         c = self._latest
         if c is not None:
-            counts: dict[tuple[str, str, str], int] = {}
-            for check in c.checks:
-                for sev in SEVERITY_ORDER:
-                    for result in ("passed", "failed"):
-                        counts[(check, sev, result)] = 0
+            failed = {(check, sev): 0 for check in c.checks for sev in SEVERITY_ORDER}
+            ok = dict.fromkeys(c.checks, 0)
+            per_device: dict[tuple[str, str], int] = {}
             for f in c.findings:
-                key = (f.check, f.severity, "passed" if f.passed else "failed")
-                counts[key] = counts.get(key, 0) + 1
-            for (check, sev, result), n in sorted(counts.items()):
-                findings.add_metric([self.site, check, sev, result], n)
-            for check in sorted(set(c.checks)):
-                ok = not any(n for (ch, _, r), n in counts.items() if ch == check and r == "failed")
-                passed.add_metric([self.site, check], float(ok))
-        yield from (findings, passed)
+                if f.passed:
+                    ok[f.check] = ok.get(f.check, 0) + 1
+                else:
+                    failed[(f.check, f.severity)] = failed.get((f.check, f.severity), 0) + 1
+                per_device[(f.check, f.device)] = per_device.get((f.check, f.device), 0) + (not f.passed)
+            for (check, sev), n in sorted(failed.items()):
+                findings.add_metric([self.site, check, sev], n)
+            for check, n in sorted(ok.items()):
+                passed.add_metric([self.site, check], n)
+            for (check, device), n in sorted(per_device.items()):
+                failures.add_metric([self.site, check, device], n)
+        yield from (findings, passed, failures)
 
     def _collection_families(self) -> Iterator[Metric]:
         site = [self.site]
@@ -210,8 +216,9 @@ class FabricMetrics(Collector):
         device = GaugeMetricFamily(P + "device_collection_success", "1 when the device was collected without "
                                    "errors in the last collection", labels=["site", "device"])
         c = self._latest
-        for name in c.devices if c is not None else []:
-            device.add_metric([self.site, name], float(name not in c.errors))
+        if c is not None:
+            for name in c.devices:
+                device.add_metric([self.site, name], float(name not in c.errors))
         yield from (last, ok, dur, interval, total, device)
 
 
@@ -231,6 +238,6 @@ def serve(registry: CollectorRegistry, host: str, port: int) -> WSGIServer:
     bound (0 asks the system for a free one). Stop it with shutdown()."""
     family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
     server_class = type("MetricsServer", (_Server,), {"address_family": family})
-    server = make_server(host, port, make_wsgi_app(registry), server_class, handler_class=_Quiet)
+    server: WSGIServer = make_server(host, port, make_wsgi_app(registry), server_class, handler_class=_Quiet)
     threading.Thread(target=server.serve_forever, name="nr-run-metrics", daemon=True).start()
     return server

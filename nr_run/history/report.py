@@ -141,7 +141,7 @@ def top_pause(store: HistoryStore, windows: list[SeriesWindow], top: int = TOP) 
         if counter in names:
             direction = "rx" if "_rx_" in counter else "tx"
             totals.setdefault((device, port, idx), {"rx": 0, "tx": 0})[direction] += w.increase()
-    rows = [{"device": d, "port": p, "priority": None if i == NO_INDEX else i, "rx": v["rx"], "tx": v["tx"],
+    rows: list[dict[str, Any]] = [{"device": d, "port": p, "priority": None if i == NO_INDEX else i, "rx": v["rx"], "tx": v["tx"],
              "total": v["rx"] + v["tx"]} for (d, p, i), v in totals.items() if v["rx"] + v["tx"] > 0]
     rows.sort(key=lambda r: (-r["total"], r["device"], r["port"], r["priority"] or 0))
     return {"measure": "pause_time_us" if has_time else "pause_frames",
@@ -183,8 +183,9 @@ def audit_actions(audit: Iterable[Mapping[str, Any]], site: str, since: float, u
 
 
 def timeline(events: list[dict[str, Any]], new: list[dict[str, Any]], resolved: list[dict[str, Any]],
-             actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One list in time order; a fabric event or finding says how long after the last deploy action it came."""
+             actions: list[dict[str, Any]], since: float | None = None) -> list[dict[str, Any]]:
+    """One list in time order; a fabric event or finding says how long after the last deploy action it came
+    (actions before `since` only serve that, and are not listed)."""
     items: list[dict[str, Any]] = []
     for a in actions:
         stage = f"{a['stage']}: " if a["stage"] else ""
@@ -217,6 +218,7 @@ def timeline(events: list[dict[str, Any]], new: list[dict[str, Any]], resolved: 
         if last is not None and it["t"] - last["t"] <= RELATE_S:
             it["after"] = {"seconds": round(it["t"] - last["t"]), "action": last["text"]}
             it["text"] += f", {round(it['t'] - last['t'])} s after {last['text']}"
+    items = [it for it in items if since is None or it["t"] >= since]
     for it in items:
         it["time"] = iso(it["t"])
     return items
@@ -243,12 +245,13 @@ def site_report(store: HistoryStore, since: float, until: float, audit: Iterable
     events = [e for e in store.events(since, until) if mine(e["device"], e["port"])]
     windows = counter_windows(store, since, until,
                               ports={k for k in _all_series(store) if mine(*k)} if scoped else None)
-    actions = [a for a in audit_actions(audit, store.site, since, until) if not scoped or a["device"] in on_devices]
+    actions = [a for a in audit_actions(audit, store.site, since - RELATE_S, until)
+               if not scoped or a["device"] in on_devices]
     flaps: dict[tuple[str, str], int] = {}
     for e in events:
         if e["kind"] == "link" and e["new"] == "down":
             flaps[(e["device"], e["port"])] = flaps.get((e["device"], e["port"]), 0) + 1
-    lines = timeline(events, new, resolved, actions)
+    lines = timeline(events, new, resolved, actions, since)
     for f in new + resolved + active:
         for k in ("first_seen", "last_seen", "resolved"):
             f[k] = iso(f[k])

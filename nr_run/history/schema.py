@@ -29,14 +29,12 @@ CREATE INDEX IF NOT EXISTS runs_started ON runs(started);
 CREATE TABLE IF NOT EXISTS run_devices (
     run_id INTEGER NOT NULL, device TEXT NOT NULL, t REAL NOT NULL, sampled INTEGER NOT NULL, error TEXT,
     PRIMARY KEY (device, run_id)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS run_devices_run ON run_devices(run_id);
 CREATE TABLE IF NOT EXISTS series (
     id INTEGER PRIMARY KEY, device TEXT NOT NULL, port TEXT NOT NULL, counter TEXT NOT NULL,
     idx INTEGER NOT NULL, UNIQUE (device, port, counter, idx));
 CREATE TABLE IF NOT EXISTS samples (
     series_id INTEGER NOT NULL, run_id INTEGER NOT NULL, value INTEGER NOT NULL,
     PRIMARY KEY (series_id, run_id)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS samples_run ON samples(run_id);
 CREATE TABLE IF NOT EXISTS state (
     device TEXT NOT NULL, kind TEXT NOT NULL, port TEXT NOT NULL, idx INTEGER NOT NULL,
     value TEXT NOT NULL, since REAL NOT NULL, PRIMARY KEY (device, kind, port, idx)) WITHOUT ROWID;

@@ -100,10 +100,11 @@ def test_scrape_during_a_pfc_storm(deployed_twin: TwinSite, exporter) -> None:
     assert samples[("nr_run_pfc_watchdog_storm_active", quiet)] == 0
     # the watchdog drops the stormed lossless queue
     assert samples[("nr_run_lossless_dropped_packets_total", at("rtsw3", "Ethernet16", queue="3"))] > 0
-    failed = (("check", "pfc"), ("result", "failed"), ("severity", "error"), ("site", "dc1"))
-    assert samples[("nr_run_check_findings", failed)] >= 1
-    assert samples[("nr_run_check_passed", (("check", "pfc"), ("site", "dc1")))] == 0
-    assert samples[("nr_run_check_passed", (("check", "bgp"), ("site", "dc1")))] == 1
+    assert samples[("nr_run_check_findings", (("check", "pfc"), ("severity", "error"), ("site", "dc1")))] >= 1
+    assert samples[("nr_run_check_findings", (("check", "bgp"), ("severity", "error"), ("site", "dc1")))] == 0
+    assert samples[("nr_run_check_failures", (("check", "pfc"), ("device", "rtsw3"), ("site", "dc1")))] >= 1
+    assert samples[("nr_run_check_failures", (("check", "pfc"), ("device", "rtsw1"), ("site", "dc1")))] == 0
+    assert samples[("nr_run_check_passed", (("check", "bgp"), ("site", "dc1")))] > 0
     assert samples[("nr_run_last_collection_success", (("site", "dc1"),))] == 1
     assert time.time() - samples[("nr_run_last_collection_timestamp_seconds", (("site", "dc1"),))] < 30
 

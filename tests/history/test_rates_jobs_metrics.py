@@ -93,9 +93,10 @@ def test_metrics_values_and_rates() -> None:
     assert s[("nr_run_pfc_watchdog_storms_total", _at(priority="3"))] == 1
     assert s[("nr_run_link_up", _at())] == 0 and s[("nr_run_link_flaps_total", _at())] == 1
     site = (("site", "dc1"),)
-    assert s[("nr_run_check_findings", (("check", "pfc"), ("result", "failed"), ("severity", "error"), *site))] == 1
-    assert s[("nr_run_check_passed", (("check", "pfc"), *site))] == 0
-    assert s[("nr_run_check_passed", (("check", "bgp"), *site))] == 1
+    assert s[("nr_run_check_findings", (("check", "pfc"), ("severity", "error"), *site))] == 1
+    assert s[("nr_run_check_findings", (("check", "bgp"), ("severity", "error"), *site))] == 0
+    assert s[("nr_run_check_passed", (("check", "pfc"), *site))] == 1
+    assert s[("nr_run_check_failures", (("check", "pfc"), ("device", "rtsw3"), *site))] == 1
     assert s[("nr_run_last_collection_timestamp_seconds", site)] == 1030.0
     assert s[("nr_run_last_collection_success", site)] == 1
     assert s[("nr_run_collections_total", (("result", "success"), *site))] == 2

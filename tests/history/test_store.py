@@ -166,6 +166,10 @@ def test_timeline_relates_events_to_the_last_deploy_action(store: HistoryStore) 
     assert "batch 2: rtsw3 commit committed" in texts
     assert "PFC storm on rtsw3 Ethernet16 prio 3 began, 40 s after batch 2: rtsw3 commit committed" in texts
     assert not any("dc2" in t or " x " in t for t in texts)
+    # a window that starts after the commit still relates the storm to it, without listing the commit
+    later = [i["text"] for i in site_report(store, T0 + 10, T0 + 100, audit)["timeline"]]
+    assert later == ["new finding: pfc rtsw3 Ethernet16 priority 3 (storm detected), 40 s after batch 2: rtsw3 commit "
+                     "committed", "PFC storm on rtsw3 Ethernet16 prio 3 began, 40 s after batch 2: rtsw3 commit committed"]
 
 
 def _iso(t: float) -> str:
