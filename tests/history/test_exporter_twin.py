@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from nr_run.lab.twin.faults import PFC_STORM_FRAMES_PER_S
+from nr_run.lab.twin.faults import DROPS_PER_S, ECN_MARKS_PER_S, PFC_STORM_FRAMES_PER_S
 from tests.conftest import REPO
 from tests.twin_site import TwinSite
 
@@ -71,17 +71,19 @@ def exporter(deployed_twin: TwinSite, tmp_path: Path):
             proc.wait()
 
 
-def test_scrape_during_a_pfc_storm(deployed_twin: TwinSite, exporter) -> None:
+def test_scrape_during_a_pfc_storm_congestion_and_drops(deployed_twin: TwinSite, exporter) -> None:
     url, proc, lines = exporter
-    deployed_twin.fault("pfc_storm", device="rtsw3", port="Ethernet16", priority=3)
+    deployed_twin.fault("pfc_storm", device="rtsw3", port="Ethernet16", priority=3)        # SONiC
+    deployed_twin.fault("congestion", device="rtsw1", port="Ethernet1", queue=3)           # EOS, ECN queue
+    deployed_twin.fault("lossless_drops", device="rtsw2", port="Ethernet2", queue=3)
     faulted_at = time.time()
     deadline = time.monotonic() + 60
-    while True:     # two collections that both saw the storm: the rate is over the storm alone
+    while True:     # two collections that both saw the faults: the rates are over the faults alone
         samples, names = scrape(url)
         stamp = samples.get(("nr_run_last_collection_timestamp_seconds", (("site", "dc1"),)), 0)
         ok = samples.get(("nr_run_collections_total", (("result", "success"), ("site", "dc1"))), 0)
         rate = samples.get(("nr_run_pfc_rx_pause_frames_per_second", at("rtsw3", "Ethernet16", priority="3")), 0)
-        if ok >= 3 and stamp > faulted_at + 2 and rate > 0:
+        if ok >= 3 and stamp > faulted_at + 3 and rate > 0:
             break
         assert time.monotonic() < deadline, f"no collection after the fault: {lines}"
         time.sleep(0.3)
@@ -100,6 +102,14 @@ def test_scrape_during_a_pfc_storm(deployed_twin: TwinSite, exporter) -> None:
     assert samples[("nr_run_pfc_watchdog_storm_active", quiet)] == 0
     # the watchdog drops the stormed lossless queue
     assert samples[("nr_run_lossless_dropped_packets_total", at("rtsw3", "Ethernet16", queue="3"))] > 0
+    marks = at("rtsw1", "Ethernet1", queue="3")
+    assert samples[("nr_run_ecn_marked_packets_per_second", marks)] == pytest.approx(ECN_MARKS_PER_S, rel=0.2)
+    assert samples[("nr_run_ecn_marked_packets_total", marks)] > 0
+    assert samples[("nr_run_queue_dropped_packets_total", marks)] == 0             # ECN marks instead of drops
+    drops = at("rtsw2", "Ethernet2", queue="3")
+    assert samples[("nr_run_queue_dropped_packets_per_second", drops)] == pytest.approx(DROPS_PER_S, rel=0.2)
+    assert samples[("nr_run_lossless_dropped_packets_total", drops)] == samples[("nr_run_queue_dropped_packets_total",
+                                                                                 drops)] > 0
     assert samples[("nr_run_check_findings", (("check", "pfc"), ("severity", "error"), ("site", "dc1")))] >= 1
     assert samples[("nr_run_check_findings", (("check", "bgp"), ("severity", "error"), ("site", "dc1")))] == 0
     assert samples[("nr_run_check_failures", (("check", "pfc"), ("device", "rtsw3"), ("site", "dc1")))] >= 1
