@@ -240,10 +240,14 @@ class HistoryStore:
         """Per device, (run id, time) of every run that sampled its counters, from the last one before
         `since` (the baseline of the window) to `until`."""
         out: dict[str, list[tuple[int, float]]] = {}
+        # SQLite takes the bare run_id of a MAX() aggregate from the row holding the maximum
         for device, run, t in self.db.execute(
-                "SELECT device, run_id, t FROM run_devices rd WHERE sampled = 1 AND t <= ? AND "
-                "t >= COALESCE((SELECT MAX(t) FROM run_devices r2 WHERE r2.device = rd.device AND r2.sampled = 1 "
-                "AND r2.t < ?), ?) ORDER BY device, run_id", (until, since, since)):
+                "SELECT device, run_id, MAX(t) FROM run_devices WHERE sampled = 1 AND t < ? GROUP BY device "
+                "ORDER BY device", (since,)):
+            out[device] = [(run, t)]
+        for device, run, t in self.db.execute(
+                "SELECT device, run_id, t FROM run_devices WHERE sampled = 1 AND t >= ? AND t <= ? "
+                "ORDER BY device, run_id", (since, until)):
             out.setdefault(device, []).append((run, t))
         return out
 
