@@ -84,6 +84,40 @@ class SeriesWindow:
         return resets([v for _, v in self.points])
 
 
+COUNTER_WORDS = {"pfc_rx_frames": "PFC pause frames received", "pfc_tx_frames": "PFC pause frames sent",
+                 "pfc_rx_pause_us": "PFC pause time received", "pfc_tx_pause_us": "PFC pause time sent",
+                 "ecn_marked_packets": "ECN marks", "queue_dropped_packets": "queue drops"}
+
+
+def onsets(windows: list[SeriesWindow], since: float) -> list[dict[str, Any]]:
+    """When a counter began to grow after a sample without growth, and when it stopped (a sample without
+    growth after growing): the start and end of a pause storm, a congestion episode or drops, whether or not a
+    watchdog or a check saw it. Dated at the first sample that showed the change; a counter already growing
+    when the window starts (and not at zero then) has no "began"."""
+    out: list[dict[str, Any]] = []
+    for w in windows:
+        device, port, counter, idx = w.key
+        if counter not in COUNTER_WORDS:
+            continue
+        values, j = [], 0
+        for t in w.sampled:
+            while j + 1 < len(w.points) and w.points[j + 1][0] <= t:
+                j += 1
+            values.append(w.points[j][1])
+        # before the first reading: unknown, except that a counter still at zero had not been growing
+        growing = [False if values and values[0] == 0 else None]
+        growing += [delta(a, b) > 0 for a, b in zip(values, values[1:], strict=False)]
+        for i in range(1, len(values)):
+            if growing[i] == growing[i - 1] or w.sampled[i] < since:
+                continue
+            dt = w.sampled[i] - w.sampled[i - 1]
+            rate = delta(values[i - 1], values[i]) / dt if growing[i] and dt > 0 else None
+            out.append({"t": w.sampled[i], "device": device, "port": port, "kind": "counter", "counter": counter,
+                        "idx": idx, "old": "steady" if growing[i] else "rising",
+                        "new": "rising" if growing[i] else "steady", "per_second": _rnd(rate)})
+    return sorted(out, key=lambda e: (e["t"], e["device"], e["port"], e["counter"], e["idx"]))
+
+
 def counter_windows(store: HistoryStore, since: float, until: float, counters: Iterable[str] | None = None,
                     ports: Container[Port] | None = None) -> list[SeriesWindow]:
     """Series that changed in [since, until] (one row is only a baseline: no increase), restricted to `ports`."""
@@ -154,6 +188,10 @@ def top_pause(store: HistoryStore, windows: list[SeriesWindow], top: int = TOP) 
 
 def _event_text(e: Mapping[str, Any]) -> str:
     where = f"{e['device']} {e['port']}"
+    if e["kind"] == "counter":
+        which = "" if e["idx"] == NO_INDEX else (" prio " if "pfc" in e["counter"] else " queue ") + str(e["idx"])
+        what = f"began rising ({e['per_second']:,.0f}/s)" if e["new"] == "rising" else "stopped rising"
+        return f"{COUNTER_WORDS[e['counter']]} on {where}{which} {what}"
     if e["kind"] == "storm":
         what = "began" if e["new"] == "stormed" else "ended"
         return f"PFC storm on {where} prio {e['idx']} {what}"
@@ -251,7 +289,8 @@ def site_report(store: HistoryStore, since: float, until: float, audit: Iterable
     for e in events:
         if e["kind"] == "link" and e["new"] == "down":
             flaps[(e["device"], e["port"])] = flaps.get((e["device"], e["port"]), 0) + 1
-    lines = timeline(events, new, resolved, actions, since)
+    changes = onsets(windows, since)
+    lines = timeline(sorted(events + changes, key=lambda e: e["t"]), new, resolved, actions, since)
     for f in new + resolved + active:
         for k in ("first_seen", "last_seen", "resolved"):
             f[k] = iso(f[k])
@@ -266,6 +305,7 @@ def site_report(store: HistoryStore, since: float, until: float, audit: Iterable
         "top_pause": top_pause(store, windows, top),
         "link_flaps": [{"device": d, "port": p, "flaps": n} for (d, p), n in sorted(flaps.items())],
         "events": [{**e, "time": iso(e["t"])} for e in events],
+        "counter_changes": [{**e, "time": iso(e["t"])} for e in changes],
         "timeline": lines,
     }
 

@@ -61,6 +61,12 @@ def test_watch_storm_is_new_then_resolved_and_in_the_job_report(deployed_twin: T
     began = [t for t in texts if t.startswith("PFC storm on rtsw3 Ethernet16 prio 3 began")]
     ended = [t for t in texts if t.startswith("PFC storm on rtsw3 Ethernet16 prio 3 ended")]
     assert len(began) == len(ended) == 1 and texts.index(began[0]) < texts.index(ended[0])
+    # the counters themselves: rising while the faults last, steady once cleared
+    for what in ("PFC pause frames received on rtsw3 Ethernet16 prio 3", "queue drops on rtsw1 Ethernet1 queue 3"):
+        rising = [i for i in doc["timeline"] if i["text"].startswith(f"{what} began rising")]
+        steady = [i for i in doc["timeline"] if i["text"] == f"{what} stopped rising"]
+        assert len(rising) == len(steady) == 1, what
+        assert within(rising[0]["time"], t_fault, t_seen) and within(steady[0]["time"], t_clear, t_end)
     top = doc["top_pause"]
     assert top["measure"] == "pause_frames"
     assert (top["ports"][0]["device"], top["ports"][0]["port"], top["ports"][0]["priority"]) == \

@@ -168,11 +168,27 @@ def test_timeline_relates_events_to_the_last_deploy_action(store: HistoryStore) 
     assert not any("dc2" in t or " x " in t for t in texts)
     # a window that starts after the commit still relates the storm to it, without listing the commit
     later = [i["text"] for i in site_report(store, T0 + 10, T0 + 100, audit)["timeline"]]
-    assert later == ["new finding: pfc rtsw3 Ethernet16 priority 3 (storm detected), 40 s after batch 2: rtsw3 commit "
-                     "committed", "PFC storm on rtsw3 Ethernet16 prio 3 began, 40 s after batch 2: rtsw3 commit committed"]
+    after = ", 40 s after batch 2: rtsw3 commit committed"
+    assert later == ["new finding: pfc rtsw3 Ethernet16 priority 3 (storm detected)" + after,
+                     "PFC pause frames received on rtsw3 Ethernet16 prio 3 began rising (25/s)" + after,
+                     "PFC storm on rtsw3 Ethernet16 prio 3 began" + after]
 
 
 def _iso(t: float) -> str:
     from datetime import UTC, datetime
 
     return datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds")
+
+
+def test_counter_onsets_in_the_timeline(store: HistoryStore) -> None:
+    values = [0, 0, 300, 600, 600, 600, 900]
+    for i, rx in enumerate(values):
+        store.record(coll(T0 + 30 * i, rx, []))
+    doc = site_report(store, T0 - 1, T0 + 300)
+    changes = [(c["counter"], c["new"], c["t"] - 0.5 - T0, c["per_second"]) for c in doc["counter_changes"]]
+    assert changes == [("pfc_rx_frames", "rising", 60, 10.0), ("pfc_rx_frames", "steady", 120, None),
+                       ("pfc_rx_frames", "rising", 180, 10.0)]
+    texts = [i["text"] for i in doc["timeline"]]
+    assert texts == ["PFC pause frames received on rtsw3 Ethernet16 prio 3 began rising (10/s)",
+                     "PFC pause frames received on rtsw3 Ethernet16 prio 3 stopped rising",
+                     "PFC pause frames received on rtsw3 Ethernet16 prio 3 began rising (10/s)"]
