@@ -38,19 +38,3 @@ def resets(values: Sequence[int]) -> int:
     """How many times the counter went down (resets and wraps) over consecutive readings."""
     return sum(1 for a, b in zip(values, values[1:], strict=False) if b < a)
 
-
-def rate(points: Sequence[tuple[float, int]]) -> float | None:
-    """Average growth per second over (time, value) readings in time order; None under two readings."""
-    if len(points) < 2 or points[-1][0] <= points[0][0]:
-        return None
-    return increase(v for _, v in points) / (points[-1][0] - points[0][0])
-
-
-def peak_rate(points: Sequence[tuple[float, int]]) -> float | None:
-    """The highest growth per second between two consecutive readings."""
-    best = None
-    for (t0, v0), (t1, v1) in zip(points, points[1:], strict=False):
-        if t1 > t0:
-            r = delta(v0, v1) / (t1 - t0)
-            best = r if best is None else max(best, r)
-    return best
