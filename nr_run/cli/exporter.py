@@ -51,7 +51,7 @@ def exporter(args: argparse.Namespace) -> int:
         metrics.update(tick.collection, tick.duration_s, tick.error)
         d = tick_dict(tick, args.site)
         if verbosity(args) >= 1 or d["error"] or d["overrun"] or d["record_error"]:
-            console.print(tick_line(d), highlight=False)
+            console.print(tick_line(d), highlight=False, markup=False)
 
     with Stop() as stop, device_session(args) as nr:
         source = SOURCES[args.source](nr, intent, options, "exporter")

@@ -87,13 +87,16 @@ def _fmt(x: Any) -> str:
 
 
 def print_report(doc: dict[str, Any], console: Console, verbose: bool = False) -> None:
+    """Tables and the timeline; what came from devices and inventories is printed as text, never as markup."""
+    from rich.markup import escape
     from rich.table import Table
 
     job = doc.get("job")
     scope = f"job {job['id']} ({job['nodes']}, {len(job['ports'])} ports)" if job else doc["site"]
     runs = doc["runs"]
     console.print(f"{scope}: {doc['since']} .. {doc['until']}: {runs['count']} collections "
-                  f"({', '.join(f'{k} {v}' for k, v in runs['by_kind'].items()) or 'none'})", highlight=False)
+                  f"({', '.join(f'{k} {v}' for k, v in runs['by_kind'].items()) or 'none'})", highlight=False,
+                  markup=False)
     f = doc["findings"]
     console.print(f"findings: {len(f['new'])} new, {len(f['resolved'])} resolved, {len(f['open'])} open",
                   highlight=False)
@@ -104,7 +107,7 @@ def print_report(doc: dict[str, Any], console: Console, verbose: bool = False) -
                 t.add_column(c, overflow="fold")
             shown = rows if verbose else rows[:ROWS]
             for r in shown:
-                t.add_row(r[col], r["check"], r["device"], r["target"], r["observed"])
+                t.add_row(*(escape(str(r[c])) for c in (col, "check", "device", "target", "observed")))
             console.print(t)
             if len(shown) < len(rows):
                 console.print(f"... and {len(rows) - len(shown)} more (-v or --json shows all)")
@@ -128,10 +131,10 @@ def print_report(doc: dict[str, Any], console: Console, verbose: bool = False) -
         console.print(t)
     if doc["link_flaps"]:
         console.print("link flaps: " + ", ".join(f"{r['device']} {r['port']} x{r['flaps']}" for r in doc["link_flaps"]),
-                      highlight=False)
+                      highlight=False, markup=False)
     if doc["timeline"]:
         console.print("timeline:")
         for it in doc["timeline"]:
-            console.print(f"  {it['time']}  [{it['source']}] {it['text']}", highlight=False)
+            console.print(f"  {it['time']}  [{it['source']}] {it['text']}", highlight=False, markup=False)
     elif verbose:
         console.print("timeline: nothing happened")

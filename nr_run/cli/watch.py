@@ -80,7 +80,7 @@ def watch(args: argparse.Namespace) -> int:
             sys.stdout.write(json.dumps(d, sort_keys=True) + "\n")
             sys.stdout.flush()
         elif verbosity(args) >= 0 or d["error"] or d["overrun"] or d["record_error"]:
-            console.print(tick_line(d), highlight=False)
+            console.print(tick_line(d), highlight=False, markup=False)
 
     recorder = HistoryRecorder(args.artifacts, args.site, args.retention)
     if verbosity(args) >= 0:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 from datetime import datetime
 from typing import Any
@@ -73,6 +74,12 @@ def test_watch_storm_is_new_then_resolved_and_in_the_job_report(deployed_twin: T
         ("rtsw3", "Ethernet16", 3)
     grew = {(r["counter"], r["device"], r["port"], r["index"]) for r in doc["rates"]}
     assert ("queue_dropped_packets", "rtsw1", "Ethernet1", 3) in grew
+
+    capsys.readouterr()         # the human report: tables and the timeline, wide lines off a terminal
+    assert main(["report", "--site", "dc1", "--artifacts", str(w.artifacts), "--since", "1h"]) == 0
+    text = capsys.readouterr().out
+    assert "collections (watch 4)" in text and "most pause (pause frames)" in text
+    assert re.search(r"\[fabric\] PFC storm on rtsw3 Ethernet16 prio 3 began", text)
 
     job = report(w, capsys, "--job", "4242", "--nodes", "gpu[3]", "--from",
                  datetime.fromtimestamp(t_fault - 1).astimezone().isoformat(),
