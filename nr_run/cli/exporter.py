@@ -1,12 +1,15 @@
 """`nr-run exporter`: serve the site's latest collection as Prometheus metrics (docs/metrics.md).
 
 Collects every `--every` (as `watch` does, recording into the history too), serves /metrics from the last
-collection, and stops on Ctrl-C or SIGTERM. Exit codes: 0 after a stop, 1 when it cannot listen, 3 invalid input.
+collection, and stops on Ctrl-C or SIGTERM. With --json, each collection is a JSON line on stdout (the
+`nr-run.watch/1` schema of `watch --json`) and the messages go to stderr. Exit codes: 0 after a stop, 1 when it cannot listen, 3 invalid input.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 from typing import Any
 
 from nr_run.cli.check import parse_options
@@ -24,7 +27,7 @@ def exporter(args: argparse.Namespace) -> int:
     from nr_run.runbooks.interrupt import Stop
     from nr_run.runbooks.watch import SOURCES, watch
 
-    console = make_console()
+    console = make_console(stderr=args.json)
     options = parse_options(args.options)
     if args.source not in SOURCES:
         raise UsageError(f"--source {args.source!r}: one of {', '.join(sorted(SOURCES))}")
@@ -50,7 +53,10 @@ def exporter(args: argparse.Namespace) -> int:
     def on_tick(tick: Any) -> None:
         metrics.update(tick.collection, tick.duration_s, tick.error)
         d = tick_dict(tick, args.site)
-        if verbosity(args) >= 1 or d["error"] or d["overrun"] or d["record_error"]:
+        if args.json:       # the collections as `watch --json` prints them; the rest goes to stderr
+            sys.stdout.write(json.dumps(d, sort_keys=True) + "\n")
+            sys.stdout.flush()
+        elif verbosity(args) >= 1 or d["error"] or d["overrun"] or d["record_error"]:
             console.print(tick_line(d), highlight=False, markup=False)
 
     with Stop() as stop, device_session(args) as nr:

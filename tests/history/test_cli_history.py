@@ -108,3 +108,17 @@ def test_watch_stops_cleanly_on_sigterm(deployed_twin: TwinSite, tmp_path: Path)
     assert any("stopped (SIGTERM) after 1 collection(s)" in line for line in lines), lines
     with open_store(tmp_path, "dc1") as store:
         assert len(store.runs(0, time.time() + 1)) == 1
+
+
+def test_a_history_that_cannot_be_written_does_not_fail_the_check(deployed_twin: TwinSite,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    history_path(deployed_twin.artifacts, "dc1").mkdir(parents=True)      # a folder where the database goes
+    capsys.readouterr()
+    assert deployed_twin.cli("check", "--checks", "pfc") == 0
+    out = capsys.readouterr().out
+    assert "history not recorded" in out and "dc1.sqlite" in out
+    [log] = (deployed_twin.artifacts / "runs" / "dc1").glob("*-check/run.log")
+    assert "history not recorded" in log.read_text()
+    # a watch says so for each collection and exits 1
+    assert deployed_twin.cli("watch", "--every", "1s", "--count", "1", "--option", "counters.interval_s=0.2") == 1
+    assert "history not recorded" in capsys.readouterr().out
