@@ -85,6 +85,10 @@ class CheckReport:
     probe_results: dict[str, Any] = field(default_factory=dict)     # probe report key -> its summary
     devices: int = 0
     port_counters: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)  # latest sample
+    # what the history records (runbooks.history): the collected states and the run's wall-clock times
+    states: dict[str, DeviceState] = field(default_factory=dict, repr=False, compare=False)
+    started: float = 0.0
+    finished: float = 0.0
 
     @property
     def passed(self) -> bool:
@@ -137,6 +141,7 @@ def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None
     finding per applicable check. `progress`: a runbooks.progress.DeviceProgress (collection per device,
     then each probe as a phase).
     """
+    started = time.time()
     selected: list[Check] = select(checks, options)
     hosts = [h for h in sorted(nr.inventory.hosts) if h in fabric.devices]
     sections = {h: required_sections(selected, fabric.devices[h]) for h in hosts}
@@ -182,6 +187,7 @@ def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None
         probe_results=results,
         devices=len(hosts),
         port_counters={h: port_counters(s) for h, s in states.items() if s.counters_second or s.counters_first},
+        states=states, started=started, finished=time.time(),
     )
 
 

@@ -20,6 +20,7 @@ from nornir.core import Nornir
 
 from nr_run.intent.models import FabricIntent
 from nr_run.runbooks.check import CheckReport, run_checks
+from nr_run.runbooks.history import DEFAULT_RETENTION_S, record_report
 from nr_run.runbooks.records import RunRecords
 from nr_run.validators.probes import Sleep
 
@@ -31,6 +32,7 @@ class ComplianceResult:
     report: CheckReport
     drift: dict[str, str] = field(default_factory=dict)          # device -> diff ("" at intent)
     drift_errors: dict[str, str] = field(default_factory=dict)   # device -> why it could not be diffed
+    history_error: str = ""                                      # why the run is not in the history, if so
 
     @property
     def outcome(self) -> Outcome:
@@ -58,10 +60,11 @@ def intended_configs(fabric: FabricIntent) -> dict[str, str]:
 def run_compliance(nr: Nornir, fabric: FabricIntent, records: RunRecords, *,
                    configs: Mapping[str, str] | None = None, checks: list[str] | None = None,
                    options: Mapping[str, Mapping[str, Any]] | None = None, progress: Any = None,
-                   sleep: Sleep = time.sleep) -> ComplianceResult:
+                   sleep: Sleep = time.sleep, retention_s: float | None = DEFAULT_RETENTION_S) -> ComplianceResult:
     """Diff every switch against its intended config (a deploy dry run: nothing is committed), then run
-    the checks. `configs` default to the rendered intent of every switch; `checks`/`options` as for
-    run_checks; `progress` a runbooks.progress.DeviceProgress (a silent one by default)."""
+    the checks and record them in the site's history (`retention_s` None: not recorded). `configs` default to
+    the rendered intent of every switch; `checks`/`options` as for run_checks; `progress` a
+    runbooks.progress.DeviceProgress (a silent one by default)."""
     from nr_run.runbooks.deploy import Deployment
     from nr_run.runbooks.progress import DeviceProgress
 
@@ -69,9 +72,15 @@ def run_compliance(nr: Nornir, fabric: FabricIntent, records: RunRecords, *,
     drift_run = Deployment(nr, fabric, configs, records, progress or DeviceProgress(None, sorted(configs)))
     drift_run.dry_run()
     report = run_checks(nr, fabric, checks, options, sleep, progress=progress)
+    history_error = ""
+    if retention_s is not None:
+        _, history_error = record_report(records.artifacts, report, "compliance", retention_s)
+        if history_error:
+            records.log(history_error)
     devices = drift_run.report.devices
     return ComplianceResult(
         report=report,
         drift={n: d.diff for n, d in devices.items()},
         drift_errors={n: d.detail for n, d in devices.items() if d.state in ("failed", "skipped")},
+        history_error=history_error,
     )

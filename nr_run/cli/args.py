@@ -121,3 +121,46 @@ def check_site_folder(site_name: str, inventory_dir: str) -> str | None:
     if not directory.is_dir():
         return f"no site {site_name!r}: {directory} is not a folder"
     return None
+
+
+WATCH_EVERY_RANGE = (1, 86400)          # watch/exporter interval: 1 s to a day
+RETENTION_RANGE = (3600, 3650 * 86400)  # history retention: an hour to ten years
+MAX_COUNT = 10_000_000
+
+
+def _duration_in(text: str, low: int, high: int, what: str) -> int:
+    seconds = duration_seconds(text)
+    if not low <= seconds <= high:
+        raise argparse.ArgumentTypeError(f"{what} must be between {low}s and {high // 86400}d, not {text.strip()}")
+    return seconds
+
+
+def watch_every(text: str) -> int:
+    """A watch or exporter interval, in seconds."""
+    return _duration_in(text, *WATCH_EVERY_RANGE, "--every")
+
+
+def retention(text: str) -> int:
+    """How long the history keeps what it recorded, in seconds."""
+    return _duration_in(text, *RETENTION_RANGE, "--retention")
+
+
+def since(text: str) -> int:
+    """A report window ending now ('24h'), in seconds."""
+    return _duration_in(text, 1, RETENTION_RANGE[1], "--since")
+
+
+def count(text: str) -> int:
+    return _int_in(text, 1, MAX_COUNT, "--count")
+
+
+def listen(text: str) -> tuple[str, int]:
+    """HOST:PORT or [IPV6]:PORT to serve on (port 0: a free one)."""
+    m = re.fullmatch(r"\[([0-9A-Fa-f:.]+)\]:(\d{1,5})|([A-Za-z0-9.-]{1,253}):(\d{1,5})", text.strip())
+    if not m:
+        raise argparse.ArgumentTypeError(f"--listen {text[:60]!r}: use HOST:PORT, e.g. 127.0.0.1:9464")
+    host, port = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+    value = int(port)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"--listen: port {value} is not 0-65535")
+    return host, value

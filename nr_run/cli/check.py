@@ -74,6 +74,7 @@ def _interrupted(stop: Any, console: Console) -> None:
 def check(args: argparse.Namespace) -> int:
     from nr_run.cli.lab import device_session
     from nr_run.runbooks.check import print_report, run_checks
+    from nr_run.runbooks.history import record_report
     from nr_run.runbooks.interrupt import Interrupted, Stop, bounded
     from nr_run.runbooks.records import RunRecords
     from nr_run.validators.base import UnknownCheck
@@ -94,6 +95,7 @@ def check(args: argparse.Namespace) -> int:
         _interrupted(stop, console)
     records = RunRecords(args.artifacts, args.site, "check")
     records.write_json("results.json", report.to_dict())
+    _history(args, console, records, record_report(args.artifacts, report, "check", args.retention)[1])
     if args.json:
         emit_json(report.to_dict())
     else:
@@ -101,6 +103,16 @@ def check(args: argparse.Namespace) -> int:
         if verbosity(args) >= 0:
             console.print(f"results: {records.dir / 'results.json'}")
     return EXIT_OK if report.passed else EXIT_FAIL
+
+
+def _history(args: argparse.Namespace, console: Console, records: Any, error: str) -> None:
+    """Say (and log) that the run could not be recorded in the history; its results stand."""
+    if not error:
+        return
+    if records is not None:
+        records.log(error)
+    if verbosity(args) >= 0:
+        console.print(f"[yellow]{error}[/]")
 
 
 def _formats(spec: str) -> list[str]:
@@ -137,12 +149,14 @@ def _compliance_once(args: argparse.Namespace, console: Console, options: dict[s
             # created once the session is up (credentials, lab): a refusal leaves no run folder behind
             records = RunRecords(args.artifacts, args.site, "compliance")
             records.capture_logging()
-            result = bounded(lambda: run_compliance(nr, intent, records, options=options, progress=progress), stop)
+            result = bounded(lambda: run_compliance(nr, intent, records, options=options, progress=progress,
+                                                    retention_s=args.retention), stop)
     except Interrupted:
         _interrupted(stop, console)
     finally:
         if records is not None:
             records.close()
+    _history(args, console, None, result.history_error)     # run_compliance logged it
     out = Path(args.out) if args.out else records.dir
     payload = {**result.to_dict(), "outcome": result.outcome, "time": utc_now_iso(),
                "duration_s": round(time.monotonic() - started, 3)}

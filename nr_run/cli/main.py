@@ -41,6 +41,38 @@ def _check_options(p: argparse.ArgumentParser) -> None:
                         "unknown options or bad values exit 3. Options per check: docs/json-output.md")
 
 
+def _retention(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--retention", type=types.retention, default=14 * 86400, metavar="DURATION",
+                   help="keep the site's history this long (default 14d; older records are pruned hourly)")
+
+
+def _history_commands(sub: argparse._SubParsersAction) -> None:
+    """watch, exporter, report: the site's history (docs/history.md, docs/metrics.md)."""
+    wat = sub.add_parser("watch", help="collect counters, state and findings every interval into the history")
+    exp = sub.add_parser("exporter", help="serve the site's counters and check results as Prometheus /metrics")
+    for p in (wat, exp):
+        _common(p)
+        _device_io(p)
+        _check_options(p)
+        _retention(p)
+        p.add_argument("--every", type=types.watch_every, default=30, metavar="DURATION",
+                       help="collection interval, 1s to 1d (default 30s)")
+        p.add_argument("--source", default="poll", help="where collections come from (default: poll)")
+    wat.add_argument("--count", type=types.count, help="stop after N collections (default: until Ctrl-C/SIGTERM)")
+    exp.add_argument("--listen", type=types.listen, required=True, metavar="HOST:PORT",
+                     help="address to serve /metrics on, e.g. 127.0.0.1:9464")
+    rep = sub.add_parser("report", help="what the history saw: new/resolved findings, rates, pause, timeline")
+    _common(rep)
+    rep.add_argument("--artifacts", type=types.folder, default=".nr-run", help="artifacts folder (default .nr-run)")
+    rep.add_argument("--since", type=types.since, default=86400, metavar="DURATION",
+                     help="the window ending now (default 24h)")
+    rep.add_argument("--top", type=types.count, default=10, help="rows per ranking (default 10)")
+    rep.add_argument("--job", help="a training job's id: report on its nodes' ports (with --nodes, --from, --to)")
+    rep.add_argument("--nodes", help="the job's nodes, Slurm hostlist syntax (gpu[1-4,7])")
+    rep.add_argument("--from", dest="start", metavar="TIME", help="the job's start (ISO 8601, UTC unless given)")
+    rep.add_argument("--to", dest="end", metavar="TIME", help="the job's end (ISO 8601; default now)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nr-run", description="Runbook for lossless RoCEv2 AI back-end fabrics.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -93,6 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
     com.add_argument("--out", type=types.folder, help="report folder")
     com.add_argument("--every", type=types.every, help="repeat every interval, 10s to 7d (e.g. 15m)")
     _check_options(com)
+    _retention(chk)
+    _retention(com)
+    _history_commands(sub)
 
     from nr_run.lab.twin.faults import help_text
 
@@ -139,6 +174,18 @@ def _handler(args: argparse.Namespace) -> Callable[[argparse.Namespace], int]:
         from nr_run.cli.job import job_check
 
         return job_check
+    if args.command == "watch":
+        from nr_run.cli.watch import watch
+
+        return watch
+    if args.command == "exporter":
+        from nr_run.cli.exporter import exporter
+
+        return exporter
+    if args.command == "report":
+        from nr_run.cli.report import report
+
+        return report
     from nr_run.cli.deploy import deploy
 
     return deploy

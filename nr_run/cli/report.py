@@ -1,0 +1,140 @@
+"""`nr-run report`: what the site's history saw in a window, or on a training job's ports during the job.
+
+Reads only the history database and the audit log: no device is contacted. Exit codes: 0 report shown,
+1 no history recorded for the site yet, 3 invalid input. JSON schema: docs/history.md ("nr-run.report/1").
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import time
+from typing import Any
+
+from rich.console import Console
+
+from nr_run.cli.common import EXIT_FAIL, EXIT_OK, UsageError, emit_json, make_console, verbosity
+
+ROWS = 20        # findings per table unless -v
+_JOB = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
+
+
+def _window(args: argparse.Namespace) -> tuple[float, float, dict[str, Any] | None]:
+    """(since, until, job) from --since or from --job/--nodes/--from/--to."""
+    from nr_run.history.report import parse_iso
+
+    now = time.time()
+    if not args.job:
+        if args.nodes or args.start or args.end:
+            raise UsageError("--nodes, --from and --to go with --job")
+        return now - args.since, now, None
+    if not _JOB.fullmatch(args.job):
+        raise UsageError(f"--job {args.job[:40]!r}: 1-64 of A-Z a-z 0-9 _ . + -")
+    if not args.nodes or not args.start:
+        raise UsageError("--job needs --nodes and --from (and --to, default now)")
+    start = parse_iso(args.start)
+    end = parse_iso(args.end) if args.end else now
+    if start is None or end is None:
+        raise UsageError(f"--from/--to: {args.start if start is None else args.end!r} is not an ISO 8601 time")
+    if end <= start:
+        raise UsageError("--to must be after --from")
+    return start, end, {"id": args.job, "nodes": args.nodes}
+
+
+def report(args: argparse.Namespace) -> int:
+    from nr_run.cli.commands import load_intent
+    from nr_run.history.jobs import HostlistError, expand_hostlist, job_ports
+    from nr_run.history.report import site_report
+    from nr_run.runbooks.history import history_path, open_store
+    from nr_run.runbooks.records import read_audit
+
+    console = make_console(stderr=args.json)
+    since, until, job = _window(args)
+    ports = devices = None
+    if job is not None:
+        try:
+            nodes = expand_hostlist(job["nodes"])
+        except HostlistError as exc:
+            raise UsageError(f"--nodes: {exc}") from None
+        intent, _ = load_intent(args, console)
+        if intent is None:
+            return 3
+        ports, unknown = job_ports(intent, nodes)
+        if unknown:
+            raise UsageError(f"--nodes: not servers of site {args.site}: {', '.join(unknown[:10])}")
+        devices = set(nodes)
+        job.update(nodes_expanded=nodes, ports=[{"device": d, "port": p} for d, p in sorted(ports)])
+    path = history_path(args.artifacts, args.site)
+    if not path.exists():
+        console.print(f"no history for {args.site} yet ({path}): run check, compliance or watch first")
+        return EXIT_FAIL
+    with open_store(args.artifacts, args.site) as store:
+        doc = site_report(store, since, until, read_audit(args.artifacts), ports=ports, devices=devices,
+                          top=args.top)
+    if job is not None:
+        doc["job"] = job
+    if args.json:
+        emit_json(doc)
+    else:
+        print_report(doc, console, verbose=verbosity(args) >= 1)
+    return EXIT_OK
+
+
+def _fmt(x: Any) -> str:
+    if x is None:
+        return "-"
+    return f"{x:,.1f}" if isinstance(x, float) else str(x)
+
+
+def print_report(doc: dict[str, Any], console: Console, verbose: bool = False) -> None:
+    """Tables and the timeline; what came from devices and inventories is printed as text, never as markup."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    job = doc.get("job")
+    scope = f"job {job['id']} ({job['nodes']}, {len(job['ports'])} ports)" if job else doc["site"]
+    runs = doc["runs"]
+    console.print(f"{scope}: {doc['since']} .. {doc['until']}: {runs['count']} collections "
+                  f"({', '.join(f'{k} {v}' for k, v in runs['by_kind'].items()) or 'none'})", highlight=False,
+                  markup=False)
+    f = doc["findings"]
+    console.print(f"findings: {len(f['new'])} new, {len(f['resolved'])} resolved, {len(f['open'])} open",
+                  highlight=False)
+    for title, rows, col in (("new findings", f["new"], "first_seen"), ("resolved findings", f["resolved"], "resolved")):
+        if rows:
+            t = Table(title=title)
+            for c in (col, "check", "device", "target", "observed"):
+                t.add_column(c, overflow="fold")
+            shown = rows if verbose else rows[:ROWS]
+            for r in shown:
+                t.add_row(*(escape(str(r[c])) for c in (col, "check", "device", "target", "observed")))
+            console.print(t)
+            if len(shown) < len(rows):
+                console.print(f"... and {len(rows) - len(shown)} more (-v or --json shows all)")
+    pause = doc["top_pause"]
+    if pause["ports"]:
+        t = Table(title=f"most pause ({pause['measure'].replace('_', ' ')})"
+                        + (f": {pause['note']}" if pause["note"] else ""))
+        for c in ("device", "port", "priority", "rx", "tx", "total"):
+            t.add_column(c, justify="right" if c in ("rx", "tx", "total") else "left")
+        for r in pause["ports"]:
+            t.add_row(r["device"], r["port"], _fmt(r["priority"]), f"{r['rx']:,}", f"{r['tx']:,}", f"{r['total']:,}")
+        console.print(t)
+    if doc["rates"]:
+        t = Table(title="counters that grew (per second: window average, peak, last 5m, last 1h)")
+        for c in ("counter", "device", "port", "index", "increase", "avg/s", "peak/s", "5m/s", "1h/s", "resets"):
+            t.add_column(c, justify="right" if c not in ("counter", "device", "port") else "left")
+        for r in doc["rates"]:
+            t.add_row(r["counter"], r["device"], r["port"], _fmt(r["index"]), f"{r['increase']:,}",
+                      _fmt(r["per_second"]), _fmt(r["peak_per_second"]), _fmt(r["windows"]["5m"]),
+                      _fmt(r["windows"]["1h"]), str(r["resets"]))
+        console.print(t)
+    if doc["link_flaps"]:
+        console.print("link flaps: " + ", ".join(f"{r['device']} {r['port']} x{r['flaps']}" for r in doc["link_flaps"]),
+                      highlight=False, markup=False)
+    if doc["timeline"]:
+        console.print("timeline:")
+        for it in doc["timeline"]:
+            console.print(f"  {it['time']}  [{it['source']}] {it['text']}", highlight=False, markup=False)
+    elif verbose:
+        console.print("timeline: nothing happened")

@@ -1,0 +1,77 @@
+"""The history database's schema (docs/history.md describes every table), versioned with PRAGMA user_version.
+
+Counters are stored as series (device, port, counter, index) with a row only when the value changed since the
+series' previous row (the first reading of a series is always stored): unchanged counters cost nothing, and a
+value at any sampled time is the last row at or before it. `run_devices` says when each device was sampled,
+so a series' readings between its rows are known to be unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+VERSION = 1
+
+
+class HistoryError(RuntimeError):
+    """The database cannot be used (written by a newer nr-run, not a history database, unreadable)."""
+
+
+DDL = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY, kind TEXT NOT NULL, source TEXT NOT NULL,
+    started REAL NOT NULL, finished REAL NOT NULL, checks TEXT NOT NULL,
+    devices INTEGER NOT NULL, failed INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS runs_started ON runs(started);
+CREATE TABLE IF NOT EXISTS run_devices (
+    run_id INTEGER NOT NULL, device TEXT NOT NULL, t REAL NOT NULL, sampled INTEGER NOT NULL, error TEXT,
+    PRIMARY KEY (device, run_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS series (
+    id INTEGER PRIMARY KEY, device TEXT NOT NULL, port TEXT NOT NULL, counter TEXT NOT NULL,
+    idx INTEGER NOT NULL, UNIQUE (device, port, counter, idx));
+CREATE TABLE IF NOT EXISTS samples (
+    series_id INTEGER NOT NULL, run_id INTEGER NOT NULL, value INTEGER NOT NULL,
+    PRIMARY KEY (series_id, run_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS state (
+    device TEXT NOT NULL, kind TEXT NOT NULL, port TEXT NOT NULL, idx INTEGER NOT NULL,
+    value TEXT NOT NULL, since REAL NOT NULL, PRIMARY KEY (device, kind, port, idx)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, t REAL NOT NULL, device TEXT NOT NULL,
+    kind TEXT NOT NULL, port TEXT NOT NULL, idx INTEGER NOT NULL, old TEXT, new TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS events_t ON events(t);
+CREATE TABLE IF NOT EXISTS findings (
+    id INTEGER PRIMARY KEY, check_name TEXT NOT NULL, device TEXT NOT NULL, target TEXT NOT NULL,
+    port TEXT NOT NULL, peer_device TEXT NOT NULL, peer_port TEXT NOT NULL, severity TEXT NOT NULL,
+    expected TEXT NOT NULL, observed TEXT NOT NULL, hint TEXT NOT NULL,
+    first_seen REAL NOT NULL, last_seen REAL NOT NULL, resolved REAL,
+    first_run INTEGER NOT NULL, last_run INTEGER NOT NULL, resolved_run INTEGER);
+CREATE INDEX IF NOT EXISTS findings_open ON findings(resolved);
+CREATE INDEX IF NOT EXISTS findings_seen ON findings(last_seen);
+"""
+
+
+def connect(path: Path, site: str) -> sqlite3.Connection:
+    """Open (creating 0600, WAL) the history of `site` at `path`, at this schema version."""
+    if not path.exists():
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))   # never readable by others, not even briefly
+    try:
+        db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version > VERSION:
+            db.close()
+            raise HistoryError(f"{path}: history schema {version} is newer than this nr-run's ({VERSION})")
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        if version < VERSION:
+            db.executescript("BEGIN IMMEDIATE;" + DDL + f"PRAGMA user_version={VERSION}; COMMIT;")
+        db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('site', ?)", (site,))
+        stored = db.execute("SELECT value FROM meta WHERE key='site'").fetchone()[0]
+    except sqlite3.DatabaseError as exc:
+        raise HistoryError(f"{path}: {exc}") from exc
+    if stored != site:
+        db.close()
+        raise HistoryError(f"{path} holds the history of site {stored!r}, not {site!r}")
+    return db
