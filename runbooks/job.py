@@ -45,6 +45,10 @@ class JobScope:
     def devices(self) -> list[str]:
         return sorted(self.ports)
 
+    def port_set(self) -> set[tuple[str, str]]:
+        """Every (device, port) of the job: the switch ports and the nodes' own NICs."""
+        return {(d, p) for d, ports in self.ports.items() for p in ports} | {(n[0], n[1]) for n in self.nics}
+
 
 def job_scope(fabric: FabricIntent, nodes: list[str]) -> JobScope:
     """The job's scope from the compiled intent; UnknownNodes if a name is not a server of the site."""

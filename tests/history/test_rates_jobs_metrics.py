@@ -7,11 +7,11 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from nr_run.history.jobs import HostlistError, expand_hostlist, job_ports
 from nr_run.history.model import Collection, Observation
 from nr_run.history.rates import WRAP32, delta, increase
 from nr_run.platforms.state import CounterSample, PortCounters
 from nr_run.runbooks.exporter import FabricMetrics
+from nr_run.runbooks.job import UnknownNodes, job_scope
 from nr_run.validators.base import Finding
 from tests.twin_site import FABRIC
 
@@ -24,25 +24,10 @@ def test_delta_growth_reset_and_32bit_wrap() -> None:
     assert increase([5, 10, 2, 4]) == 5 + 2 + 2
 
 
-@pytest.mark.parametrize(("text", "names"), [
-    ("gpu[1-3,7]", ["gpu1", "gpu2", "gpu3", "gpu7"]),
-    ("gpu[01-03],login1", ["gpu01", "gpu02", "gpu03", "login1"]),
-    ("a[9-10]b", ["a9b", "a10b"]),
-    ("gpu1,gpu1", ["gpu1"]),
-])
-def test_hostlist(text: str, names: list[str]) -> None:
-    assert expand_hostlist(text) == names
-
-
-@pytest.mark.parametrize("text", ["gpu[1-3", "gpu[3-1]", "gpu[a]", "gpu1,,gpu2", "g[1-2][3-4]", "gpu[1-999999]"])
-def test_hostlist_refused(text: str) -> None:
-    with pytest.raises(HostlistError):
-        expand_hostlist(text)
-
-
 def test_job_ports_follow_nics_to_rtsw_and_uplinks() -> None:
-    ports, unknown = job_ports(FABRIC, ["gpu3", "nosuch"])
-    assert unknown == ["nosuch"]
+    with pytest.raises(UnknownNodes, match="nosuch"):
+        job_scope(FABRIC, ["gpu3", "nosuch"])
+    ports = job_scope(FABRIC, ["gpu3"]).port_set()
     nic_ports = {(n.peer_device, n.peer_port) for n in FABRIC.devices["gpu3"].nics}
     assert nic_ports <= ports and ("gpu3", "eth1") in ports
     for rtsw in {d for d, _ in nic_ports}:
