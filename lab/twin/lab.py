@@ -15,6 +15,7 @@ State dir layout (default ./.nr-run/lab/<site>/):
   control.json     {"pid": P, "control_port": C} while a background lab runs (HTTP control API)
   lab.pid          the background process id
   faults.json      active faults (kind, params, since)
+  faults-ended.json cleared counter/link faults (their counts stay on the counters until a reset)
   devices/<host>/  running-config, startup-config, flash.json (EOS); other platforms add their own files
   logs/<host>.log  every command received: epoch<TAB>format<TAB>json-quoted command
   baselines/<name>/ saved copies of devices/ that reset(baseline=name) restores
@@ -250,7 +251,7 @@ class Lab:
     def _reset(self, baseline: str | None) -> dict:
         if self.loop is not None and self.loop.is_running():
             sshd.drop_connections()
-        self.faults.clear()
+        self.faults.forget()
         self.faults.save(self.state_dir / "faults.json")
         devices = self.state_dir / "devices"
         shutil.rmtree(devices, ignore_errors=True)
@@ -344,7 +345,7 @@ def lab_reset(state_dir: str | Path, baseline: str | None = None) -> dict:
         raise ValueError("a baseline can only be restored into a running lab")
     for name in ("devices", "logs"):
         shutil.rmtree(sd / name, ignore_errors=True)
-    for name in ("faults.json", "addresses.json", "lab.out"):
+    for name in ("faults.json", "faults-ended.json", "addresses.json", "lab.out"):
         (sd / name).unlink(missing_ok=True)
     return lab_status(sd)
 
