@@ -86,7 +86,7 @@ def sonic_tables(fabric: Fabric, dev: str, running: Mapping[str, Any], wred_poll
     ports: dict[str, dict[str, str]] = {}
     queues: dict[str, dict[str, str]] = {}
     pfcwd: dict[str, dict[str, str]] = {}
-    for port in _ports(fabric, dev):
+    for port in sorted(ports_tbl):           # every port of CONFIG_DB, as the counter tables have them
         alias = str(ports_tbl.get(port, {}).get("alias") or port)
         fields: dict[str, str] = {"SAI_PORT_STAT_IF_IN_OCTETS": "0", "SAI_PORT_STAT_IF_OUT_OCTETS": "0"}
         pfc = fabric.pfc_counters(dev, port, now)
@@ -137,7 +137,7 @@ def sonic_value(fabric: Fabric, dev: str, running: Mapping[str, Any], wred_polle
     tables = sonic_tables(fabric, dev, running, wred_polled, now)
     key, rest = elems[1], elems[2:]
     by_alias = {name: alias for name, alias in
-                ((p, str(running.get("PORT", {}).get(p, {}).get("alias") or p)) for p in _ports(fabric, dev))}
+                ((p, str(f.get("alias") or p)) for p, f in running.get("PORT", {}).items())}
     wanted: Callable[[str], bool]
     if key.endswith("*"):
         prefix = key[:-1]
