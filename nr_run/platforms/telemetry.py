@@ -172,21 +172,19 @@ def subscribe_counters(target: GnmiTarget, profile: TelemetryProfile, *, interva
         stream = client.subscribe2(subscribe=subscribe, target=profile.target) if profile.target \
             else client.subscribe2(subscribe=subscribe)
         values: dict[str, Any] = {}
-        synced = False
         sent = 0
-        for msg in stream:
-            if msg.get("sync_response"):
-                synced = True
-            elif "update" in msg:
-                _updates([msg["update"]], values)
-                if not synced:
+        try:
+            # pygnmi hands the initial updates and the sync_response over as one message, then each update
+            for msg in stream:
+                if "update" not in msg:
                     continue
-            else:
-                continue
-            yield profile.decode(values, context, time.monotonic())
-            sent += 1
-            if max_samples is not None and sent >= max_samples:
-                return
+                _updates([msg["update"]], values)
+                yield profile.decode(values, context, time.monotonic())
+                sent += 1
+                if max_samples is not None and sent >= max_samples:
+                    return
+        finally:
+            stream.close()
     finally:
         client.close()
 
