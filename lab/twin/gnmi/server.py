@@ -168,12 +168,24 @@ class GnmiServicer(gnmi_pb2_grpc.gNMIServicer):
                         yield gnmi_pb2.SubscribeResponse(update=q.notification(q.values()))
                     yield gnmi_pb2.SubscribeResponse(sync_response=True)
             return
-        async for response in self._stream(subs, current):
-            yield response
+        closed = asyncio.Event()
 
-    async def _stream(self, subs: list[tuple[Query, Any]], last: list[dict[Leaf, Any]]) -> AsyncIterator[Any]:
+        async def until_client_closes() -> None:
+            async for _ in request_iterator:
+                pass
+            closed.set()
+
+        watcher = asyncio.ensure_future(until_client_closes())
+        try:
+            async for response in self._stream(subs, current, closed):
+                yield response
+        finally:
+            watcher.cancel()
+
+    async def _stream(self, subs: list[tuple[Query, Any]], last: list[dict[Leaf, Any]],
+                      closed: asyncio.Event) -> AsyncIterator[Any]:
         """SAMPLE subscriptions every sample_interval; ON_CHANGE (and TARGET_DEFINED) ones with the leaves that
-        changed, checked every ON_CHANGE_CHECK_S."""
+        changed, checked every ON_CHANGE_CHECK_S; the stream ends when the client half-closes its side."""
         loop = asyncio.get_running_loop()
         due = []
         for _, s in subs:
@@ -182,7 +194,11 @@ class GnmiServicer(gnmi_pb2_grpc.gNMIServicer):
         while True:
             now = loop.time()
             wake = min([d for _, d in due] + [now + ON_CHANGE_CHECK_S])
-            await asyncio.sleep(max(0.0, wake - now))
+            try:
+                await asyncio.wait_for(closed.wait(), max(0.0, wake - now))
+                return
+            except TimeoutError:
+                pass
             if not self.dev.fabric.reachable(self.dev.name):
                 return                          # the device went away: its stream ends
             now = loop.time()
