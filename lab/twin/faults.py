@@ -228,7 +228,8 @@ class Faults:
         """Remove matching faults (all when no filter); returns how many were removed. A removed counter
         fault is kept as ended: its counts stay on the counters."""
         now = time.time()
-        keep, removed = [], []
+        keep: list[Fault] = []
+        removed: list[Fault] = []
         for f in self.items:
             (removed if f.matches(kind, **params) else keep).append(f)
         self.items = keep

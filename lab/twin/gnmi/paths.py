@@ -69,11 +69,11 @@ def eos_leaves(fabric: Fabric, dev: str, origin: str, now: float | None = None) 
         out[eth + (_e("in-mac-pause-frames"),)] = sum(c["rx"] for c in pfc.values())
         out[eth + (_e("out-mac-pause-frames"),)] = sum(c["tx"] for c in pfc.values())
         for q, d in drops.items():
-            at = (_e("qos"), _e("interfaces"), _e("interface", **{"interface-id": port}), _e("output"),
-                  _e("queues"), _e("queue", name=str(q)), _e("state"))
-            out[at + (_e("name"),)] = str(q)
-            out[at + (_e("transmit-pkts"),)] = 0
-            out[at + (_e("dropped-pkts"),)] = d
+            queue: Leaf = (_e("qos"), _e("interfaces"), _e("interface", **{"interface-id": port}), _e("output"),
+                           _e("queues"), _e("queue", name=str(q)), _e("state"))
+            out[queue + (_e("name"),)] = str(q)
+            out[queue + (_e("transmit-pkts"),)] = 0
+            out[queue + (_e("dropped-pkts"),)] = d
     return out
 
 

@@ -148,6 +148,7 @@ class GnmiServicer(gnmi_pb2_grpc.gNMIServicer):
         first = await anext(aiter(request_iterator), None)
         if first is None or not first.HasField("subscribe"):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first SubscribeRequest must carry a subscribe")
+            return
         sl = first.subscribe
         prefix = sl.prefix if sl.HasField("prefix") else None
         subs = [(Query(self.dev, prefix, s.path), s) for s in sl.subscription]

@@ -24,7 +24,7 @@ ECN_FIELD = "SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS"
 
 
 def _aliases(context: Mapping[str, Any]) -> dict[str, str]:
-    table = next((v for k, v in context.items() if k.strip("/") == "PORT"), {})
+    table: Mapping[str, Any] = next((v for k, v in context.items() if k.strip("/") == "PORT"), {})
     return {str(f.get("alias") or name): name for name, f in (table or {}).items() if isinstance(f, dict)}
 
 
