@@ -584,8 +584,9 @@ class Fabric:
 
     @staticmethod
     def _grown(f: Fault, rate: float, now: float) -> int:
-        """What one fault added to a counter by `now`: rate x the seconds it was on, plus the first frame."""
-        return int(f.active_s(now) * rate) + 1
+        """What one fault added to a counter by `now`: rate x the seconds it was on, plus the first frame
+        (none at a zero rate: an ECN queue below its minimum threshold marks nothing)."""
+        return int(f.active_s(now) * rate) + 1 if rate > 0 else 0
 
     def pfc_counters(self, dev: str, port: str, now: float | None = None) -> dict[int, dict[str, int]]:
         """Per priority: rx (pause frames received), tx (sent), rx_us / tx_us (microseconds paused).

@@ -8,7 +8,13 @@ from __future__ import annotations
 import re
 import time
 
-from tests.twin_site import ssh_run, wait_until
+import napalm
+import pyeapi
+
+from nr_run.lab.twin.lab import Lab, lab_fault
+from nr_run.runbooks.render import render_device
+from tests.conftest import DC1
+from tests.twin_site import FABRIC, site_topology, ssh_run, wait_until
 
 EOS, EOS_PORT = "rtsw1", "Ethernet1"
 SONIC, SONIC_PORT = "rtsw3", "Ethernet16"
@@ -102,3 +108,53 @@ def test_link_faults_add_link_status_changes(deployed_twin):
     assert changes() == before + 1
     deployed_twin.clear_faults("link_down")
     assert changes() == before + 2
+
+
+def _marks(node, port: str) -> int:
+    ecn = node.enable(["show qos interfaces ecn counters queue"])[0]["result"]["intfQueueCounters"][port]
+    return int(ecn["queueCounters"]["3"])
+
+
+def test_ecn_marks_follow_the_configured_thresholds(deployed_twin):
+    # dc1: queue 3 marks from 150 KB (0 %) to 1,500 KB (20 %), every packet above
+    node = deployed_twin.eapi(EOS)
+    for port, depth in (("Ethernet1", 100_000), ("Ethernet2", 825_000), ("Ethernet3", 2_000_000)):
+        deployed_twin.fault("congestion", device=EOS, port=port, queue=3, depth=depth)
+    start = [_marks(node, p) for p in ("Ethernet1", "Ethernet2", "Ethernet3")]
+    time.sleep(0.5)
+    grown = [_marks(node, p) - s for p, s in zip(("Ethernet1", "Ethernet2", "Ethernet3"), start, strict=True)]
+    assert grown[0] == 0 and 0 < grown[1] < grown[2], grown       # below the minimum nothing is marked
+    assert 5 < grown[2] / grown[1] < 15                           # 100 % vs 10 % marking: about 10x
+
+
+def test_counts_survive_a_twin_restart(tmp_path):
+    topology = site_topology(DC1, tmp_path / "clab")
+
+    def counts(lab: Lab) -> int:
+        ep = lab.addresses[EOS]
+        node = pyeapi.client.Node(pyeapi.client.connect(transport="https", host="127.0.0.1", port=ep["port"],
+                                                        username="admin", password="admin", timeout=20))
+        return _pfc_rx(node)[0]
+
+    lab = Lab(topology, tmp_path / "state", base_port=0)
+    lab.start(control=True)
+    try:
+        drv = napalm.get_network_driver("eos")("127.0.0.1", "admin", "admin", optional_args={
+            "transport": "https", "port": lab.addresses[EOS]["port"]})
+        drv.open()
+        drv.load_replace_candidate(config=render_device(FABRIC.devices[EOS]))
+        drv.commit_config()
+        drv.close()
+        lab_fault(tmp_path / "state", "pfc_storm", device=EOS, port=EOS_PORT, priority=3, **{"for": "0.3s"})
+        time.sleep(0.5)
+        lab.clear_faults("pfc_storm")
+        before = counts(lab)
+        assert before > 0
+    finally:
+        lab.stop()
+    again = Lab(topology, tmp_path / "state", base_port=0)
+    again.start()
+    try:
+        assert counts(again) == before
+    finally:
+        again.stop()
