@@ -146,3 +146,22 @@ def test_gnmi_samples_equal_polled_ones(deployed_twin):
     assert streamed.samples["rtsw1"].ports["Ethernet2"].ecn_marks[3] > 0
     assert streamed.samples["rtsw3"].ports["Ethernet16"].pfc_rx[3] > 0
     assert streamed.samples["rtsw4"].ports["Ethernet16"].queue_drops[3] > 0
+
+
+def test_once_and_poll(deployed_twin):
+    sub = {"subscription": [{"path": "COUNTERS/Ethernet16/SAI_PORT_STAT_PFC_3_RX_PKTS"}], "encoding": "json_ietf"}
+    with _client(deployed_twin, "rtsw3") as gc:
+        once = list(gc.subscribe2(subscribe={**sub, "mode": "once"}, target="COUNTERS_DB"))
+        assert once[0]["update"]["update"][0]["val"] == "0" and once[-1].get("sync_response")
+        poll = gc.subscribe2(subscribe={**sub, "mode": "poll"}, target="COUNTERS_DB")
+        # pygnmi sends a Poll on every read and then reads up to the next sync: the first read returns the
+        # initial data, each later one the answer to the previous read's Poll
+        first = poll.get_update(timeout=3)
+        second = poll.get_update(timeout=3)
+        deployed_twin.fault("pfc_storm", device="rtsw3", port="Ethernet16", priority=3)
+        time.sleep(0.2)
+        poll.get_update(timeout=3)
+        third = poll.get_update(timeout=3)
+        poll.close()
+    assert [first["update"]["update"][0]["val"], second["update"]["update"][0]["val"]] == ["0", "0"]
+    assert int(third["update"]["update"][0]["val"]) > 0
