@@ -192,11 +192,13 @@ class GnmiServicer(gnmi_pb2_grpc.gNMIServicer):
         for _, s in subs:
             interval = max(MIN_SAMPLE_S, s.sample_interval / 1e9) if s.sample_interval else 1.0
             due.append((interval, loop.time() + interval))
+        sampled = [i for i, (_, s) in enumerate(subs) if s.mode == gnmi_pb2.SAMPLE]
         while True:
             now = loop.time()
-            wake = min([d for _, d in due] + [now + ON_CHANGE_CHECK_S])
+            wake = min([due[i][1] for i in sampled] + [now + ON_CHANGE_CHECK_S])
             try:
-                await asyncio.wait_for(closed.wait(), max(0.0, wake - now))
+                # at least one real wait per round: the loop must leave time to the lab's other tasks
+                await asyncio.wait_for(closed.wait(), max(0.001, wake - now))
                 return
             except TimeoutError:
                 pass
