@@ -14,9 +14,9 @@ import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from nr_run.lab.twin.faults import DROPS_PER_S, ECN_MARKS_PER_S, PFC_STORM_FRAMES_PER_S, Faults
+from nr_run.lab.twin.faults import DROPS_PER_S, ECN_MARKS_PER_S, PFC_STORM_FRAMES_PER_S, Fault, Faults
 from nr_run.lab.twin.policy import filter_redistributed
-from nr_run.lab.twin.state import DeviceState, IfState
+from nr_run.lab.twin.state import DeviceState, EcnQueue, IfState
 from nr_run.lab.twin.topology import Topology
 
 Port = tuple[str, str]
@@ -583,69 +583,136 @@ class Fabric:
         return st.interfaces.get(port) if st else None
 
     @staticmethod
-    def _grown(since: float, rate: int) -> int:
-        return int(max(0.0, time.time() - since) * rate) + 1
+    def _grown(f: Fault, rate: float, now: float) -> int:
+        """What one fault added to a counter by `now`: rate x the seconds it was on, plus the first frame
+        (none at a zero rate: an ECN queue below its minimum threshold marks nothing)."""
+        return int(f.active_s(now) * rate) + 1 if rate > 0 else 0
 
-    def pfc_counters(self, dev: str, port: str) -> dict[int, dict[str, int]]:
-        """Per priority: rxFrames (pauses received) / txFrames (pauses sent), from storm faults.
+    def pfc_counters(self, dev: str, port: str, now: float | None = None) -> dict[int, dict[str, int]]:
+        """Per priority: rx (pause frames received), tx (sent), rx_us / tx_us (microseconds paused).
 
-        A storm on (dev, port, prio) means the far end keeps sending pause frames: dev's rx and the
-        far end's tx grow. Frames are only counted where PFC is enabled for that priority.
+        A storm on (dev, port, prio) means the far end keeps sending pause frames: dev's rx and the far
+        end's tx grow while the storm is on, and keep their counts once it ends or is cleared. A storm holds
+        the priority paused the whole time it is on (the pause-duration counters). Frames are only counted
+        where PFC is enabled on the port.
         """
-        out = {p: {"rx": 0, "tx": 0} for p in range(8)}
+        now = time.time() if now is None else now
+        out = {p: {"rx": 0, "tx": 0, "rx_us": 0, "tx_us": 0} for p in range(8)}
         ifs = self._ifstate(dev, port)
         if not ifs or not ifs.pfc_enabled:
             return out
-        for f in self.faults.of("pfc_storm", device=dev, port=port):
-            out[int(f.params["priority"])]["rx"] += self._grown(f.since, PFC_STORM_FRAMES_PER_S)
+        for f in self.faults.counted("pfc_storm", device=dev, port=port):
+            prio = out[int(f.params["priority"])]
+            prio["rx"] += self._grown(f, PFC_STORM_FRAMES_PER_S, now)
+            prio["rx_us"] += int(f.active_s(now) * 1_000_000)
         far = self.peer(dev, port)
         if far:
-            for f in self.faults.of("pfc_storm", device=far[0], port=far[1]):
-                out[int(f.params["priority"])]["tx"] += self._grown(f.since, PFC_STORM_FRAMES_PER_S)
+            for f in self.faults.counted("pfc_storm", device=far[0], port=far[1]):
+                prio = out[int(f.params["priority"])]
+                prio["tx"] += self._grown(f, PFC_STORM_FRAMES_PER_S, now)
+                prio["tx_us"] += int(f.active_s(now) * 1_000_000)
         return out
 
-    def watchdog_status(self, dev: str, port: str) -> dict[int, dict[str, int | bool]]:
-        """Per lossless priority: storm detected (watchdog enabled and a storm on it), count, drops."""
+    def watchdog_status(self, dev: str, port: str, now: float | None = None) -> dict[int, dict[str, int | bool]]:
+        """Per lossless priority: whether the watchdog holds the queue stormed now, storms detected and
+        restored so far, and what it dropped while stormed (drop action).
+
+        A timed storm is detected once it has lasted the configured detection time and restored once it has
+        been over for the restoration time; an open-ended storm (no for/on/off) stands for one already under
+        way when it was injected, so the watchdog has detected it from that moment.
+        """
+        now = time.time() if now is None else now
         ifs = self._ifstate(dev, port)
         out: dict[int, dict[str, int | bool]] = {}
         if not ifs or not ifs.pfc_enabled:
             return out
         wd = ifs.watchdog
+        enabled = bool(wd and wd.enabled)
         for prio in sorted(ifs.pfc_priorities):
-            storms = self.faults.of("pfc_storm", device=dev, port=port, priority=prio)
-            detected = bool(storms and wd and wd.enabled)
-            drops = sum(self._grown(f.since, DROPS_PER_S) for f in storms) if detected and wd and \
-                wd.action == "drop" else 0
-            out[prio] = {"enabled": bool(wd and wd.enabled), "stormDetected": detected,
-                         "stormCount": len(storms) if detected else 0, "droppedPackets": drops}
+            detected = restored = drops = 0
+            stormed = False
+            for f in self.faults.counted("pfc_storm", device=dev, port=port, priority=prio) if enabled else []:
+                assert wd is not None
+                ev = f.watchdog(now, wd.detection_ms / 1000 if f.timed else 0.0, wd.restoration_ms / 1000)
+                detected, restored = detected + ev.detected, restored + ev.restored
+                stormed = stormed or ev.stormed
+                if wd.action == "drop" and ev.detected:
+                    drops += int(ev.stormed_s * DROPS_PER_S) + 1
+            out[prio] = {"enabled": enabled, "stormDetected": stormed, "stormCount": detected,
+                         "restoredCount": restored, "droppedPackets": drops}
         return out
 
-    def queue_drops(self, dev: str, port: str) -> dict[int, int]:
+    def queue_drops(self, dev: str, port: str, now: float | None = None) -> dict[int, int]:
         """Egress drops per queue: lossless-drop faults, congestion without ECN, watchdog drops."""
+        now = time.time() if now is None else now
         out = dict.fromkeys(range(8), 0)
         ifs = self._ifstate(dev, port)
         if not ifs:
             return out
-        for f in self.faults.of("lossless_drops", device=dev, port=port):
-            out[int(f.params["queue"]) % 8] += self._grown(f.since, DROPS_PER_S)
-        for f in self.faults.of("congestion", device=dev, port=port):
+        for f in self.faults.counted("lossless_drops", device=dev, port=port):
+            out[int(f.params["queue"]) % 8] += self._grown(f, DROPS_PER_S, now)
+        for f in self.faults.counted("congestion", device=dev, port=port):
             q = int(f.params["queue"]) % 8
             if q not in ifs.ecn:
-                out[q] += self._grown(f.since, DROPS_PER_S)
-        for prio, wd in self.watchdog_status(dev, port).items():
+                out[q] += self._grown(f, DROPS_PER_S, now)
+        for prio, wd in self.watchdog_status(dev, port, now).items():
             out[prio] += int(wd["droppedPackets"])
         return out
 
-    def ecn_marks(self, dev: str, port: str) -> dict[int, int | None]:
-        """ECN-marked packets per queue; None where ECN is not configured on the queue."""
+    def dropping_queues(self, dev: str, port: str, now: float | None = None) -> set[int]:
+        """Queues that drop packets at `now` (their drop counters are growing, not only non-zero)."""
+        now = time.time() if now is None else now
+        ifs = self._ifstate(dev, port)
+        if not ifs:
+            return set()
+        out = {int(f.params["queue"]) % 8 for f in self.faults.of("lossless_drops", device=dev, port=port)
+               if f.active(now)}
+        out |= {int(f.params["queue"]) % 8 for f in self.faults.of("congestion", device=dev, port=port)
+                if f.active(now) and int(f.params["queue"]) % 8 not in ifs.ecn}
+        wd = ifs.watchdog
+        if wd and wd.action == "drop":
+            out |= {p for p, st in self.watchdog_status(dev, port, now).items() if st["stormDetected"]}
+        return out
+
+    def ecn_marks(self, dev: str, port: str, now: float | None = None) -> dict[int, int | None]:
+        """ECN-marked packets per queue; None where ECN is not configured on the queue.
+
+        Under congestion the queue stands at `depth` bytes (default: halfway between the thresholds) and
+        packets are marked with the WRED/ECN probability the configured thresholds give at that depth.
+        """
+        now = time.time() if now is None else now
         ifs = self._ifstate(dev, port)
         out: dict[int, int | None] = dict.fromkeys(range(8))
         if not ifs:
             return out
         for q in ifs.ecn:
             out[q] = 0
-        for f in self.faults.of("congestion", device=dev, port=port):
+        for f in self.faults.counted("congestion", device=dev, port=port):
             q = int(f.params["queue"]) % 8
             if q in ifs.ecn:
-                out[q] = (out[q] or 0) + self._grown(f.since, ECN_MARKS_PER_S)
+                rate = ECN_MARKS_PER_S * mark_probability(ifs.ecn[q], f.params.get("depth"))
+                out[q] = (out[q] or 0) + self._grown(f, rate, now)
         return out
+
+    def link_changes(self, dev: str, port: str) -> int:
+        """Link status changes of a port since boot: the first link up, then a down and an up for every
+        link-down fault on either end that was cleared, a down for one still on."""
+        far = self.peer(dev, port)
+        ends = [(dev, port)] + ([far] if far else [])
+        changes = 1
+        for d, p in ends:
+            changes += 2 * sum(1 for f in self.faults.ended if f.matches("link_down", device=d, port=p))
+            changes += sum(1 for f in self.faults.of("link_down", device=d, port=p))
+        return changes
+
+
+def mark_probability(ecn: EcnQueue, depth: object = None) -> float:
+    """The RED/ECN marking probability at a standing queue of `depth` bytes (linear from the minimum to
+    the maximum threshold up to max_mark_probability, every packet above the maximum)."""
+    lo, hi = ecn.min_bytes or 0, ecn.max_bytes or 0
+    q = float(str(depth)) if depth is not None else (lo + hi) / 2
+    if q <= lo:
+        return 0.0
+    if q >= hi:
+        return 1.0
+    return (ecn.max_mark_probability / 100) * (q - lo) / (hi - lo)

@@ -1,8 +1,16 @@
-"""Injected lab conditions. Plain data, persisted with the lab state (faults.json)."""
+"""Injected lab conditions. Plain data, persisted with the lab state (faults.json, faults-ended.json).
+
+Counter faults (a PFC storm, drops, congestion) may be timed: `for=20s` ends the condition after 20 s,
+`on=5s off=10s` repeats it (5 s on, 10 s off). Counters grow only while a condition is on and are cumulative:
+a fault that ends or is cleared stops their growth but its counts stay (faults-ended.json keeps cleared faults
+across a twin restart; only a lab reset forgets them), as a switch keeps its counters when a storm ends.
+"""
 
 from __future__ import annotations
 
 import json
+import math
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -31,7 +39,14 @@ PARAMS: dict[str, str] = {
     "ms": "milliseconds added to every answer (eAPI and SSH)",
     "lines": "config lines separated by ';' (EOS CLI lines, SONiC `config ...` commands)",
     "priority": "PFC priority 0-7", "queue": "egress queue 0-7",
+    "for": "optional (pfc_storm, lossless_drops, congestion): the condition ends after this long (20s, 500ms, 2m)",
+    "on": "optional, with off: the condition repeats, on for this long", "off": "then off for this long",
+    "depth": "optional (congestion): standing queue in bytes (default halfway between the ECN thresholds)",
 }
+TIMED_KINDS = ("pfc_storm", "lossless_drops", "congestion")
+# kinds whose history stays visible after they are cleared (counters, link flap counts)
+ENDED_KINDS = TIMED_KINDS + ("link_down",)
+TIMING = ("for", "on", "off")
 DESCRIPTIONS: dict[str, str] = {
     "link_down": "the port loses its link (both ends see it down)",
     "cable_swap": "the far ends of two cables are exchanged",
@@ -66,6 +81,27 @@ class FaultError(ValueError):
     """Unknown fault kind or missing parameters."""
 
 
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
+
+
+def parse_duration(value: object) -> float:
+    """Seconds of '20s', '500ms', '2m', '1h' or a plain number of seconds (FaultError otherwise)."""
+    m = _DURATION.match(str(value))
+    if not m or float(m.group(1)) <= 0:
+        raise FaultError(f"duration {value!r}: a positive number with ms, s, m or h (20s, 500ms)")
+    return float(m.group(1)) * {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}[m.group(2) or "s"]
+
+
+@dataclass(frozen=True)
+class WatchdogEvents:
+    """What a PFC watchdog saw of one storm up to now."""
+
+    detected: int           # storms detected (pause held for the detection time)
+    restored: int           # storms restored (no pause for the restoration time after a detection)
+    stormed: bool           # a detected storm is not restored yet
+    stormed_s: float        # seconds the queue spent stormed (what the drop action drops during)
+
+
 def check_fault_targets(topology: object, kind: str, params: dict) -> None:
     """Refuse a fault on a device or port the topology does not have (FaultError names it)."""
     nodes = getattr(topology, "nodes", {})
@@ -85,17 +121,83 @@ class Fault:
     kind: str
     params: dict
     since: float = field(default_factory=time.time)
+    until: float | None = None          # when it was cleared (ended faults only)
 
     def matches(self, kind: str | None = None, **params: object) -> bool:
         if kind is not None and self.kind != kind:
             return False
         return all(self.params.get(k) == v for k, v in params.items())
 
+    @property
+    def timed(self) -> bool:
+        return any(k in self.params for k in TIMING)
+
+    def _end(self) -> float:
+        """When the condition stops for good (inf while it may still be on)."""
+        ends = [self.until if self.until is not None else math.inf]
+        if "for" in self.params:
+            ends.append(self.since + float(self.params["for"]))
+        return min(ends)
+
+    def _cycle(self) -> tuple[float, float]:
+        """(on, period) of the repetition; a single window is on for ever."""
+        if "on" in self.params:
+            on = float(self.params["on"])
+            return on, on + float(self.params["off"])
+        return math.inf, math.inf
+
+    def windows_until(self, now: float) -> tuple[int, float, float]:
+        """(full cycles, length of the last window, its start) of the on-windows up to now."""
+        horizon = min(now, self._end())
+        elapsed = max(0.0, horizon - self.since)
+        on, period = self._cycle()
+        if math.isinf(period):
+            return 0, elapsed, self.since
+        full = int(elapsed // period)
+        return full, min(elapsed - full * period, on), self.since + full * period
+
+    def active_s(self, now: float) -> float:
+        """Seconds the condition was on between its injection and now."""
+        full, last, _ = self.windows_until(now)
+        on, _ = self._cycle()
+        return (full * on if full else 0.0) + last
+
+    def active(self, now: float) -> bool:
+        """Whether the condition is on at `now`."""
+        if now >= self._end() or now < self.since:
+            return False
+        on, period = self._cycle()
+        return math.isinf(period) or (now - self.since) % period < on
+
+    def watchdog(self, now: float, detection_s: float, restoration_s: float) -> WatchdogEvents:
+        """A PFC watchdog's view of this storm: a window of continuous pause detects once it lasts the
+        detection time; a detected storm restores once pause has stopped for the restoration time (an off
+        period shorter than that keeps the queue stormed across windows)."""
+        full, last, last_start = self.windows_until(now)
+        on, period = self._cycle()
+        ongoing = self.active(now)
+        stormed_s = (full * max(0.0, on - detection_s) if full else 0.0) + max(0.0, last - detection_s)
+        if full == 0 or period - on >= restoration_s:
+            # windows apart: each one that lasted the detection time is a storm of its own, and every full
+            # window restored before the next began
+            full_storms = full if on >= detection_s else 0
+            last_detected = 1 if last > 0 and last >= detection_s else 0
+            detected = full_storms + last_detected
+            restored = full_storms + (1 if last_detected and not ongoing
+                                      and last_start + last + restoration_s <= now else 0)
+        else:
+            # off periods shorter than the restoration time: one storm from the first detection on
+            detected = 1 if on >= detection_s else 0
+            last_end = last_start + last if last > 0 else last_start - period + on
+            restored = 1 if detected and not ongoing and last_end + restoration_s <= now else 0
+        return WatchdogEvents(detected, restored, detected > restored, stormed_s)
+
 
 @dataclass
 class Faults:
     items: list[Fault] = field(default_factory=list)
     version: int = 0                      # bumped on every change (the fabric's caches key on it)
+    ended: list[Fault] = field(default_factory=list)   # cleared faults whose counts stay on the counters
 
     def add(self, kind: str, **params: object) -> Fault:
         if kind not in KINDS:
@@ -106,6 +208,13 @@ class Faults:
         for key in ("priority", "queue", "ms"):
             if key in params:
                 params[key] = int(str(params[key]))
+        timing = [k for k in TIMING if k in params]
+        if timing and kind not in TIMED_KINDS:
+            raise FaultError(f"fault {kind} takes no {', '.join(timing)} (only {', '.join(TIMED_KINDS)} are timed)")
+        if ("on" in params) != ("off" in params):
+            raise FaultError(f"fault {kind}: on= and off= go together")
+        for key in timing:
+            params[key] = parse_duration(params[key])
         if kind == "drift" and isinstance(params["lines"], str):
             params["lines"] = str(params["lines"]).splitlines()
         fault = Fault(kind, dict(params))
@@ -116,15 +225,32 @@ class Faults:
         return fault
 
     def clear(self, kind: str | None = None, **params: object) -> int:
-        """Remove matching faults (all when no filter); returns how many were removed."""
-        keep = [f for f in self.items if not f.matches(kind, **params)]
-        removed = len(self.items) - len(keep)
+        """Remove matching faults (all when no filter); returns how many were removed. A removed counter
+        fault is kept as ended: its counts stay on the counters."""
+        now = time.time()
+        keep: list[Fault] = []
+        removed: list[Fault] = []
+        for f in self.items:
+            (removed if f.matches(kind, **params) else keep).append(f)
         self.items = keep
+        for f in removed:
+            if f.kind in ENDED_KINDS:
+                f.until = now if f.until is None else f.until
+                self.ended.append(f)
         self.version += 1
-        return removed
+        return len(removed)
+
+    def forget(self) -> None:
+        """No faults and no history (a lab reset: counters back to zero)."""
+        self.items, self.ended = [], []
+        self.version += 1
 
     def of(self, kind: str, **params: object) -> list[Fault]:
         return [f for f in self.items if f.matches(kind, **params)]
+
+    def counted(self, kind: str, **params: object) -> list[Fault]:
+        """Active and ended faults of a kind: everything that has added to a counter."""
+        return [f for f in self.items + self.ended if f.matches(kind, **params)]
 
     # convenience queries
     def is_link_down(self, device: str, port: str) -> bool:
@@ -142,15 +268,33 @@ class Faults:
 
     # persistence
     def to_json(self) -> list[dict]:
-        return [asdict(f) for f in self.items]
+        return [_fault_json(f) for f in self.items]
 
     @classmethod
-    def from_json(cls, data: list[dict]) -> Faults:
-        return cls(items=[Fault(d["kind"], d["params"], d.get("since", time.time())) for d in data])
+    def from_json(cls, data: list[dict], ended: list[dict] | None = None) -> Faults:
+        def one(d: dict) -> Fault:
+            return Fault(d["kind"], d["params"], d.get("since", time.time()), d.get("until"))
+        return cls(items=[one(d) for d in data], ended=[one(d) for d in ended or []])
 
     def save(self, path: Path) -> None:
         path.write_text(json.dumps(self.to_json(), indent=1, sort_keys=True))
+        ended_path(path).write_text(json.dumps([asdict(f) for f in self.ended], indent=1, sort_keys=True))
 
     @classmethod
     def load(cls, path: Path) -> Faults:
-        return cls.from_json(json.loads(path.read_text())) if path.exists() else cls()
+        if not path.exists():
+            return cls()
+        ended = ended_path(path)
+        return cls.from_json(json.loads(path.read_text()), json.loads(ended.read_text()) if ended.exists() else [])
+
+
+def ended_path(faults_path: Path) -> Path:
+    """Where the cleared faults of faults.json are kept (their counts stay on the counters)."""
+    return faults_path.with_name("faults-ended.json")
+
+
+def _fault_json(f: Fault) -> dict:
+    out = asdict(f)
+    if out.get("until") is None:
+        out.pop("until", None)      # active faults keep the shape they always had
+    return out

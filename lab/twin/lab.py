@@ -11,10 +11,12 @@ Reset:                      lab.reset() / lab_reset(state_dir): back to day 0 (o
                             lab.save_baseline(name)), faults cleared, client sessions dropped; a running lab
                             keeps running and keeps its ports.
 State dir layout (default ./.nr-run/lab/<site>/):
-  addresses.json   {host: {"host": "127.0.0.1", "port": N, "protocol": "https", "http_port": M, "platform": "eos"}}
+  addresses.json   {host: {"host": "127.0.0.1", "port": N, "protocol": "https", "http_port": M, "platform": "eos",
+                    "gnmi_port": G, "tls_ca": ".../tls/cert.pem"}} (gNMI on every EOS and SONiC node)
   control.json     {"pid": P, "control_port": C} while a background lab runs (HTTP control API)
   lab.pid          the background process id
   faults.json      active faults (kind, params, since)
+  faults-ended.json cleared counter/link faults (their counts stay on the counters until a reset)
   devices/<host>/  running-config, startup-config, flash.json (EOS); other platforms add their own files
   logs/<host>.log  every command received: epoch<TAB>format<TAB>json-quoted command
   baselines/<name>/ saved copies of devices/ that reset(baseline=name) restores
@@ -44,6 +46,7 @@ from aiohttp import web
 from nr_run.lab.twin.clab import load_clab
 from nr_run.lab.twin.fabric import Fabric
 from nr_run.lab.twin.faults import Faults, check_fault_targets
+from nr_run.lab.twin.gnmi.service import GnmiService
 from nr_run.lab.twin.linux import sshd
 from nr_run.lab.twin.platforms import (
     DEFAULT_BASE_PORT,
@@ -101,6 +104,7 @@ class Lab:
             cls = service_class(platform)
             if cls is not None:
                 self.services[platform] = cls(self.ctx, topology.by_platform(platform))
+        self.gnmi = GnmiService(self.ctx, self.services)
         self.addresses: dict[str, dict] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -114,6 +118,9 @@ class Lab:
         for svc in self.services.values():
             self.addresses.update(await svc.start())
             svc.save()
+        ca = str(self.state_dir / "tls" / "cert.pem")
+        for node, port in (await self.gnmi.start()).items():
+            self.addresses[node].update({"gnmi_port": port, "tls_ca": ca})
         self.addresses = dict(sorted(self.addresses.items()))
         (self.state_dir / "addresses.json").write_text(json.dumps(self.addresses, indent=1, sort_keys=True))
         (self.state_dir / "lab.json").write_text(json.dumps({"site": self.site, "note": self.port_note,
@@ -125,6 +132,7 @@ class Lab:
             (self.state_dir / "control.json").unlink(missing_ok=True)
             await self._control.cleanup()
             self._control = None
+        await self.gnmi.stop()
         for svc in self.services.values():
             await svc.stop()
         self.faults.save(self.state_dir / "faults.json")
@@ -250,7 +258,7 @@ class Lab:
     def _reset(self, baseline: str | None) -> dict:
         if self.loop is not None and self.loop.is_running():
             sshd.drop_connections()
-        self.faults.clear()
+        self.faults.forget()
         self.faults.save(self.state_dir / "faults.json")
         devices = self.state_dir / "devices"
         shutil.rmtree(devices, ignore_errors=True)
@@ -344,7 +352,7 @@ def lab_reset(state_dir: str | Path, baseline: str | None = None) -> dict:
         raise ValueError("a baseline can only be restored into a running lab")
     for name in ("devices", "logs"):
         shutil.rmtree(sd / name, ignore_errors=True)
-    for name in ("faults.json", "addresses.json", "lab.out"):
+    for name in ("faults.json", "faults-ended.json", "addresses.json", "lab.out"):
         (sd / name).unlink(missing_ok=True)
     return lab_status(sd)
 

@@ -68,7 +68,9 @@ class PortsBusy(OSError):
 def lab_ports(topology: Topology, base_port: int) -> list[int]:
     """Every port a lab on base_port listens on (each platform's channels)."""
     count = len(topology.nodes)
-    channels = (0, 1) if topology.by_platform("eos") else (0,)
+    channels: tuple[int, ...] = (0, 1) if topology.by_platform("eos") else (0,)
+    if topology.by_platform("eos") or topology.by_platform("sonic"):
+        channels += (2,)          # gNMI (lab.twin.gnmi.service.GNMI_CHANNEL)
     return [base_port + ch * CHANNEL_STRIDE + i for ch in channels for i in range(count)]
 
 

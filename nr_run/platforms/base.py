@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from nr_run.intent.errors import Finding
     from nr_run.intent.models import DeviceIntent, FabricIntent, Interface
     from nr_run.platforms.state import DeviceState
+    from nr_run.platforms.telemetry import TelemetryProfile
 
 # commands -> raw outputs keyed by command, over the host's Nornir connection
 Runner = Callable[[list[Any]], dict[Any, Any]]
@@ -164,13 +165,15 @@ class Collector(Protocol):
 
 @dataclass(frozen=True)
 class Platform:
-    """One registered platform. `config` is None for devices nr-run does not configure (GPU hosts)."""
+    """One registered platform. `config` is None for devices nr-run does not configure (GPU hosts);
+    `telemetry` is None for a platform that streams nothing over gNMI (its counters are polled)."""
 
     name: str
     transport: Transport
     collector: Collector
     config: ConfigBuilder | None = None
     deploy: DeployPolicy | None = None
+    telemetry: TelemetryProfile | None = None
 
     @property
     def configurable(self) -> bool:

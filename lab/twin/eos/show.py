@@ -114,7 +114,8 @@ def interfaces(dev: EosDevice) -> dict:
             entry["interfaceCounters"] = {
                 "inOctets": 0, "inUcastPkts": 0, "inMulticastPkts": 0, "inBroadcastPkts": 0, "inDiscards": 0,
                 "inTotalPkts": 0, "outOctets": 0, "outUcastPkts": 0, "outMulticastPkts": 0, "outBroadcastPkts": 0,
-                "outDiscards": drops, "totalInErrors": 0, "totalOutErrors": 0, "linkStatusChanges": 1,
+                "outDiscards": drops, "totalInErrors": 0, "totalOutErrors": 0,
+                "linkStatusChanges": dev.fabric.link_changes(dev.name, name),
                 "counterRefreshTime": time.time(),
                 "inputErrorsDetail": {"runtFrames": 0, "giantFrames": 0, "fcsErrors": 0, "alignmentErrors": 0,
                                       "symbolErrors": 0, "rxPause": sum(

@@ -281,7 +281,7 @@ class LinuxHost:
             ib = sb.interfaces.get(pb) if sb else None
             if not ia or not ib or prio not in ia.pfc_priorities or prio not in ib.pfc_priorities:
                 mismatch = True
-            if self.fabric.queue_drops(a, pa).get(prio) or self.fabric.queue_drops(b, pb).get(prio):
+            if prio in self.fabric.dropping_queues(a, pa) or prio in self.fabric.dropping_queues(b, pb):
                 drops = True
         factor = 0.975
         if mismatch:

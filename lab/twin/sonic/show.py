@@ -221,7 +221,7 @@ def pfcwd(dev: SonicDevice, args: list[str]) -> Result:
                 storm = storm or bool(s["stormDetected"])
                 drops = int(s["droppedPackets"])
                 rows.append([f"{p}:{prio}", "stormed" if s["stormDetected"] else "operational",
-                             f"{s['stormCount']}/0", f"0/{drops}", f"0/{drops}", f"0/{drops}", f"0/{drops}"])
+                             f"{s['stormCount']}/{s['restoredCount']}", f"0/{drops}", f"0/{drops}", f"0/{drops}", f"0/{drops}"])
         out = table(["QUEUE", "STATUS", "STORM DETECTED/RESTORED", "TX OK/DROP", "RX OK/DROP", "TX LAST OK/DROP",
                      "RX LAST OK/DROP"], rows, 0)
         return (1 if storm and "--check-storm" in args else 0), out, ""

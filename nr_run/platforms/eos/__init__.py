@@ -4,6 +4,7 @@ from nr_run.platforms.base import DeployCapabilities, Platform
 from nr_run.platforms.eos.collect import collector as _collector
 from nr_run.platforms.eos.config import EosConfig
 from nr_run.platforms.eos.policy import EosPolicy
+from nr_run.platforms.eos.telemetry import telemetry as _telemetry
 from nr_run.platforms.eos.transport import EosTransport
 
 platform = Platform(
@@ -12,4 +13,5 @@ platform = Platform(
     collector=_collector,
     config=EosConfig(),
     deploy=EosPolicy("eos", DeployCapabilities(commit_timer=True, replace=True)),
+    telemetry=_telemetry,
 )

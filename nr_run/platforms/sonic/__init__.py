@@ -4,6 +4,7 @@ from nr_run.platforms.base import DeployCapabilities, Platform
 from nr_run.platforms.sonic.collect import collector as _collector
 from nr_run.platforms.sonic.config import SonicConfig
 from nr_run.platforms.sonic.policy import SonicPolicy
+from nr_run.platforms.sonic.telemetry import telemetry as _telemetry
 from nr_run.platforms.sonic.transport import SonicTransport
 
 platform = Platform(
@@ -12,4 +13,5 @@ platform = Platform(
     collector=_collector,
     config=SonicConfig(),
     deploy=SonicPolicy("sonic", DeployCapabilities(commit_timer=True, replace=True)),
+    telemetry=_telemetry,
 )

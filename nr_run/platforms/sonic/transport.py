@@ -8,6 +8,7 @@ from typing import Any
 
 from nornir.core.inventory import Host
 
+from nr_run.platforms.telemetry import gnmi_lab_overlay, secure_gnmi
 from nr_run.platforms.transport import netmiko_lab_overlay, secure_netmiko, set_options
 
 
@@ -19,8 +20,10 @@ class SonicTransport:
     def secure(self, host: Host, insecure: bool) -> None:
         set_options(host, "napalm", extras={"optional_args": {"ssh_strict": not insecure}})
         secure_netmiko(host, insecure)
+        secure_gnmi(host, insecure)
 
     def lab_overlay(self, host: Host, endpoint: Mapping[str, Any]) -> None:
         port = int(endpoint["port"])
         set_options(host, "napalm", port=port, extras={"optional_args": {"port": port, "ssh_strict": False}})
         netmiko_lab_overlay(host, endpoint)
+        gnmi_lab_overlay(host, endpoint)
