@@ -66,9 +66,41 @@ class PollSource:
         self.nr.close_connections()
 
 
+class GnmiSource:
+    """Counters over gNMI every tick (a switch without gNMI is polled for them, and says why); the light
+    checks, which read what these gNMI paths do not carry (PFC/ECN config, BGP, LLDP, storm state), are
+    polled on the first tick and every `checks_every`-th after it."""
+
+    name = "gnmi"
+
+    def __init__(self, nr: Nornir, fabric: FabricIntent, options: Mapping[str, Mapping[str, Any]] | None = None,
+                 kind: str = "watch", checks_every: int = 10):
+        self.nr, self.kind, self.checks_every, self.ticks = nr, kind, max(1, checks_every), 0
+        self.poll = PollSource(nr, fabric, options, kind)
+        self.sources: dict[str, str] = {}        # host -> how its counters came last time
+
+    def collect(self) -> Collection:
+        self.ticks += 1
+        if (self.ticks - 1) % self.checks_every == 0:
+            return self.poll.collect()
+        from nr_run.history.model import wall_time
+        from nr_run.platforms.telemetry import collect_counters_gnmi
+
+        started = time.time()
+        got = collect_counters_gnmi(self.nr)
+        self.sources = dict(got.sources)
+        errors = {host: {"counters": how} for host, how in got.sources.items() if how.startswith("none")}
+        return Collection(self.kind, self.name, started, time.time(), samples=got.samples,
+                          sample_times={h: wall_time(s.taken_at) for h, s in got.samples.items()},
+                          errors=errors, devices=sorted(got.sources))
+
+    def close(self) -> None:
+        self.poll.close()
+
+
 # --source name -> factory(nr, fabric, options, kind); streaming sources register here
 SourceFactory = Callable[[Nornir, FabricIntent, Mapping[str, Mapping[str, Any]] | None, str], CollectionSource]
-SOURCES: dict[str, SourceFactory] = {"poll": PollSource}
+SOURCES: dict[str, SourceFactory] = {"poll": PollSource, "gnmi": GnmiSource}
 
 
 @dataclass

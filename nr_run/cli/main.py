@@ -57,7 +57,7 @@ def _history_commands(sub: argparse._SubParsersAction) -> None:
         _retention(p)
         p.add_argument("--every", type=types.watch_every, default=30, metavar="DURATION",
                        help="collection interval, 1s to 1d (default 30s)")
-        p.add_argument("--source", default="poll", help="where collections come from (default: poll)")
+        p.add_argument("--source", default="poll", help="where collections come from: poll, or gnmi for the counters (default: poll)")
     wat.add_argument("--count", type=types.count, help="stop after N collections (default: until Ctrl-C/SIGTERM)")
     exp.add_argument("--listen", type=types.listen, required=True, metavar="HOST:PORT",
                      help="address to serve /metrics on, e.g. 127.0.0.1:9464")

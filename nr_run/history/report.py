@@ -298,6 +298,7 @@ def site_report(store: HistoryStore, since: float, until: float, audit: Iterable
     return {
         "schema": SCHEMA, "site": store.site, "since": iso(since), "until": iso(until),
         "runs": {"count": len(runs), "by_kind": _count(r["kind"] for r in runs),
+                 "by_source": _count(r["source"] for r in runs),
                  "first": iso(runs[0]["started"]) if runs else None, "last": iso(runs[-1]["started"]) if runs else None},
         "findings": {"new": new, "resolved": resolved,
                      "open": [f for f in active if f["resolved"] is None]},
