@@ -89,8 +89,8 @@ def from_states(kind: str, source: str, started: float, finished: float, states:
 
 
 # Series names of the per-port counters, with the PortCounters field each one reads and what its index is.
-# The pause-duration and watermark fields are read where a platform's collector fills them (no built-in one
-# does yet): the history stores them as soon as the normalized state carries them.
+# Pause durations come where the platform counts them (SONiC over gNMI); no built-in collector reads watermarks
+# yet: the history stores them as soon as the normalized state carries them.
 COUNTERS: dict[str, tuple[str, str]] = {
     "pfc_rx_frames": ("pfc_rx", "priority"),
     "pfc_tx_frames": ("pfc_tx", "priority"),

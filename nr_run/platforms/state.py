@@ -136,6 +136,10 @@ class PortCounters:
     pfc_tx_total: int = 0
     queue_drops: dict[int, int] = field(default_factory=dict)
     ecn_marks: dict[int, int] = field(default_factory=dict)
+    # time paused per priority (microseconds), where the platform counts it (SONiC's SAI pause duration):
+    # a storm's harm is the time a port could not send, not its frame count
+    pfc_rx_pause_us: dict[int, int] = field(default_factory=dict)
+    pfc_tx_pause_us: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass

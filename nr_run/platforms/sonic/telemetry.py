@@ -3,7 +3,8 @@
 Paths (sonic-net/SONiC doc/system-telemetry/grpc_telemetry.md "Virtual path"; sonic-gnmi
 sonic_data_client/virtual_db.go pathTransFuncTbl), prefix target COUNTERS_DB:
   COUNTERS/Ethernet*          per port (keyed by the PORT alias when it has one): SAI_PORT_STAT_PFC_n_RX_PKTS,
-                              SAI_PORT_STAT_PFC_n_TX_PKTS (n = 0..7)
+                              SAI_PORT_STAT_PFC_n_TX_PKTS, SAI_PORT_STAT_PFC_n_{RX,TX}_PAUSE_DURATION_US
+                              (n = 0..7; the durations where the ASIC counts them)
   COUNTERS/Ethernet*/Queues   per "<alias>:<queue>": SAI_QUEUE_STAT_DROPPED_PACKETS and, while the
                               WRED_ECN_QUEUE counter group is polled, SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS
   CONFIG_DB PORT              read once to map the aliases back to the port names (Ethernet0)
@@ -39,6 +40,10 @@ def decode(values: Mapping[str, Any], context: Mapping[str, Any], taken_at: floa
         for prio in range(8):
             pc.pfc_rx[prio] = int(fields.get(f"SAI_PORT_STAT_PFC_{prio}_RX_PKTS", 0))
             pc.pfc_tx[prio] = int(fields.get(f"SAI_PORT_STAT_PFC_{prio}_TX_PKTS", 0))
+            for direction, into in (("RX", pc.pfc_rx_pause_us), ("TX", pc.pfc_tx_pause_us)):
+                duration = fields.get(f"SAI_PORT_STAT_PFC_{prio}_{direction}_PAUSE_DURATION_US")
+                if duration is not None:
+                    into[prio] = int(duration)
         pc.pfc_rx_total, pc.pfc_tx_total = sum(pc.pfc_rx.values()), sum(pc.pfc_tx.values())
     for key, fields in (values.get("COUNTERS/Ethernet*/Queues") or {}).items():
         alias, _, queue = key.rpartition(":")
