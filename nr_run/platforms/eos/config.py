@@ -13,7 +13,9 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from nr_run.intent.errors import Finding
 from nr_run.intent.models import DeviceIntent, FabricIntent, Interface
 from nr_run.platforms.base import ClabNode
+from nr_run.platforms.eos.qosview import qos_view
 from nr_run.platforms.eos.structured import eos_speed, management, structured_config
+from nr_run.platforms.qos import DeviceQos
 from nr_run.platforms.templates import template_dir
 
 MAIN_TEMPLATE = "main.j2"
@@ -43,6 +45,10 @@ class EosConfig:
 
     def structured_config(self, device: DeviceIntent, fabric: FabricIntent | None = None) -> dict[str, Any]:
         return structured_config(device, local_bfd=self.bgp_neighbor_bfd)
+
+    def qos_view(self, device: DeviceIntent, structured: Mapping[str, Any]) -> DeviceQos:
+        """What the rendered config makes each port do with RoCE traffic (whole-fabric analyses)."""
+        return qos_view(device, structured)
 
     def render(self, structured: Mapping[str, Any]) -> str:
         return self.environment().get_template(MAIN_TEMPLATE).render(**structured)

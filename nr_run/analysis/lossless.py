@@ -1,0 +1,257 @@
+"""Lossless-path proof: on every hop of every GPU-to-GPU path class, RoCE stays in one lossless class.
+
+Each hop is judged by what its device is configured to do: the platform plug-in's view of the structured config
+it renders (`nr_run.platforms.qos.device_qos`), or the intent for a device nr-run does not configure (a GPU
+NIC). Per path class the first broken hop is reported with the fix, naming the inventory key (or the platform
+plug-in, when the intent is right and the rendered config is not).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+
+from nr_run.analysis.options import AnalysisOptions
+from nr_run.analysis.paths import LinkRef, PathClass, PortRef, path_classes
+from nr_run.analysis.result import AnalysisFinding, AnalysisResult, Table
+from nr_run.intent.models import DeviceIntent, FabricIntent
+from nr_run.intent.preflight import ROCE_MIN_MTU
+from nr_run.platforms.qos import DeviceQos, PortQos, device_qos, from_intent
+
+NAME = "lossless"
+# Non-ECT packets on the lossless queue are meant to be dropped by the ECN/WRED curve on every switch (see
+# docs/platforms.md): admitted, they fill the queue with no congestion signal and spread PFC pauses.
+INTENDED_NON_ECT = "drop"
+
+
+@dataclass(frozen=True)
+class RoceClass:
+    """What RoCE traffic should look like on every hop, from the GPU servers' profile."""
+
+    dscp: int
+    priority: int
+    queue: int
+    pg: int
+    cnp_dscp: int
+    cnp_tc: int
+    watchdog: bool
+
+
+@dataclass(frozen=True)
+class Problem:
+    check: str         # classification | pfc | pg | queue | ecn | cnp | watchdog | mtu | non-ect | trust | config
+    message: str
+
+
+def roce_class(fabric: FabricIntent) -> RoceClass:
+    """The RoCE data class the NICs send: the first DSCP their profile maps to a lossless priority."""
+    devs = fabric.servers() or fabric.switches()
+    roce = sorted(devs, key=lambda d: d.name)[0].roce
+    lossless = [d for d, tc in sorted(roce.dscp_overrides.items()) if tc in roce.lossless_priorities]
+    dscp = lossless[0] if lossless else next((d for d, tc in sorted(roce.dscp_to_tc.items())
+                                               if tc in roce.lossless_priorities), 0)
+    prio = roce.dscp_to_tc[dscp]
+    return RoceClass(dscp=dscp, priority=prio, queue=roce.tc_to_queue[prio], pg=roce.tc_to_pg[prio],
+                     cnp_dscp=roce.cnp_dscp, cnp_tc=roce.cnp_tc, watchdog=roce.watchdog.enabled)
+
+
+def port_problems(ref: RoceClass, dev: DeviceIntent, qos: DeviceQos, port: str, direction: str) -> list[Problem]:
+    """What is wrong with RoCE on one port in one direction ("rx": arriving, "tx": leaving)."""
+    pq = qos.ports.get(port)
+    if pq is None:
+        return [Problem("config", f"port {port} is not in the configuration ({qos.source})")]
+    out: list[Problem] = []
+    p, switch = ref.priority, dev.role != "gpu"
+    if pq.mtu < ROCE_MIN_MTU:
+        out.append(Problem("mtu", f"MTU {pq.mtu} < {ROCE_MIN_MTU} (a 4096-byte RoCE payload + headers)"))
+    if direction == "rx":
+        out += _rx(ref, pq, switch)
+    else:
+        out += _tx(ref, qos, pq, switch)
+    if ref.watchdog and switch:
+        if p not in pq.watchdog_priorities:
+            out.append(Problem("watchdog", f"PFC watchdog not armed on priority {p}"))
+        out += [Problem("watchdog", w) for w in qos.watchdog_problems]
+    return out
+
+
+def _rx(ref: RoceClass, pq: PortQos, switch: bool) -> list[Problem]:
+    out: list[Problem] = []
+    p = ref.priority
+    if pq.trust != "dscp":
+        out.append(Problem("trust", f"trusts {pq.trust}, not DSCP: DSCP {ref.dscp} is not classified"))
+    tc = pq.dscp_to_tc.get(ref.dscp)
+    if tc != p:
+        out.append(Problem("classification", f"DSCP {ref.dscp} -> TC {tc}, not TC {p}"))
+    if p not in pq.pfc_priorities:
+        out.append(Problem("pfc", f"PFC off on priority {p}: this end never pauses its sender"))
+    if pq.tc_to_pg is not None:
+        pg = pq.tc_to_pg.get(p)
+        if pg != ref.pg:
+            out.append(Problem("pg", f"TC {p} -> PG {pg}, not PG {ref.pg}"))
+        elif pq.lossless_pgs is not None and switch and pg not in pq.lossless_pgs:
+            out.append(Problem("pg", f"PG {pg} has no lossless (headroom) buffer profile"))
+    if switch and pq.dscp_to_tc.get(ref.cnp_dscp) != ref.cnp_tc:
+        out.append(Problem("cnp", f"CNP DSCP {ref.cnp_dscp} -> TC {pq.dscp_to_tc.get(ref.cnp_dscp)}, "
+                                  f"not TC {ref.cnp_tc}"))
+    return out
+
+
+def _tx(ref: RoceClass, qos: DeviceQos, pq: PortQos, switch: bool) -> list[Problem]:
+    out: list[Problem] = []
+    p = ref.priority
+    queue = pq.tc_to_queue.get(p)
+    if queue != ref.queue:
+        out.append(Problem("queue", f"TC {p} -> queue {queue}, not queue {ref.queue}"))
+    if p not in pq.pfc_priorities:
+        out.append(Problem("pfc", f"PFC off on priority {p}: pauses from the next hop are ignored"))
+    elif pq.pfc_priority_to_queue is not None and pq.pfc_priority_to_queue.get(p) != queue:
+        out.append(Problem("pfc", f"a pause for priority {p} stops queue {pq.pfc_priority_to_queue.get(p)}, "
+                                  f"not queue {queue} that carries RoCE"))
+    if not switch:
+        return out
+    if queue not in pq.ecn_queues:
+        out.append(Problem("ecn", f"no ECN marking on queue {queue}"))
+    else:
+        low, high = pq.ecn_queues[queue]
+        if not 0 < low <= high:
+            out.append(Problem("ecn", f"ECN thresholds {low}..{high} bytes are not an increasing range"))
+        if qos.non_ect != INTENDED_NON_ECT:
+            out.append(Problem("non-ect", f"non-ECT packets are {qos.non_ect}ed on the lossless queue {queue}, "
+                                          f"meant to be {INTENDED_NON_ECT}ped (no congestion signal, PFC spreads)"))
+    cnp_queue = pq.tc_to_queue.get(ref.cnp_tc)
+    if cnp_queue not in qos.strict_queues and cnp_queue != max(pq.tc_to_queue.values(), default=None):
+        out.append(Problem("cnp", f"CNP queue {cnp_queue} is neither strict priority nor the highest queue"))
+    return out
+
+
+FIX_KEYS = {
+    "classification": "roce_profiles.{profile}.dscp_to_tc",
+    "trust": "roce_profiles.{profile}.trust",
+    "pfc": "roce_profiles.{profile}.lossless_priorities",
+    "pg": "roce_profiles.{profile}.lossless_priorities",
+    "queue": "roce_profiles.{profile}.dscp_to_tc",
+    "ecn": "roce_profiles.{profile}.ecn",
+    "cnp": "roce_profiles.{profile}.cnp / roce_profiles.{profile}.schedulers",
+    "watchdog": "roce_profiles.{profile}.pfc_watchdog",
+    "mtu": "roles.{role}.mtu (or data.mtu in hosts.yaml)",
+}
+
+
+class _Checker:
+    """Per-port and per-link verdicts, each computed once and shared by every class that crosses it."""
+
+    def __init__(self, fabric: FabricIntent) -> None:
+        self.fabric = fabric
+        self.ref = roce_class(fabric)
+        self.view: Callable[[str], DeviceQos] = cache(self._view)
+        self.port: Callable[[PortRef], list[Problem]] = cache(self._port)
+
+    def _view(self, name: str) -> DeviceQos:
+        dev = self.fabric.devices[name]
+        try:
+            return device_qos(dev, self.fabric)
+        except (ValueError, KeyError, LookupError) as exc:    # a config the platform cannot build
+            view = from_intent(dev)
+            return DeviceQos(source=f"{name} intent ({dev.platform} config not buildable: {exc})",
+                             ports=view.ports, strict_queues=view.strict_queues, watchdog=view.watchdog)
+
+    def _port(self, ref: PortRef) -> list[Problem]:
+        dev = self.fabric.devices[ref.device]
+        return port_problems(self.ref, dev, self.view(ref.device), ref.port, ref.direction)
+
+    def link(self, link: LinkRef) -> list[Problem]:
+        p = self.ref.priority
+        ends = [(e, self.view(e.device).ports.get(e.port)) for e in (link.tx, link.rx)]
+        off = [f"{e.device}:{e.port}" for e, pq in ends if pq is None or p not in pq.pfc_priorities]
+        if off:
+            return [Problem("pfc", f"PFC priority {p} not enabled at both ends: off on {', '.join(off)}")]
+        return []
+
+    def fix(self, device: str, port: str, direction: str, problem: Problem) -> str:
+        """Where to fix it: the inventory key, or the platform plug-in when the intent itself is right."""
+        dev = self.fabric.devices[device]
+        intended = port_problems(self.ref, dev, from_intent(dev), port, direction)
+        if problem.check != "config" and not any(p.check == problem.check for p in intended):
+            return (f"the intent is right but the {dev.platform} platform plug-in renders it otherwise "
+                    f"({self.view(device).source}): fix nr_run/platforms/{dev.platform}")
+        key = FIX_KEYS.get(problem.check, "")
+        if not key:
+            return f"{dev.platform} platform plug-in (nr_run/platforms/{dev.platform})"
+        return f"{self.fabric.fabric_file or 'fabric.yaml'}: " + key.format(profile=dev.roce.profile, role=dev.role)
+
+
+def _judge(checker: _Checker, pc: PathClass) -> AnalysisFinding:
+    hops = 0
+    for position in pc.positions:
+        broken: list[tuple[str, str, str, Problem]] = []
+        for ref in position.ports:
+            hops += 1
+            broken += [(ref.device, ref.port, ref.direction, pr) for pr in checker.port(ref)]
+        for link in position.links:
+            hops += 1
+            broken += [(link.rx.device, link.rx.port, "rx", pr) for pr in checker.link(link)]
+        if broken:
+            device, port, direction, problem = min(broken, key=lambda b: (b[0], b[1], b[3].check))
+            where = {f"{d}:{p}" for d, p, _, _ in broken}
+            return AnalysisFinding(
+                analysis=NAME, subject=pc.name, passed=False,
+                message=f"first broken hop: {position.label} {device}:{port}: {problem.message}"
+                        + (f" (and {len(where) - 1} more port(s) at this hop)" if len(where) > 1 else ""),
+                fix=checker.fix(device, port, direction, problem),
+                data={"position": position.label, "device": device, "port": port, "check": problem.check,
+                      "ports_affected": sorted(where)[:20], "example_path": pc.example, "pairs": pc.pairs})
+    return AnalysisFinding(analysis=NAME, subject=pc.name, passed=True,
+                           message=f"{hops} hop(s) carry DSCP {checker.ref.dscp} losslessly "
+                                   f"(TC {checker.ref.priority}, PG {checker.ref.pg}, queue {checker.ref.queue})",
+                           data={"example_path": pc.example, "pairs": pc.pairs, "hops_checked": hops})
+
+
+def _hop_table(checker: _Checker, pc: PathClass) -> Table:
+    """The example path of a class, hop by hop: what each port does with the RoCE DSCP."""
+    ref = checker.ref
+    rows = []
+    for pref in pc.example_ports:
+        view = checker.view(pref.device)
+        pq = view.ports.get(pref.port)
+        where = f"{pref.device}:{pref.port} ({pref.direction})"
+        if pq is None:
+            rows.append([where, "-", "-", "-", "-", "-", "-", view.source, "port not configured"])
+            continue
+        tc = pq.dscp_to_tc.get(ref.dscp)
+        pg = pq.tc_to_pg.get(tc) if pq.tc_to_pg is not None and tc is not None else None
+        queue = pq.tc_to_queue.get(tc) if tc is not None else None
+        nic = checker.fabric.devices[pref.device].role == "gpu"
+        problems = "; ".join(p.message for p in checker.port(pref)) or "ok"
+        rows.append([where, tc, "-" if pg is None else pg, queue,
+                     ",".join(map(str, sorted(pq.pfc_priorities))) or "off",
+                     "-" if nic else ("yes" if queue in pq.ecn_queues else "no"), pq.mtu, view.source, problems])
+    return Table(title=f"RoCE DSCP {ref.dscp} on each hop of {' -> '.join(pc.example)} ({pc.name})",
+                 columns=["port", "TC", "PG", "queue", "PFC", "ECN", "MTU", "read from", "verdict"], rows=rows)
+
+
+def analyse(fabric: FabricIntent, options: AnalysisOptions) -> AnalysisResult:
+    start = time.perf_counter()
+    checker = _Checker(fabric)
+    classes = path_classes(fabric)
+    findings = [_judge(checker, pc) for pc in classes]
+    result = AnalysisResult(name=NAME, title="Lossless-path proof", findings=findings)
+    result.tables.append(Table(
+        title="Path classes", columns=["class", "RTSW pairs", "verdict", "first broken hop", "fix"],
+        rows=[[f.subject, f.data.get("pairs", 0), "holds" if f.passed else "BROKEN",
+               "" if f.passed else f.message.removeprefix("first broken hop: "), f.fix] for f in findings]))
+    shown = next((pc for pc, f in zip(classes, findings, strict=True) if not f.passed), None)
+    shown = shown or next((pc for pc in classes if pc.kind == "same-rail"), classes[0] if classes else None)
+    if shown is not None:
+        result.tables.append(_hop_table(checker, shown))
+    ref = checker.ref
+    result.summary = {"path_classes": len(classes), "broken": sum(not f.passed for f in findings),
+                      "roce_dscp": ref.dscp, "priority": ref.priority, "queue": ref.queue, "pg": ref.pg,
+                      "cnp_dscp": ref.cnp_dscp}
+    if not classes:
+        result.findings.append(AnalysisFinding(NAME, "fabric", "no GPU-to-GPU path found (no host links cabled)",
+                                               passed=True, severity="warning"))
+    result.seconds = time.perf_counter() - start
+    return result

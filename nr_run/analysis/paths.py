@@ -1,0 +1,158 @@
+"""GPU-to-GPU path classes of a two-tier (RTSW/CTSW) fabric, from the cabled links.
+
+A RoCE path goes NIC -> RTSW -> (CTSW ->) RTSW -> NIC, up then down. The classes are:
+same RTSW (no CTSW hop), same rail across units via each CTSW, and cross rail via each CTSW; each CTSW is one
+ECMP branch. A class is a list of hop positions; each position holds every port (or link) some path of the
+class crosses there, so a check over the positions covers every concrete path without listing the pairs.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Literal
+
+from nr_run.intent.models import FabricIntent
+
+Direction = Literal["tx", "rx"]
+
+
+@dataclass(frozen=True, order=True)
+class PortRef:
+    device: str
+    port: str
+    direction: Direction       # "rx": RoCE arrives on this port; "tx": it leaves through it
+
+
+@dataclass(frozen=True, order=True)
+class LinkRef:
+    tx: PortRef
+    rx: PortRef
+
+
+@dataclass
+class Position:
+    """One hop position of a path class: what kind of hop and every port or link found there."""
+
+    label: str                                   # e.g. "source RTSW uplink (tx)"
+    ports: list[PortRef] = field(default_factory=list)
+    links: list[LinkRef] = field(default_factory=list)
+
+
+@dataclass
+class PathClass:
+    name: str                                    # "same-rail via ctsw1"
+    kind: Literal["same-rtsw", "same-rail", "cross-rail"]
+    positions: list[Position]
+    example: list[str]                           # one concrete path, "gpu1:eth1 -> rtsw1 -> ...", for the report
+    pairs: int                                   # RTSW pairs (or host pairs on one RTSW) this class covers
+    example_ports: list[PortRef] = field(default_factory=list)   # the example path's ports, hop by hop
+
+
+@dataclass
+class _Topology:
+    host_ports: dict[str, list[tuple[str, str, str]]] = field(default_factory=lambda: defaultdict(list))
+    uplinks: dict[str, dict[str, tuple[str, str]]] = field(default_factory=lambda: defaultdict(dict))
+
+
+def _topology(fabric: FabricIntent) -> _Topology:
+    """rtsw -> [(its host port, gpu, nic)] and rtsw -> {ctsw: (rtsw port, ctsw port)} from the links."""
+    topo = _Topology()
+    role = {n: d.role for n, d in fabric.devices.items()}
+    for lk in fabric.links:
+        ends = {role.get(lk.a_device): (lk.a_device, lk.a_port), role.get(lk.b_device): (lk.b_device, lk.b_port)}
+        if "gpu" in ends and "rtsw" in ends:
+            (rtsw, rport), (gpu, nic) = ends["rtsw"], ends["gpu"]
+            topo.host_ports[rtsw].append((rport, gpu, nic))
+        elif "ctsw" in ends and "rtsw" in ends:
+            (rtsw, rport), (ctsw, cport) = ends["rtsw"], ends["ctsw"]
+            topo.uplinks[rtsw].setdefault(ctsw, (rport, cport))
+    return topo
+
+
+def _link(a: tuple[str, str], b: tuple[str, str]) -> LinkRef:
+    return LinkRef(PortRef(a[0], a[1], "tx"), PortRef(b[0], b[1], "rx"))
+
+
+def path_classes(fabric: FabricIntent) -> list[PathClass]:
+    """Every path class of the fabric, sorted: same RTSW, then same rail and cross rail per CTSW."""
+    topo = _topology(fabric)
+    rtsws = sorted(n for n in topo.host_ports if fabric.devices[n].role == "rtsw")
+    out: list[PathClass] = []
+    local = [r for r in rtsws if len(topo.host_ports[r]) >= 2]
+    if local:
+        out.append(_class("same RTSW", "same-rtsw", topo, local, len(local), None, fabric))
+    ctsws = sorted({c for r in rtsws for c in topo.uplinks[r]})
+    devs = fabric.devices
+    for ctsw in ctsws:
+        below = [r for r in rtsws if ctsw in topo.uplinks[r]]
+        # same rail: an RTSW takes part when its rail has an RTSW of another unit below this CTSW; cross rail:
+        # when another rail has one. Counted per group, never listing the (quadratic) pairs.
+        by_rail: dict[int, list[str]] = defaultdict(list)
+        for r in below:
+            by_rail[devs[r].index].append(r)
+        same: list[str] = []
+        same_pairs = 0
+        for members in by_rail.values():
+            units: dict[int | None, int] = defaultdict(int)
+            for r in members:
+                units[devs[r].su] += 1
+            if len(units) > 1:
+                same += members
+                same_pairs += len(members) ** 2 - sum(n * n for n in units.values())
+        cross = below if len(by_rail) > 1 else []
+        cross_pairs = len(below) ** 2 - sum(len(m) ** 2 for m in by_rail.values())
+        if same:
+            out.append(_class(f"same-rail via {ctsw}", "same-rail", topo, sorted(same), same_pairs, ctsw, fabric))
+        if cross:
+            out.append(_class(f"cross-rail via {ctsw}", "cross-rail", topo, cross, cross_pairs, ctsw, fabric))
+    return out
+
+
+def _class(name: str, kind: str, topo: _Topology, members: list[str], pairs: int, ctsw: str | None,
+           fabric: FabricIntent) -> PathClass:
+    """The positions of a class over its RTSWs (each is a source and a destination); each port appears once."""
+    sources = dests = members
+    hosts_src = [(gpu, nic, r, p) for r in sources for p, gpu, nic in sorted(topo.host_ports[r])]
+    hosts_dst = [(gpu, nic, r, p) for r in dests for p, gpu, nic in sorted(topo.host_ports[r])]
+    pos = [
+        Position("source NIC (tx)", ports=[PortRef(g, n, "tx") for g, n, _, _ in hosts_src]),
+        Position("NIC -> RTSW link", links=[_link((g, n), (r, p)) for g, n, r, p in hosts_src]),
+        Position("source RTSW host port (rx)", ports=[PortRef(r, p, "rx") for _, _, r, p in hosts_src]),
+    ]
+    if ctsw is None:
+        pos.append(Position("RTSW host port (tx)", ports=[PortRef(r, p, "tx") for _, _, r, p in hosts_dst]))
+    else:
+        up = {r: topo.uplinks[r][ctsw] for r in sorted(set(sources) | set(dests))}
+        pos += [
+            Position("source RTSW uplink (tx)", ports=[PortRef(r, up[r][0], "tx") for r in sources]),
+            Position(f"RTSW -> {ctsw} link", links=[_link((r, up[r][0]), (ctsw, up[r][1])) for r in sources]),
+            Position(f"{ctsw} port from the source RTSW (rx)", ports=[PortRef(ctsw, up[r][1], "rx") for r in sources]),
+            Position(f"{ctsw} port to the destination RTSW (tx)", ports=[PortRef(ctsw, up[r][1], "tx") for r in dests]),
+            Position(f"{ctsw} -> RTSW link", links=[_link((ctsw, up[r][1]), (r, up[r][0])) for r in dests]),
+            Position("destination RTSW uplink (rx)", ports=[PortRef(r, up[r][0], "rx") for r in dests]),
+            Position("destination RTSW host port (tx)", ports=[PortRef(r, p, "tx") for _, _, r, p in hosts_dst]),
+        ]
+    pos += [
+        Position("RTSW -> NIC link", links=[_link((r, p), (g, n)) for g, n, r, p in hosts_dst]),
+        Position("destination NIC (rx)", ports=[PortRef(g, n, "rx") for g, n, _, _ in hosts_dst]),
+    ]
+    a = members[0]
+    devs = fabric.devices
+    if ctsw is None:
+        b = a
+    elif kind == "same-rail":
+        b = next(r for r in members if devs[r].index == devs[a].index and devs[r].su != devs[a].su)
+    else:
+        b = next(r for r in members if devs[r].index != devs[a].index)
+    src = sorted(topo.host_ports[a])[0]
+    dst = next((h for h in sorted(topo.host_ports[b]) if h[1] != src[1]), sorted(topo.host_ports[b])[-1])
+    middle = [a] if ctsw is None else [a, ctsw, b]
+    example = [f"{src[1]}:{src[2]}", *middle, f"{dst[1]}:{dst[2]}"]
+    ports = [PortRef(src[1], src[2], "tx"), PortRef(a, src[0], "rx")]
+    if ctsw is not None:
+        (a_up, c_a), (b_up, c_b) = topo.uplinks[a][ctsw], topo.uplinks[b][ctsw]
+        ports += [PortRef(a, a_up, "tx"), PortRef(ctsw, c_a, "rx"), PortRef(ctsw, c_b, "tx"), PortRef(b, b_up, "rx")]
+    ports += [PortRef(b, dst[0], "tx"), PortRef(dst[1], dst[2], "rx")]
+    return PathClass(name=name, kind=kind, positions=pos, example=example,   # type: ignore[arg-type]
+                     pairs=pairs, example_ports=ports)

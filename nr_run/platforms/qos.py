@@ -1,0 +1,87 @@
+"""What a device's rendered config makes its ports do with RoCE traffic, in platform-neutral terms.
+
+A platform's config builder may offer `qos_view(device, structured) -> DeviceQos`: it reads the structured
+config the platform renders (not the intent), so a per-platform or per-device difference between what was
+meant and what gets configured shows up in the whole-fabric analyses. A platform without one (or a device
+nr-run does not configure, such as a GPU server) is viewed from its DeviceIntent (`from_intent`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from nr_run.platforms import registry
+
+if TYPE_CHECKING:
+    from nr_run.intent.models import DeviceIntent, FabricIntent
+
+
+@dataclass(frozen=True)
+class PortQos:
+    """One port's classification, PFC and ECN as configured."""
+
+    dscp_to_tc: Mapping[int, int]
+    tc_to_queue: Mapping[int, int]
+    tc_to_pg: Mapping[int, int] | None             # None: the platform has no priority-group map (buffers per priority)
+    pfc_priority_to_queue: Mapping[int, int] | None
+    pfc_priorities: frozenset[int]                 # priorities the port pauses and honours pauses for
+    lossless_pgs: frozenset[int] | None            # PGs with a lossless (headroom) buffer profile; None: not modelled
+    ecn_queues: Mapping[int, tuple[int, int]]      # egress queue -> (min, max) marking thresholds in bytes
+    mtu: int                                       # L3 MTU
+    watchdog_priorities: frozenset[int]
+    trust: str = "dscp"
+
+
+@dataclass(frozen=True)
+class Watchdog:
+    detection_ms: int
+    restoration_ms: int
+    poll_ms: int
+    action: str
+
+
+@dataclass(frozen=True)
+class DeviceQos:
+    source: str                                    # where the view was read from, for messages
+    ports: Mapping[str, PortQos]
+    strict_queues: frozenset[int]                  # egress queues served by strict priority
+    watchdog: Watchdog | None = None
+    watchdog_problems: tuple[str, ...] = ()        # what the platform would refuse or cannot honour
+    non_ect: str = "drop"                          # non-ECT packets on an ECN queue: "drop" (WRED curve) | "admit"
+    ecmp_hash_fields: frozenset[str] | None = None  # fields the ECMP hash uses; None: not known
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def from_intent(device: DeviceIntent) -> DeviceQos:
+    """The view a device's intent asks for (GPU NICs, platforms without a qos_view)."""
+    roce = device.roce
+    lossless = frozenset(roce.lossless_priorities)
+    ecn = {roce.ecn.queue: (roce.ecn.min_bytes, roce.ecn.max_bytes)} if roce.ecn.enabled else {}
+    wd = roce.watchdog
+
+    def port(mtu: int, priorities: list[int]) -> PortQos:
+        return PortQos(dscp_to_tc=roce.dscp_to_tc, tc_to_queue=roce.tc_to_queue, tc_to_pg=roce.tc_to_pg,
+                       pfc_priority_to_queue=roce.pfc_priority_to_queue, pfc_priorities=frozenset(priorities),
+                       lossless_pgs=frozenset(roce.tc_to_pg[p] for p in lossless), ecn_queues=ecn, mtu=mtu,
+                       watchdog_priorities=frozenset(priorities) if wd.enabled else frozenset(), trust=roce.trust)
+
+    ports = {i.name: port(i.mtu, i.lossless_priorities) for i in device.interfaces}
+    ports.update({n.name: port(n.mtu, n.lossless_priorities) for n in device.nics})
+    return DeviceQos(source=f"{device.name} intent", ports=ports,
+                     strict_queues=frozenset(s.queue for s in roce.schedulers if s.type == "strict"),
+                     watchdog=Watchdog(wd.detection_ms, wd.restoration_ms, wd.poll_ms, wd.action) if wd.enabled else None)
+
+
+def device_qos(device: DeviceIntent, fabric: FabricIntent | None = None) -> DeviceQos:
+    """The device's view from its platform's rendered structured config, or from its intent."""
+    try:
+        builder = registry.get(device.platform).config
+    except registry.UnknownPlatform:
+        builder = None
+    view = getattr(builder, "qos_view", None)
+    if builder is None or view is None:
+        return from_intent(device)
+    result: DeviceQos = view(device, builder.structured_config(device, fabric))
+    return result
