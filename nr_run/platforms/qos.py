@@ -43,6 +43,18 @@ class Watchdog:
 
 
 @dataclass(frozen=True)
+class BufferView:
+    """The ingress lossless pool as configured (a platform whose buffers nr-run sets, e.g. SONiC)."""
+
+    pool_bytes: int                    # ingress lossless pool size
+    headroom_pool_bytes: int           # the pool's shared headroom (xoff) reservation
+    dynamic_th: int                    # lossless PG profiles' dynamic threshold: alpha = 2 ** dynamic_th
+    pg_xoff: Mapping[str, int]         # port -> xoff of its lossless PG profile as rendered
+    lossless_pgs_per_port: int         # lossless PGs each port reserves headroom for
+    reserved_bytes: int = 0            # guaranteed (size) bytes of every PG on the pool, not shared
+
+
+@dataclass(frozen=True)
 class DeviceQos:
     source: str                                    # where the view was read from, for messages
     ports: Mapping[str, PortQos]
@@ -51,6 +63,7 @@ class DeviceQos:
     watchdog_problems: tuple[str, ...] = ()        # what the platform would refuse or cannot honour
     non_ect: str = "drop"                          # non-ECT packets on an ECN queue: "drop" (WRED curve) | "admit"
     ecmp_hash_fields: frozenset[str] | None = None  # fields the ECMP hash uses; None: not known
+    buffers: BufferView | None = None               # None: the platform's own buffer defaults (not configured)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 

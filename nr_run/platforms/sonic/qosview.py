@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nr_run.intent.models import DeviceIntent
-from nr_run.platforms.qos import DeviceQos, PortQos, Watchdog
+from nr_run.platforms.qos import BufferView, DeviceQos, PortQos, Watchdog
 
 # sonic-pfcwd.yang: detection_time 100..5000, restoration_time 100..60000 (each >= POLL_INTERVAL), POLL_INTERVAL
 # 100..1000 ms, action drop|forward|alert
@@ -51,6 +51,29 @@ def _watchdog(db: Mapping[str, Any], problems: list[str]) -> Watchdog | None:
     return first
 
 
+def _buffers(db: Mapping[str, Any]) -> BufferView | None:
+    pool = db.get("BUFFER_POOL", {}).get("ingress_lossless_pool")
+    if not pool:
+        return None
+    profiles = db.get("BUFFER_PROFILE", {})
+    lossless = {n for n, p in profiles.items() if "xoff" in p and p.get("pool") == "ingress_lossless_pool"}
+    pg_xoff: dict[str, int] = {}
+    per_port: dict[str, int] = {}
+    reserved = 0
+    alphas = set()
+    for key, entry in db.get("BUFFER_PG", {}).items():
+        port, _, pgs = key.partition("|")
+        prof = profiles.get(entry.get("profile", ""), {})
+        reserved += int(prof.get("size", "0")) * len(_numbers(pgs))
+        if entry.get("profile") in lossless:
+            pg_xoff[port] = int(prof["xoff"])
+            per_port[port] = per_port.get(port, 0) + len(_numbers(pgs))
+            alphas.add(int(prof.get("dynamic_th", "0")))
+    return BufferView(pool_bytes=int(pool["size"]), headroom_pool_bytes=int(pool.get("xoff", "0")),
+                      dynamic_th=min(alphas, default=0), pg_xoff=pg_xoff,
+                      lossless_pgs_per_port=max(per_port.values(), default=0), reserved_bytes=reserved)
+
+
 def qos_view(device: DeviceIntent, db: Mapping[str, Any]) -> DeviceQos:
     port_qos = db.get("PORT_QOS_MAP", {})
     glob = port_qos.get("global", {})
@@ -89,4 +112,5 @@ def qos_view(device: DeviceIntent, db: Mapping[str, Any]) -> DeviceQos:
     wd = _watchdog(db, problems)
     # WRED_PROFILE's wred_<colour>_enable drives the one curve that marks ECT and drops non-ECT packets
     return DeviceQos(source=f"{device.name} SONiC CONFIG_DB", ports=ports, strict_queues=frozenset(strict),
-                     watchdog=wd, watchdog_problems=tuple(problems), non_ect="drop")
+                     watchdog=wd, watchdog_problems=tuple(problems), non_ect="drop",
+                     buffers=_buffers(db))
