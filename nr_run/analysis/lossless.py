@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from nr_run.analysis.options import AnalysisOptions
-from nr_run.analysis.paths import LinkRef, PathClass, PortRef, path_classes
+from nr_run.analysis.paths import HostPart, LinkRef, PathClass, PortRef, host_side, path_classes
 from nr_run.analysis.result import AnalysisFinding, AnalysisResult, Table
 from nr_run.intent.models import DeviceIntent, FabricIntent
 from nr_run.intent.preflight import ROCE_MIN_MTU
@@ -148,6 +148,7 @@ class _Checker:
         self.ref = roce_class(fabric)
         self.view: Callable[[str], DeviceQos] = cache(self._view)
         self.port: Callable[[PortRef], list[Problem]] = cache(self._port)
+        self._host_cache: dict[tuple[str, str], list[tuple[str, str, str, Problem]]] = {}
 
     def _view(self, name: str) -> DeviceQos:
         dev = self.fabric.devices[name]
@@ -161,6 +162,23 @@ class _Checker:
     def _port(self, ref: PortRef) -> list[Problem]:
         dev = self.fabric.devices[ref.device]
         return port_problems(self.ref, dev, self.view(ref.device), ref.port, ref.direction)
+
+    def items(self, items: list[PortRef | LinkRef]) -> list[tuple[str, str, str, Problem]]:
+        out: list[tuple[str, str, str, Problem]] = []
+        for item in items:
+            if isinstance(item, PortRef):
+                out += [(item.device, item.port, item.direction, pr) for pr in self.port(item)]
+            else:
+                out += [(item.rx.device, item.rx.port, "rx", pr) for pr in self.link(item)]
+        return out
+
+    def host_part(self, rtsw: str, part: HostPart,
+                  host_links: dict[str, list[tuple[str, str, str]]]) -> list[tuple[str, str, str, Problem]]:
+        """The problems of one host-side hop below an RTSW; computed once per RTSW and hop."""
+        key = (rtsw, part)
+        if key not in self._host_cache:
+            self._host_cache[key] = self.items(host_side(host_links.get(rtsw, []), rtsw, part))
+        return self._host_cache[key]
 
     def link(self, link: LinkRef) -> list[Problem]:
         p = self.ref.priority
@@ -187,12 +205,13 @@ def _judge(checker: _Checker, pc: PathClass) -> AnalysisFinding:
     hops = 0
     for position in pc.positions:
         broken: list[tuple[str, str, str, Problem]] = []
-        for ref in position.ports:
-            hops += 1
-            broken += [(ref.device, ref.port, ref.direction, pr) for pr in checker.port(ref)]
-        for link in position.links:
-            hops += 1
-            broken += [(link.rx.device, link.rx.port, "rx", pr) for pr in checker.link(link)]
+        items: list[PortRef | LinkRef] = [*position.ports, *position.links]
+        hops += len(items)
+        broken += checker.items(items)
+        if position.part is not None:
+            for rtsw in position.hosts:
+                hops += len(pc.host_links.get(rtsw, []))
+                broken += checker.host_part(rtsw, position.part, pc.host_links)
         if broken:
             device, port, direction, problem = min(broken, key=lambda b: (b[0], b[1], b[3].check))
             where = {f"{d}:{p}" for d, p, _, _ in broken}
@@ -202,6 +221,9 @@ def _judge(checker: _Checker, pc: PathClass) -> AnalysisFinding:
                         + (f" (and {len(where) - 1} more port(s) at this hop)" if len(where) > 1 else ""),
                 fix=checker.fix(device, port, direction, problem),
                 data={"position": position.label, "device": device, "port": port, "check": problem.check,
+                      "field": FIX_KEYS.get(problem.check, "").split(" ")[0].format(
+                          profile=checker.fabric.devices[device].roce.profile,
+                          role=checker.fabric.devices[device].role),
                       "ports_affected": sorted(where)[:20], "example_path": pc.example, "pairs": pc.pairs})
     return AnalysisFinding(analysis=NAME, subject=pc.name, passed=True,
                            message=f"{hops} hop(s) carry DSCP {checker.ref.dscp} losslessly "

@@ -30,13 +30,22 @@ class LinkRef:
     rx: PortRef
 
 
+HostPart = Literal["nic-tx", "up-link", "rtsw-rx", "rtsw-tx", "down-link", "nic-rx"]
+
+
 @dataclass
 class Position:
-    """One hop position of a path class: what kind of hop and every port or link found there."""
+    """One hop position of a path class: what kind of hop and every port or link found there.
+
+    Host-side hops (NICs, their links, RTSW host ports) are the same in every class, so they are given per RTSW
+    (`hosts`: the RTSWs whose host ports this position covers, `part`: which hop) and expanded by the checker
+    once per RTSW; the other hops list their ports or links."""
 
     label: str                                   # e.g. "source RTSW uplink (tx)"
     ports: list[PortRef] = field(default_factory=list)
     links: list[LinkRef] = field(default_factory=list)
+    hosts: list[str] = field(default_factory=list)
+    part: HostPart | None = None
 
 
 @dataclass
@@ -47,6 +56,22 @@ class PathClass:
     example: list[str]                           # one concrete path, "gpu1:eth1 -> rtsw1 -> ...", for the report
     pairs: int                                   # RTSW pairs (or host pairs on one RTSW) this class covers
     example_ports: list[PortRef] = field(default_factory=list)   # the example path's ports, hop by hop
+    host_links: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)  # rtsw -> (port, gpu, nic)
+
+
+def host_side(topo_hosts: list[tuple[str, str, str]], rtsw: str, part: HostPart) -> list[PortRef | LinkRef]:
+    """The ports or links of one host-side hop below `rtsw` (its (port, gpu, nic) host links)."""
+    if part == "nic-tx":
+        return [PortRef(g, n, "tx") for _, g, n in topo_hosts]
+    if part == "nic-rx":
+        return [PortRef(g, n, "rx") for _, g, n in topo_hosts]
+    if part == "rtsw-rx":
+        return [PortRef(rtsw, p, "rx") for p, _, _ in topo_hosts]
+    if part == "rtsw-tx":
+        return [PortRef(rtsw, p, "tx") for p, _, _ in topo_hosts]
+    if part == "up-link":
+        return [_link((g, n), (rtsw, p)) for p, g, n in topo_hosts]
+    return [_link((rtsw, p), (g, n)) for p, g, n in topo_hosts]
 
 
 @dataclass
@@ -113,15 +138,13 @@ def _class(name: str, kind: str, topo: _Topology, members: list[str], pairs: int
            fabric: FabricIntent) -> PathClass:
     """The positions of a class over its RTSWs (each is a source and a destination); each port appears once."""
     sources = dests = members
-    hosts_src = [(gpu, nic, r, p) for r in sources for p, gpu, nic in sorted(topo.host_ports[r])]
-    hosts_dst = [(gpu, nic, r, p) for r in dests for p, gpu, nic in sorted(topo.host_ports[r])]
     pos = [
-        Position("source NIC (tx)", ports=[PortRef(g, n, "tx") for g, n, _, _ in hosts_src]),
-        Position("NIC -> RTSW link", links=[_link((g, n), (r, p)) for g, n, r, p in hosts_src]),
-        Position("source RTSW host port (rx)", ports=[PortRef(r, p, "rx") for _, _, r, p in hosts_src]),
+        Position("source NIC (tx)", hosts=sources, part="nic-tx"),
+        Position("NIC -> RTSW link", hosts=sources, part="up-link"),
+        Position("source RTSW host port (rx)", hosts=sources, part="rtsw-rx"),
     ]
     if ctsw is None:
-        pos.append(Position("RTSW host port (tx)", ports=[PortRef(r, p, "tx") for _, _, r, p in hosts_dst]))
+        pos.append(Position("RTSW host port (tx)", hosts=dests, part="rtsw-tx"))
     else:
         up = {r: topo.uplinks[r][ctsw] for r in sorted(set(sources) | set(dests))}
         pos += [
@@ -131,11 +154,11 @@ def _class(name: str, kind: str, topo: _Topology, members: list[str], pairs: int
             Position(f"{ctsw} port to the destination RTSW (tx)", ports=[PortRef(ctsw, up[r][1], "tx") for r in dests]),
             Position(f"{ctsw} -> RTSW link", links=[_link((ctsw, up[r][1]), (r, up[r][0])) for r in dests]),
             Position("destination RTSW uplink (rx)", ports=[PortRef(r, up[r][0], "rx") for r in dests]),
-            Position("destination RTSW host port (tx)", ports=[PortRef(r, p, "tx") for _, _, r, p in hosts_dst]),
+            Position("destination RTSW host port (tx)", hosts=dests, part="rtsw-tx"),
         ]
     pos += [
-        Position("RTSW -> NIC link", links=[_link((r, p), (g, n)) for g, n, r, p in hosts_dst]),
-        Position("destination NIC (rx)", ports=[PortRef(g, n, "rx") for g, n, _, _ in hosts_dst]),
+        Position("RTSW -> NIC link", hosts=dests, part="down-link"),
+        Position("destination NIC (rx)", hosts=dests, part="nic-rx"),
     ]
     a = members[0]
     devs = fabric.devices
@@ -155,4 +178,4 @@ def _class(name: str, kind: str, topo: _Topology, members: list[str], pairs: int
         ports += [PortRef(a, a_up, "tx"), PortRef(ctsw, c_a, "rx"), PortRef(ctsw, c_b, "tx"), PortRef(b, b_up, "rx")]
     ports += [PortRef(b, dst[0], "tx"), PortRef(dst[1], dst[2], "rx")]
     return PathClass(name=name, kind=kind, positions=pos, example=example,   # type: ignore[arg-type]
-                     pairs=pairs, example_ports=ports)
+                     pairs=pairs, example_ports=ports, host_links=topo.host_ports)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from nr_run.platforms import registry
 
 if TYPE_CHECKING:
-    from nr_run.intent.models import DeviceIntent, FabricIntent
+    from nr_run.intent.models import DeviceIntent, FabricIntent, Roce
 
 
 @dataclass(frozen=True)
@@ -70,21 +70,37 @@ class DeviceQos:
 def from_intent(device: DeviceIntent) -> DeviceQos:
     """The view a device's intent asks for (GPU NICs, platforms without a qos_view)."""
     roce = device.roce
-    lossless = frozenset(roce.lossless_priorities)
-    ecn = {roce.ecn.queue: (roce.ecn.min_bytes, roce.ecn.max_bytes)} if roce.ecn.enabled else {}
     wd = roce.watchdog
-
-    def port(mtu: int, priorities: list[int]) -> PortQos:
-        return PortQos(dscp_to_tc=roce.dscp_to_tc, tc_to_queue=roce.tc_to_queue, tc_to_pg=roce.tc_to_pg,
-                       pfc_priority_to_queue=roce.pfc_priority_to_queue, pfc_priorities=frozenset(priorities),
-                       lossless_pgs=frozenset(roce.tc_to_pg[p] for p in lossless), ecn_queues=ecn, mtu=mtu,
-                       watchdog_priorities=frozenset(priorities) if wd.enabled else frozenset(), trust=roce.trust)
-
-    ports = {i.name: port(i.mtu, i.lossless_priorities) for i in device.interfaces}
-    ports.update({n.name: port(n.mtu, n.lossless_priorities) for n in device.nics})
+    ports = {i.name: _intent_port(roce, i.mtu, tuple(i.lossless_priorities)) for i in device.interfaces}
+    ports.update({n.name: _intent_port(roce, n.mtu, tuple(n.lossless_priorities)) for n in device.nics})
     return DeviceQos(source=f"{device.name} intent", ports=ports,
                      strict_queues=frozenset(s.queue for s in roce.schedulers if s.type == "strict"),
                      watchdog=Watchdog(wd.detection_ms, wd.restoration_ms, wd.poll_ms, wd.action) if wd.enabled else None)
+
+
+# (id of a Roce, MTU, priorities) -> (that Roce, its port view): a Roce holds dicts, so it cannot be a key itself;
+# keeping it in the value keeps its id from being reused while the entry lives
+_PORT_VIEWS: dict[tuple[int, int, tuple[int, ...]], tuple[Roce, PortQos]] = {}
+
+
+def _intent_port(roce: Roce, mtu: int, priorities: tuple[int, ...]) -> PortQos:
+    """One port's view of a RoCE profile; shared by every port with the same profile, MTU and priorities (the
+    intent is immutable and most ports of a site are alike)."""
+    key = (id(roce), mtu, priorities)
+    found = _PORT_VIEWS.get(key)
+    if found is not None and found[0] is roce:
+        return found[1]
+    if len(_PORT_VIEWS) > 4096:
+        _PORT_VIEWS.clear()
+    lossless = frozenset(roce.lossless_priorities)
+    ecn = {roce.ecn.queue: (roce.ecn.min_bytes, roce.ecn.max_bytes)} if roce.ecn.enabled else {}
+    view = PortQos(dscp_to_tc=roce.dscp_to_tc, tc_to_queue=roce.tc_to_queue, tc_to_pg=roce.tc_to_pg,
+                   pfc_priority_to_queue=roce.pfc_priority_to_queue, pfc_priorities=frozenset(priorities),
+                   lossless_pgs=frozenset(roce.tc_to_pg[p] for p in lossless), ecn_queues=ecn, mtu=mtu,
+                   watchdog_priorities=frozenset(priorities) if roce.watchdog.enabled else frozenset(),
+                   trust=roce.trust)
+    _PORT_VIEWS[key] = (roce, view)
+    return view
 
 
 def device_qos(device: DeviceIntent, fabric: FabricIntent | None = None) -> DeviceQos:
