@@ -148,7 +148,8 @@ def analyse(fabric: FabricIntent, options: AnalysisOptions) -> AnalysisResult:
         columns=["switch", "platform", "pool", "headroom pool", "headroom needed", "reserved", "shared",
                  "PFC trigger (1 PG)", "PFC trigger (all PGs)", "ECN max", "verdict"], rows=pool_rows))
     if profiles:
-        labels = [f"{k[0] // 1000}G {k[1]}m MTU {k[2]}" for k in sorted(profiles)]
+        labels = [f"{k[0] // 1000}G {k[1]}m MTU {k[2]}" + (f" {k[3]}B cells" if k[3] > 1 else "")
+                  for k in sorted(profiles)]
         terms = [profiles[k][0] for k in sorted(profiles)]
         result.figures.append(Figure("PFC headroom derivation per port profile (KB)", "bar", {
             "labels": labels, "stacked": True, "xlabel": "port profile", "ylabel": "KB",

@@ -15,7 +15,7 @@ from functools import cache
 
 from nr_run.analysis.options import AnalysisOptions
 from nr_run.analysis.paths import HostPart, LinkRef, PathClass, PortRef, host_side, path_classes
-from nr_run.analysis.result import AnalysisFinding, AnalysisResult, Table
+from nr_run.analysis.result import AnalysisFinding, AnalysisResult, Figure, Table
 from nr_run.intent.models import DeviceIntent, FabricIntent
 from nr_run.intent.preflight import ROCE_MIN_MTU
 from nr_run.platforms.qos import DeviceQos, PortQos, device_qos, from_intent
@@ -41,7 +41,7 @@ class RoceClass:
 
 @dataclass(frozen=True)
 class Problem:
-    check: str         # classification | pfc | pg | queue | ecn | cnp | watchdog | mtu | non-ect | trust | config
+    check: str   # classification|trust|pfc|pg|queue|ecn|cnp|watchdog|watchdog-limit|mtu|non-ect|config
     message: str
 
 
@@ -73,7 +73,8 @@ def port_problems(ref: RoceClass, dev: DeviceIntent, qos: DeviceQos, port: str, 
     if ref.watchdog and switch:
         if p not in pq.watchdog_priorities:
             out.append(Problem("watchdog", f"PFC watchdog not armed on priority {p}"))
-        out += [Problem("watchdog", w) for w in qos.watchdog_problems]
+        # a timer the platform refuses: the intent's value is what has to change
+        out += [Problem("watchdog-limit", w) for w in qos.watchdog_problems]
     return out
 
 
@@ -136,6 +137,7 @@ FIX_KEYS = {
     "ecn": "roce_profiles.{profile}.ecn",
     "cnp": "roce_profiles.{profile}.cnp / roce_profiles.{profile}.schedulers",
     "watchdog": "roce_profiles.{profile}.pfc_watchdog",
+    "watchdog-limit": "roce_profiles.{profile}.pfc_watchdog",
     "mtu": "roles.{role}.mtu (or data.mtu in hosts.yaml)",
 }
 
@@ -192,7 +194,8 @@ class _Checker:
         """Where to fix it: the inventory key, or the platform plug-in when the intent itself is right."""
         dev = self.fabric.devices[device]
         intended = port_problems(self.ref, dev, from_intent(dev), port, direction)
-        if problem.check != "config" and not any(p.check == problem.check for p in intended):
+        platform_limit = problem.check == "watchdog-limit"
+        if problem.check != "config" and not platform_limit and not any(p.check == problem.check for p in intended):
             return (f"the intent is right but the {dev.platform} platform plug-in renders it otherwise "
                     f"({self.view(device).source}): fix nr_run/platforms/{dev.platform}")
         key = FIX_KEYS.get(problem.check, "")
@@ -254,6 +257,25 @@ def _hop_table(checker: _Checker, pc: PathClass) -> Table:
                  columns=["port", "TC", "PG", "queue", "PFC", "ECN", "MTU", "read from", "verdict"], rows=rows)
 
 
+MAX_DRAWN_DEVICES = 120
+
+
+def _topology(fabric: FabricIntent, findings: list[AnalysisFinding]) -> Figure | None:
+    """The fabric by tier with the links at each class's first broken hop in red (servers drawn on small sites)."""
+    devices = fabric.devices if len(fabric.devices) <= MAX_DRAWN_DEVICES else {
+        n: d for n, d in fabric.devices.items() if d.role != "gpu"}
+    if len(devices) > MAX_DRAWN_DEVICES:
+        return None
+    edges = sorted({(lk.a_device, lk.b_device) for lk in fabric.links
+                    if lk.a_device in devices and lk.b_device in devices})
+    broken = {(str(f.data.get("device")), str(f.data.get("port"))) for f in findings if not f.passed}
+    highlight = sorted({(lk.a_device, lk.b_device) for lk in fabric.links
+                        if (lk.a_device, lk.a_port) in broken or (lk.b_device, lk.b_port) in broken})
+    return Figure("Fabric (links at a first broken hop in red)", "topology", {
+        "nodes": [{"name": n, "tier": d.role} for n, d in sorted(devices.items())],
+        "edges": [list(e) for e in edges], "highlight": [list(e) for e in highlight if set(e) <= set(devices)]})
+
+
 def analyse(fabric: FabricIntent, options: AnalysisOptions) -> AnalysisResult:
     start = time.perf_counter()
     checker = _Checker(fabric)
@@ -268,6 +290,9 @@ def analyse(fabric: FabricIntent, options: AnalysisOptions) -> AnalysisResult:
     shown = shown or next((pc for pc in classes if pc.kind == "same-rail"), classes[0] if classes else None)
     if shown is not None:
         result.tables.append(_hop_table(checker, shown))
+    figure = _topology(fabric, findings)
+    if figure is not None:
+        result.figures.append(figure)
     ref = checker.ref
     result.summary = {"path_classes": len(classes), "broken": sum(not f.passed for f in findings),
                       "roce_dscp": ref.dscp, "priority": ref.priority, "queue": ref.queue, "pg": ref.pg,
