@@ -51,11 +51,12 @@ def _terms(dev: DeviceIntent) -> dict[str, HeadroomTerms]:
     return out
 
 
-def _view(dev: DeviceIntent, fabric: FabricIntent) -> DeviceQos | None:
+def _view(dev: DeviceIntent, fabric: FabricIntent) -> DeviceQos | str:
+    """The device's rendered view, or why its platform cannot build a config from this intent."""
     try:
         return device_qos(dev, fabric)
-    except (ValueError, KeyError, LookupError):
-        return None
+    except (ValueError, KeyError, LookupError) as exc:
+        return str(exc)
 
 
 def _pool(dev: DeviceIntent, view: BufferView, terms: dict[str, HeadroomTerms], ecn_max: int | None,
@@ -95,7 +96,7 @@ def _pool(dev: DeviceIntent, view: BufferView, terms: dict[str, HeadroomTerms], 
     congested = len(terms) * pgs
     worst = pfc_trigger_bytes(max(shared, 0), view.dynamic_th, congested)
     single = pfc_trigger_bytes(max(shared, 0), view.dynamic_th, 1)
-    if ecn_max is not None:
+    if ecn_max is not None and not overflow:
         late = ecn_max >= worst
         out.append(AnalysisFinding(
             NAME, f"{dev.name} ECN before PFC",
@@ -123,7 +124,12 @@ def analyse(fabric: FabricIntent, options: AnalysisOptions) -> AnalysisResult:
             key = (t.speed_mbps, t.cable_length_m, t.mtu, t.cell_bytes)
             profiles.setdefault(key, (t, []))[1].append(f"{dev.name}:{port}")
         view = _view(dev, fabric)
-        if view is None or view.buffers is None:
+        if isinstance(view, str):
+            result.findings.append(AnalysisFinding(
+                NAME, f"{dev.name} buffers", f"the {dev.platform} config cannot be built: {view}", passed=False,
+                fix=f"nr_run/platforms/{dev.platform} (or the intent it refuses)"))
+            continue
+        if view.buffers is None:
             unmodelled.append(dev.name)
             continue
         ecn = [hi for pq in view.ports.values() for _, hi in pq.ecn_queues.values()]

@@ -150,6 +150,7 @@ class _Checker:
         self.ref = roce_class(fabric)
         self.view: Callable[[str], DeviceQos] = cache(self._view)
         self.port: Callable[[PortRef], list[Problem]] = cache(self._port)
+        self.unbuildable: dict[str, str] = {}
         self._host_cache: dict[tuple[str, str], list[tuple[str, str, str, Problem]]] = {}
 
     def _view(self, name: str) -> DeviceQos:
@@ -157,13 +158,15 @@ class _Checker:
         try:
             return device_qos(dev, self.fabric)
         except (ValueError, KeyError, LookupError) as exc:    # a config the platform cannot build
-            view = from_intent(dev)
-            return DeviceQos(source=f"{name} intent ({dev.platform} config not buildable: {exc})",
-                             ports=view.ports, strict_queues=view.strict_queues, watchdog=view.watchdog)
+            self.unbuildable[name] = str(exc)
+            return from_intent(dev)
 
     def _port(self, ref: PortRef) -> list[Problem]:
         dev = self.fabric.devices[ref.device]
-        return port_problems(self.ref, dev, self.view(ref.device), ref.port, ref.direction)
+        view = self.view(ref.device)
+        if ref.device in self.unbuildable:
+            return [Problem("config", f"the {dev.platform} config cannot be built: {self.unbuildable[ref.device]}")]
+        return port_problems(self.ref, dev, view, ref.port, ref.direction)
 
     def items(self, items: list[PortRef | LinkRef]) -> list[tuple[str, str, str, Problem]]:
         out: list[tuple[str, str, str, Problem]] = []
