@@ -126,6 +126,13 @@ class SonicConfig:
         """What the rendered CONFIG_DB makes each port do with RoCE traffic (whole-fabric analyses)."""
         return qos_view(device, structured)
 
+    def ecmp_hash_fields(self, device: DeviceIntent) -> frozenset[str] | None:
+        """Unknown from the config: SONiC's generic hash table (SWITCH_HASH|GLOBAL ecmp_hash, `config switch-hash
+        global ecmp-hash`, sonic-switch-hash.yang, 202305+) is not among the YANG models the rendered CONFIG_DB is
+        validated against (shared/sonic-yang), so nr-run renders none and the switch keeps its SAI/ASIC default,
+        which the config does not show."""
+        return None
+
     def render(self, structured: Mapping[str, Any]) -> str:
         return to_json(structured)
 
