@@ -156,10 +156,10 @@ def analyse(fabric: FabricIntent, options: AnalysisOptions) -> AnalysisResult:
     if profiles:
         labels = [f"{k[0] // 1000}G {k[1]}m MTU {k[2]}" + (f" {k[3]}B cells" if k[3] > 1 else "")
                   for k in sorted(profiles)]
-        terms = [profiles[k][0] for k in sorted(profiles)]
+        derived = [profiles[k][0] for k in sorted(profiles)]
         result.figures.append(Figure("PFC headroom derivation per port profile (KB)", "bar", {
             "labels": labels, "stacked": True, "xlabel": "port profile", "ylabel": "KB",
-            "series": {name: [round(getattr(t, attr) / 8000, 1) for t in terms] for name, attr in (
+            "series": {name: [round(getattr(t, attr) / 8000, 1) for t in derived] for name, attr in (
                 ("MTU_R", "receiver_frame_bits"), ("PAUSE", "pause_bits"), ("2 x cable", "cable_bits"),
                 ("D_resp", "response_bits"), ("MTU_S", "sender_frame_bits"))}}))
     if unmodelled:

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from nr_run.analysis.options import AnalysisOptions
 from nr_run.analysis.paths import HostPart, LinkRef, PathClass, PortRef, host_side, path_classes
@@ -113,7 +114,7 @@ def _tx(ref: RoceClass, qos: DeviceQos, pq: PortQos, switch: bool) -> list[Probl
                                   f"not queue {queue} that carries RoCE"))
     if not switch:
         return out
-    if queue not in pq.ecn_queues:
+    if queue is None or queue not in pq.ecn_queues:
         out.append(Problem("ecn", f"no ECN marking on queue {queue}"))
     else:
         low, high = pq.ecn_queues[queue]
@@ -240,7 +241,7 @@ def _judge(checker: _Checker, pc: PathClass) -> AnalysisFinding:
 def _hop_table(checker: _Checker, pc: PathClass) -> Table:
     """The example path of a class, hop by hop: what each port does with the RoCE DSCP."""
     ref = checker.ref
-    rows = []
+    rows: list[list[Any]] = []
     for pref in pc.example_ports:
         view = checker.view(pref.device)
         pq = view.ports.get(pref.port)
