@@ -15,7 +15,15 @@ from functools import cache
 from typing import Any
 
 from nr_run.analysis.options import AnalysisOptions
-from nr_run.analysis.paths import HostPart, LinkRef, PathClass, PortRef, host_side, path_classes
+from nr_run.analysis.paths import (
+    HostPart,
+    LinkRef,
+    PathClass,
+    PortRef,
+    example_path,
+    host_side,
+    path_classes,
+)
 from nr_run.analysis.result import AnalysisFinding, AnalysisResult, Figure, Table
 from nr_run.intent.models import DeviceIntent, FabricIntent
 from nr_run.intent.preflight import ROCE_MIN_MTU
@@ -238,11 +246,12 @@ def _judge(checker: _Checker, pc: PathClass) -> AnalysisFinding:
                            data={"example_path": pc.example, "pairs": pc.pairs, "hops_checked": hops})
 
 
-def _hop_table(checker: _Checker, pc: PathClass) -> Table:
-    """The example path of a class, hop by hop: what each port does with the RoCE DSCP."""
+def _hop_table(checker: _Checker, pc: PathClass, through: str | None) -> Table:
+    """A path of the class (through the broken device, if any), hop by hop: what each port does with RoCE."""
     ref = checker.ref
+    names, ports = example_path(pc, checker.fabric, through)
     rows: list[list[Any]] = []
-    for pref in pc.example_ports:
+    for pref in ports:
         view = checker.view(pref.device)
         pq = view.ports.get(pref.port)
         where = f"{pref.device}:{pref.port} ({pref.direction})"
@@ -257,7 +266,7 @@ def _hop_table(checker: _Checker, pc: PathClass) -> Table:
         rows.append([where, tc, "-" if pg is None else pg, queue,
                      ",".join(map(str, sorted(pq.pfc_priorities))) or "off",
                      "-" if nic else ("yes" if queue in pq.ecn_queues else "no"), pq.mtu, view.source, problems])
-    return Table(title=f"RoCE DSCP {ref.dscp} on each hop of {' -> '.join(pc.example)} ({pc.name})",
+    return Table(title=f"RoCE DSCP {ref.dscp} on each hop of {' -> '.join(names)} ({pc.name})",
                  columns=["port", "TC", "PG", "queue", "PFC", "ECN", "MTU", "read from", "verdict"], rows=rows)
 
 
@@ -272,7 +281,8 @@ def _topology(fabric: FabricIntent, findings: list[AnalysisFinding]) -> Figure |
         return None
     edges = sorted({(lk.a_device, lk.b_device) for lk in fabric.links
                     if lk.a_device in devices and lk.b_device in devices})
-    broken = {(str(f.data.get("device")), str(f.data.get("port"))) for f in findings if not f.passed}
+    broken = {tuple(where.split(":", 1)) for f in findings if not f.passed
+              for where in f.data.get("ports_affected", [])}
     highlight = sorted({(lk.a_device, lk.b_device) for lk in fabric.links
                         if (lk.a_device, lk.a_port) in broken or (lk.b_device, lk.b_port) in broken})
     return Figure("Fabric (links at a first broken hop in red)", "topology", {
@@ -290,10 +300,11 @@ def analyse(fabric: FabricIntent, options: AnalysisOptions) -> AnalysisResult:
         title="Path classes", columns=["class", "RTSW pairs", "verdict", "first broken hop", "fix"],
         rows=[[f.subject, f.data.get("pairs", 0), "holds" if f.passed else "BROKEN",
                "" if f.passed else f.message.removeprefix("first broken hop: "), f.fix] for f in findings]))
-    shown = next((pc for pc, f in zip(classes, findings, strict=True) if not f.passed), None)
-    shown = shown or next((pc for pc in classes if pc.kind == "same-rail"), classes[0] if classes else None)
+    broken = next(((pc, f) for pc, f in zip(classes, findings, strict=True) if not f.passed), None)
+    shown = broken[0] if broken else next((pc for pc in classes if pc.kind == "same-rail"),
+                                          classes[0] if classes else None)
     if shown is not None:
-        result.tables.append(_hop_table(checker, shown))
+        result.tables.append(_hop_table(checker, shown, str(broken[1].data["device"]) if broken else None))
     figure = _topology(fabric, findings)
     if figure is not None:
         result.figures.append(figure)

@@ -57,6 +57,9 @@ class PathClass:
     pairs: int                                   # RTSW pairs (or host pairs on one RTSW) this class covers
     example_ports: list[PortRef] = field(default_factory=list)   # the example path's ports, hop by hop
     host_links: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)  # rtsw -> (port, gpu, nic)
+    members: list[str] = field(default_factory=list)             # the RTSWs the class runs between
+    ctsw: str | None = None                                      # the ECMP branch (None: same RTSW)
+    uplinks: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)  # rtsw -> {ctsw: (port, port)}
 
 
 def host_side(topo_hosts: list[tuple[str, str, str]], rtsw: str, part: HostPart) -> list[PortRef | LinkRef]:
@@ -160,22 +163,36 @@ def _class(name: str, kind: str, topo: _Topology, members: list[str], pairs: int
         Position("RTSW -> NIC link", hosts=dests, part="down-link"),
         Position("destination NIC (rx)", hosts=dests, part="nic-rx"),
     ]
-    a = members[0]
+    pc = PathClass(name=name, kind=kind, positions=pos, example=[], pairs=pairs,   # type: ignore[arg-type]
+                   host_links=topo.host_ports, members=members, ctsw=ctsw, uplinks=topo.uplinks)
+    pc.example, pc.example_ports = example_path(pc, fabric)
+    return pc
+
+
+def example_path(pc: PathClass, fabric: FabricIntent, through: str | None = None) -> tuple[list[str], list[PortRef]]:
+    """One concrete path of the class (names, and its ports hop by hop), through device `through` when the class
+    has a path through it (an RTSW of the class, a server below one), else from its first RTSW."""
     devs = fabric.devices
-    if ctsw is None:
+    a, nic = pc.members[0], None
+    for rtsw in pc.members:
+        hosts = sorted(pc.host_links.get(rtsw, []))
+        if through == rtsw or any(g == through for _, g, _ in hosts):
+            a, nic = rtsw, next((h for h in hosts if h[1] == through), None)
+            break
+    if pc.ctsw is None:
         b = a
-    elif kind == "same-rail":
-        b = next(r for r in members if devs[r].index == devs[a].index and devs[r].su != devs[a].su)
+    elif pc.kind == "same-rail":
+        b = next(r for r in pc.members if devs[r].index == devs[a].index and devs[r].su != devs[a].su)
     else:
-        b = next(r for r in members if devs[r].index != devs[a].index)
-    src = sorted(topo.host_ports[a])[0]
-    dst = next((h for h in sorted(topo.host_ports[b]) if h[1] != src[1]), sorted(topo.host_ports[b])[-1])
-    middle = [a] if ctsw is None else [a, ctsw, b]
-    example = [f"{src[1]}:{src[2]}", *middle, f"{dst[1]}:{dst[2]}"]
+        b = next(r for r in pc.members if devs[r].index != devs[a].index)
+    src = nic or sorted(pc.host_links[a])[0]
+    dst = next((h for h in sorted(pc.host_links[b]) if h[1] != src[1]), sorted(pc.host_links[b])[-1])
+    middle = [a] if pc.ctsw is None else [a, pc.ctsw, b]
+    names = [f"{src[1]}:{src[2]}", *middle, f"{dst[1]}:{dst[2]}"]
     ports = [PortRef(src[1], src[2], "tx"), PortRef(a, src[0], "rx")]
-    if ctsw is not None:
-        (a_up, c_a), (b_up, c_b) = topo.uplinks[a][ctsw], topo.uplinks[b][ctsw]
-        ports += [PortRef(a, a_up, "tx"), PortRef(ctsw, c_a, "rx"), PortRef(ctsw, c_b, "tx"), PortRef(b, b_up, "rx")]
+    if pc.ctsw is not None:
+        (a_up, c_a), (b_up, c_b) = pc.uplinks[a][pc.ctsw], pc.uplinks[b][pc.ctsw]
+        ports += [PortRef(a, a_up, "tx"), PortRef(pc.ctsw, c_a, "rx"), PortRef(pc.ctsw, c_b, "tx"),
+                  PortRef(b, b_up, "rx")]
     ports += [PortRef(b, dst[0], "tx"), PortRef(dst[1], dst[2], "rx")]
-    return PathClass(name=name, kind=kind, positions=pos, example=example,   # type: ignore[arg-type]
-                     pairs=pairs, example_ports=ports, host_links=topo.host_ports)
+    return names, ports

@@ -22,7 +22,7 @@ TIER_ORDER = {"ctsw": 0, "spine": 0, "rtsw": 1, "leaf": 1, "gpu": 2, "host": 2}
 CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;color:#1d2733;background:#f6f7f9}
 .banner{padding:14px 24px;color:#fff;font-size:22px;font-weight:600}
-.banner.ok{background:#1e8e3e}.banner.fail{background:#d93025}
+.banner.ok{background:#1e8e3e;color:#fff}.banner.fail{background:#d93025;color:#fff}
 main{padding:8px 24px 40px}
 h2{margin:28px 0 6px;font-size:19px}h3{font-size:15px;margin:16px 0 6px}
 .meta{color:#5f6b7a;font-size:13px}

@@ -67,6 +67,8 @@ def test_report_renders_in_headless_chromium(tmp_path):
     assert red > 1200 * 30                                   # the FAIL banner, and red on the plots
     top = pixels[: 1200 * 20]
     assert sum(1 for r, g, b in top if r > 180 and g < 70 and b < 70) > 0.9 * len(top)
+    banner = pixels[: 1200 * 50]                             # the banner's text is readable: white on the red
+    assert sum(1 for r, g, b in banner if min(r, g, b) > 235) > 1000
     # the plots are drawn: the stacked headroom bar's blue (matplotlib's first colour) covers an area
     blue = sum(n for (r, g, b), n in colours.items() if abs(r - 31) < 12 and abs(g - 119) < 12 and abs(b - 180) < 12)
     assert blue > 2000
