@@ -55,10 +55,14 @@ class Problem:
 
 
 def roce_class(fabric: FabricIntent) -> RoceClass:
-    """The RoCE data class the NICs send: the first DSCP their profile maps to a lossless priority."""
+    """The RoCE data class the NICs send: of the DSCPs their profile maps to a lossless priority, the one whose
+    class is the ECN queue (DCQCN marks RoCE there), else the first."""
     devs = fabric.servers() or fabric.switches()
     roce = sorted(devs, key=lambda d: d.name)[0].roce
     lossless = [d for d, tc in sorted(roce.dscp_overrides.items()) if tc in roce.lossless_priorities]
+    if roce.ecn.enabled:
+        marked = [d for d in lossless if roce.tc_to_queue[roce.dscp_overrides[d]] == roce.ecn.queue]
+        lossless = marked + [d for d in lossless if d not in marked]
     dscp = lossless[0] if lossless else next((d for d, tc in sorted(roce.dscp_to_tc.items())
                                                if tc in roce.lossless_priorities), 0)
     prio = roce.dscp_to_tc[dscp]
@@ -216,7 +220,8 @@ class _Checker:
         return f"{self.fabric.fabric_file or 'fabric.yaml'}: " + key.format(profile=dev.roce.profile, role=dev.role)
 
 
-def _judge(checker: _Checker, pc: PathClass) -> AnalysisFinding:
+def _judge(checker: _Checker, pc: PathClass, only: frozenset[str] | None = None) -> AnalysisFinding:
+    """The class holds, or its first broken hop (counting only the checks in `only`, when given)."""
     hops = 0
     for position in pc.positions:
         broken: list[tuple[str, str, str, Problem]] = []
@@ -227,6 +232,8 @@ def _judge(checker: _Checker, pc: PathClass) -> AnalysisFinding:
             for rtsw in position.hosts:
                 hops += len(pc.host_links.get(rtsw, []))
                 broken += checker.host_part(rtsw, position.part, pc.host_links)
+        if only is not None:
+            broken = [b for b in broken if b[3].check in only]
         if broken:
             device, port, direction, problem = min(broken, key=lambda b: (b[0], b[1], b[3].check))
             where = {f"{d}:{p}" for d, p, _, _ in broken}
@@ -271,6 +278,17 @@ def _hop_table(checker: _Checker, pc: PathClass, through: str | None) -> Table:
 
 
 MAX_DRAWN_DEVICES = 120
+# What makes RoCE lossy or undeliverable on a hop, whatever the site's policy: these stop a deploy. ECN, CNP
+# scheduling, watchdog arming and non-ECT handling fail the proof too, but a site may choose them (ECN off
+# leaves PFC alone to do the work): they are the analysis' findings, not preflight errors.
+UNSAFE_CHECKS = frozenset({"classification", "trust", "pfc", "pg", "queue", "mtu", "config", "watchdog-limit"})
+
+
+def unsafe_findings(fabric: FabricIntent) -> list[AnalysisFinding]:
+    """Per path class, the first hop where RoCE is not lossless (UNSAFE_CHECKS only); failed findings only."""
+    checker = _Checker(fabric)
+    findings = [_judge(checker, pc, UNSAFE_CHECKS) for pc in path_classes(fabric)]
+    return [f for f in findings if not f.passed]
 
 
 def _topology(fabric: FabricIntent, findings: list[AnalysisFinding]) -> Figure | None:

@@ -96,3 +96,14 @@ def test_an_unsafe_fabric_is_a_preflight_error_so_deploy_refuses(capsys, site, t
 
 def test_a_safe_fabric_adds_no_preflight_finding():
     assert preflight_findings(compile_site(DC1)) == []
+
+
+def test_a_site_policy_that_fails_the_proof_is_not_a_preflight_error(capsys, site):
+    # ECN off: PFC alone keeps RoCE lossless, so deploy may go ahead; the proof (ECN on the queue) fails
+    site.edit("fabric.yaml", lambda d: d["roce_profiles"]["roce"]["ecn"].update(enabled=False))
+    code, _, _ = run(capsys, "inventory", "validate", "--site", "dc1", "--inventory-dir", inventory_dir(site))
+    assert code == 0
+    code, out, _ = run(capsys, "analyze", "--site", "dc1", "--inventory-dir", inventory_dir(site), "--json",
+                       "--only", "lossless")
+    failed = [f for f in json.loads(out)["analyses"][0]["findings"] if not f["passed"]]
+    assert code == 1 and failed and {f["data"]["check"] for f in failed} == {"ecn"}
