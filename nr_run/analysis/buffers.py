@@ -24,7 +24,7 @@ from nr_run.analysis.options import AnalysisOptions
 from nr_run.analysis.result import AnalysisFinding, AnalysisResult, Figure, Table
 from nr_run.intent.headroom import HeadroomTerms, headroom_terms
 from nr_run.intent.models import DeviceIntent, FabricIntent
-from nr_run.platforms.qos import BufferView, DeviceQos, device_qos
+from nr_run.platforms.qos import BufferView, DeviceQos, fabric_device_qos
 
 NAME = "buffers"
 
@@ -54,7 +54,7 @@ def _terms(dev: DeviceIntent) -> dict[str, HeadroomTerms]:
 def _view(dev: DeviceIntent, fabric: FabricIntent) -> DeviceQos | str:
     """The device's rendered view, or why its platform cannot build a config from this intent."""
     try:
-        return device_qos(dev, fabric)
+        return fabric_device_qos(dev, fabric)
     except (ValueError, KeyError, LookupError) as exc:
         return str(exc)
 

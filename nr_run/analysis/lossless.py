@@ -27,7 +27,7 @@ from nr_run.analysis.paths import (
 from nr_run.analysis.result import AnalysisFinding, AnalysisResult, Figure, Table
 from nr_run.intent.models import DeviceIntent, FabricIntent
 from nr_run.intent.preflight import ROCE_MIN_MTU
-from nr_run.platforms.qos import DeviceQos, PortQos, device_qos, from_intent
+from nr_run.platforms.qos import DeviceQos, PortQos, fabric_device_qos, from_intent
 
 NAME = "lossless"
 # Non-ECT packets on the lossless queue are meant to be dropped by the ECN/WRED curve on every switch (see
@@ -169,7 +169,7 @@ class _Checker:
     def _view(self, name: str) -> DeviceQos:
         dev = self.fabric.devices[name]
         try:
-            return device_qos(dev, self.fabric)
+            return fabric_device_qos(dev, self.fabric)
         except (ValueError, KeyError, LookupError) as exc:    # a config the platform cannot build
             self.unbuildable[name] = str(exc)
             return from_intent(dev)

@@ -131,7 +131,7 @@ def test_a_platform_rendering_what_the_intent_did_not_ask_blames_the_plug_in(mon
     import nr_run.platforms.eos.structured as eos
 
     monkeypatch.setattr(eos, "ECN_ALLOW_NON_ECT", True)
-    result = analyse(DC1_FABRIC, OPTIONS)
+    result = analyse(DC1_FABRIC.model_copy(), OPTIONS)    # a new fabric object: views are remembered per fabric
     failed = [f for f in result.findings if not f.passed]
     assert failed and all(f.data["check"] == "non-ect" for f in failed)
     assert {f.data["device"] for f in failed} <= {"rtsw1", "rtsw2", "ctsw1", "ctsw2"}
