@@ -27,7 +27,7 @@ from nr_run.analysis.paths import (
 from nr_run.analysis.result import AnalysisFinding, AnalysisResult, Figure, Table
 from nr_run.intent.models import DeviceIntent, FabricIntent
 from nr_run.intent.preflight import ROCE_MIN_MTU
-from nr_run.platforms.qos import DeviceQos, PortQos, fabric_device_qos, from_intent
+from nr_run.platforms.qos import DeviceQos, PortQos, device_qos, fabric_device_qos, from_intent
 
 NAME = "lossless"
 # Non-ECT packets on the lossless queue are meant to be dropped by the ECN/WRED curve on every switch (see
@@ -179,6 +179,10 @@ class _Checker:
         view = self.view(ref.device)
         if ref.device in self.unbuildable:
             return [Problem("config", f"the {dev.platform} config cannot be built: {self.unbuildable[ref.device]}")]
+        uncollected = view.extra.get("uncollected")
+        if uncollected:
+            section, why = sorted(uncollected.items())[0]
+            return [Problem("config", f"state not collected ({section}: {why})")]
         return port_problems(self.ref, dev, view, ref.port, ref.direction)
 
     def items(self, items: list[PortRef | LinkRef]) -> list[tuple[str, str, str, Problem]]:
@@ -209,6 +213,16 @@ class _Checker:
     def fix(self, device: str, port: str, direction: str, problem: Problem) -> str:
         """Where to fix it: the inventory key, or the platform plug-in when the intent itself is right."""
         dev = self.fabric.devices[device]
+        if problem.message.startswith("state not collected"):
+            return f"collect {device}'s state again (reachable, credentials, collector for {dev.platform})"
+        if self.view(device).source.endswith("collected state"):
+            try:
+                rendered = port_problems(self.ref, dev, device_qos(dev, self.fabric), port, direction)
+            except (ValueError, KeyError, LookupError):
+                rendered = []
+            if not any(p.check == problem.check for p in rendered):
+                return (f"{device} runs another config than the one rendered from the intent (drift): "
+                        "`nr-run compliance` shows the difference, `nr-run deploy` restores it")
         intended = port_problems(self.ref, dev, from_intent(dev), port, direction)
         platform_limit = problem.check == "watchdog-limit"
         if problem.check != "config" and not platform_limit and not any(p.check == problem.check for p in intended):

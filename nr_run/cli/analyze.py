@@ -63,6 +63,31 @@ def run_analyses(fabric: Any, names: list[str], options: Any) -> list[Any]:
     return results
 
 
+def collect_views(args: argparse.Namespace, fabric: Any) -> dict[str, Any]:
+    """Every device's QoS as collected (twin with --lab, the devices with --live) over its rendered view."""
+    from nr_run.cli.lab import device_session
+    from nr_run.platforms.qos import STATE_SECTIONS, fabric_device_qos, from_intent, from_state
+    from nr_run.platforms.state import DeviceState
+    from nr_run.runbooks.check import collect_state
+
+    sections = {name: set(STATE_SECTIONS) for name in fabric.devices}
+    with device_session(args) as nr:
+        results = nr.run(task=collect_state, fabric=fabric, sections_by_host=sections)
+    views: dict[str, Any] = {}
+    for name, dev in sorted(fabric.devices.items()):
+        multi = results.get(name)
+        state = multi[0].result if multi is not None and not multi.failed else None
+        if not isinstance(state, DeviceState):
+            why = str(multi[0].exception) if multi is not None and multi[0].exception else "no result"
+            state = DeviceState(name, dev.platform, errors={s: why for s in STATE_SECTIONS})
+        try:
+            base = fabric_device_qos(dev, fabric)
+        except (ValueError, KeyError, LookupError):
+            base = from_intent(dev)
+        views[name] = from_state(dev, state, base)
+    return views
+
+
 def _print(console: Any, site: str, results: list[Any], verbose: int) -> None:
     for r in results:
         table = Table(title=f"{r.title} ({r.name}): {'holds' if r.ok else 'FAILS'} in {r.seconds:.2f} s",
@@ -100,9 +125,8 @@ def analyze(args: argparse.Namespace) -> int:
 
     formats = _formats(args.format)
     names = _selection(args.only)
-    if args.lab or args.live:
-        raise UsageError("--lab/--live: analysing collected device state is not implemented yet; "
-                         "without them analyze works from the compiled intent")
+    if args.lab and args.live:
+        raise UsageError("--lab and --live exclude each other")
     try:
         options = AnalysisOptions(failures=args.failures, pattern=args.pattern, qps_per_connection=args.qps)
     except ValidationError as exc:
@@ -117,9 +141,16 @@ def analyze(args: argparse.Namespace) -> int:
         else:
             print_findings(findings, console)
         return EXIT_INVALID
+    source = "lab" if args.lab else "live" if args.live else "intent"
+    if source != "intent":
+        from nr_run.cli.commands import announce_lab
+        from nr_run.platforms.qos import use_views
+
+        announce_lab(args, console)
+        use_views(fabric, collect_views(args, fabric))
     results = run_analyses(fabric, names, options)
     generated = utc_now_iso()
-    doc = payload(args.site, results, options.model_dump(), generated)
+    doc = {**payload(args.site, results, options.model_dump(), generated), "source": source}
     written: list[Path] = []
     if "json" in formats or "html" in formats:
         out = Path(args.out) if args.out else RunRecords(args.artifacts, args.site, "analyze").dir

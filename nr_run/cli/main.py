@@ -89,9 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     ana = sub.add_parser("analyze", help="prove the fabric lossless, deadlock-free and balanced (whole-fabric analyses)")
     _common(ana)
-    src = ana.add_mutually_exclusive_group()
-    src.add_argument("--lab", action="store_true", help="analyse state collected from the lab twin (not implemented)")
-    src.add_argument("--live", action="store_true", help="analyse state collected from the devices (not implemented)")
+    _device_io(ana)      # --lab: judge every hop by the state collected from the lab twin
+    ana.add_argument("--live", action="store_true", help="judge every hop by the state collected from the devices")
     ana.add_argument("--failures", type=int, default=1, metavar="K", help="link or switch failures to enumerate, 0-3")
     ana.add_argument("--pattern", choices=["ring", "alltoall", "pairs"], default="alltoall",
                      help="collective traffic pattern for ECMP load (default alltoall)")
@@ -99,7 +98,6 @@ def build_parser() -> argparse.ArgumentParser:
     ana.add_argument("--format", default="table", help="table,json,html (json/html are written to --out)")
     ana.add_argument("--out", type=types.folder, help="report folder (default: artifacts run folder)")
     ana.add_argument("--only", help="comma-separated analysis names (default: all registered)")
-    ana.add_argument("--artifacts", type=types.folder, default=".nr-run", help="artifacts folder (default .nr-run)")
 
     from nr_run.lab.twin.faults import help_text
 

@@ -9,13 +9,14 @@ nr-run does not configure, such as a GPU server) is viewed from its DeviceIntent
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from nr_run.platforms import registry
 
 if TYPE_CHECKING:
     from nr_run.intent.models import DeviceIntent, FabricIntent, Roce
+    from nr_run.platforms.state import DeviceState
 
 
 @dataclass(frozen=True)
@@ -137,3 +138,53 @@ def fabric_device_qos(device: DeviceIntent, fabric: FabricIntent) -> DeviceQos:
     if isinstance(found, Exception):
         raise found
     return found
+
+
+def use_views(fabric: FabricIntent, views: Mapping[str, DeviceQos]) -> None:
+    """Make `views` (e.g. built from collected state) what the analyses of `fabric` read; devices left out are
+    viewed from their rendered config as usual."""
+    global _LAST
+    _LAST = (fabric, dict(views))
+
+
+STATE_SECTIONS = ("interfaces", "pfc", "qos", "buffers", "nics")
+
+
+def from_state(device: DeviceIntent, state: DeviceState, base: DeviceQos) -> DeviceQos:
+    """What the device was seen doing (normalized collected state) over `base`, its rendered view, for what the
+    state does not carry (TC -> queue and PG maps). Sections that could not be collected are listed in
+    `extra["uncollected"]`; the analyses fail the device's hops on them rather than trust the rendered view."""
+    got = state.sections
+    ports: dict[str, PortQos] = {}
+    for name, pq in base.ports.items():
+        q = state.qos.get(name)
+        dscp = dict(pq.dscp_to_tc)
+        if q is not None and q.dscp_to_tc:
+            dscp = dict(q.dscp_to_tc) if q.dscp_map == "complete" else {**dscp, **q.dscp_to_tc}
+        nic = state.nics.get(name)
+        itf = state.interfaces.get(name)
+        pfc = pq.pfc_priorities
+        if name in state.pfc_priorities:
+            pfc = frozenset(state.pfc_priorities[name])
+        elif nic is not None and nic.pfc_priorities is not None:
+            pfc = frozenset(nic.pfc_priorities)
+        ecn = pq.ecn_queues
+        if "pfc" in got and nic is None:
+            ecn = {queue: (e.min_bytes or 0, e.max_bytes or 0) for (port, queue), e in state.ecn.items()
+                   if port == name and e.enabled}
+        wd = state.watchdog.get(name)
+        pgs = pq.lossless_pgs
+        if name in state.buffer_pgs:
+            pgs = frozenset(pg for entry in state.buffer_pgs[name] if entry.xoff_bytes for pg in entry.pgs)
+        mtu = (itf.mtu if itf is not None and itf.mtu else None) or (nic.mtu if nic is not None and nic.mtu else None)
+        trust = (q.trust or "none") if q is not None else (nic.trust or pq.trust if nic is not None else pq.trust)
+        ports[name] = replace(
+            pq, dscp_to_tc=dscp, pfc_priorities=pfc, ecn_queues=ecn, lossless_pgs=pgs, mtu=mtu or pq.mtu,
+            trust=trust, watchdog_priorities=(pfc if wd.enabled else frozenset()) if wd is not None
+            else pq.watchdog_priorities)
+    strict = {queue for q in state.qos.values() for queue, kind in q.schedulers.items() if kind == "strict"}
+    wanted = ("nics",) if device.role == "gpu" else ("interfaces", "pfc", "qos")
+    uncollected = {s: state.errors.get(s, "not collected") for s in wanted if s not in got}
+    return replace(base, source=f"{device.name} collected state", ports=ports,
+                   strict_queues=frozenset(strict) or base.strict_queues,
+                   extra={**base.extra, "uncollected": uncollected})

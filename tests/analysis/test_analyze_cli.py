@@ -63,7 +63,7 @@ def test_a_lossy_hop_fails_the_proof_exit_1_and_names_the_fix(capsys, site, tmp_
 
 
 @pytest.mark.parametrize("argv", [
-    ["--only", "nosuch"], ["--failures", "9"], ["--qps", "0"], ["--format", "xml"], ["--lab"],
+    ["--only", "nosuch"], ["--failures", "9"], ["--qps", "0"], ["--format", "xml"], ["--lab", "--live"],
     ["--pattern", "ring", "--qps", "x"],
 ])
 def test_invalid_input_exits_3(capsys, site, argv):
