@@ -103,15 +103,16 @@ def test_roce_profile(dc1):
 
 
 def test_headroom_matches_hand_computed_values():
-    # worked example in shared/reference/peers-and-numbers.md §5: 400G, 100 m, MTU 9216
-    # 2 x 9236 B x 8 + 672 + 2 x 100 m x 5 ns x 400 Gb/s + 905 x 512 = 1,011,808 bits
-    assert headroom_bits(400_000, 100, 9216) == 73_888 * 2 + 672 + 400_000 + 463_360 == 1_011_808
-    assert headroom_bytes(400_000, 100, 9216) == 126_476
-    # 400G, 30 m, MTU 9214: 147,744 + 672 + 120,000 + 463,360 = 731,776 bits = 91,472 B; 254 B cells -> 361 cells
-    assert headroom_bytes(400_000, 30, 9214) == 91_472
+    # worked example in shared/reference/peers-and-numbers.md §5: 400G, 100 m, a 9216-byte frame (L3 MTU 9194 +
+    # 22 bytes of Ethernet header, 802.1Q tag and FCS): 2 x 9236 B x 8 + 672 + 2 x 100 m x 5 ns x 400 Gb/s + 905 x 512
+    assert headroom_bits(400_000, 100, 9194) == 73_888 * 2 + 672 + 400_000 + 463_360 == 1_011_808
+    assert headroom_bytes(400_000, 100, 9194) == 126_476
+    # 400G, 30 m, L3 MTU 9214 (9256 B on the wire): 148,096 + 672 + 120,000 + 463,360 = 732,128 bits = 91,516 B;
+    # 254 B cells -> 361 cells
+    assert headroom_bytes(400_000, 30, 9214) == 91_516
     assert headroom_bytes(400_000, 30, 9214, cell_bytes=254) == 361 * 254
-    # 100G, 3 m, MTU 9214: 147,744 + 672 + 3,000 + 201,728 = 353,144 bits = 44,143 B
-    assert headroom_bytes(100_000, 3, 9214) == 44_143
+    # 100G, 3 m, MTU 9214: 148,096 + 672 + 3,000 + 201,728 = 353,496 bits = 44,187 B
+    assert headroom_bytes(100_000, 3, 9214) == 44_187
     with pytest.raises(ValueError, match="10G"):
         headroom_bits(10_000, 3, 9214)
 

@@ -42,14 +42,15 @@ from nr_run.analysis.options import AnalysisOptions
 from nr_run.analysis.result import AnalysisFinding, AnalysisResult, Figure, Table
 from nr_run.analysis.routing import Routes
 from nr_run.intent.models import FabricIntent
+from nr_run.platforms.hashing import ecmp_hash_fields
 
 ROCE_PORT = 4791
 UDP = 17
 FIVE_TUPLE = ("src_ip", "dst_ip", "protocol", "src_port", "dst_port")
 FIELDS = FIVE_TUPLE + ("dest_qp",)
-# hashing the platform can do on RoCEv2 (see the module docstring for the sources)
-PLATFORM_FIELDS: dict[str, tuple[str, ...]] = {"eos": FIVE_TUPLE, "sonic": FIVE_TUPLE}
-DEST_QP_PLATFORMS = frozenset({"junos"})
+# the platform plug-ins' neutral hash field names (nr_run.platforms.hashing) -> this model's fields
+PLATFORM_FIELD_NAMES = {"src-ip": "src_ip", "dst-ip": "dst_ip", "ip-protocol": "protocol",
+                        "l4-src-port": "src_port", "l4-dst-port": "dst_port", "rdma-dest-qp": "dest_qp"}
 FLOW_BUDGET = 120_000          # QPs simulated per run; larger patterns are sampled by source switch
 QP_STEPS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
@@ -326,12 +327,17 @@ def _mul(a: list[float], b: list[float], degree: int) -> list[float]:
 
 # ---- the analysis ------------------------------------------------------------------------------------
 
-def hash_model_for(graph: FabricGraph, seed: int) -> HashModel:
-    """The fields every platform of the fabric hashes on (their intersection: a field one switch ignores
-    adds no entropy at that hop)."""
+def hash_model_for(fabric: FabricIntent, seed: int) -> HashModel:
+    """The fields every switch of the fabric hashes on, as its platform plug-in reports them (their
+    intersection: a field one switch ignores adds no entropy at that hop). A platform that cannot say
+    (SONiC renders no hash table) is modelled with the 5-tuple, the ASICs' default ECMP hash."""
     fields = set(FIELDS)
-    for sw in graph.switches.values():
-        fields &= set(PLATFORM_FIELDS.get(sw.platform, FIVE_TUPLE))
+    for dev in fabric.switches():
+        reported = ecmp_hash_fields(dev)
+        if reported is not None:
+            fields &= {PLATFORM_FIELD_NAMES[f] for f in reported if f in PLATFORM_FIELD_NAMES}
+        else:
+            fields &= set(FIVE_TUPLE)
     return HashModel(tuple(f for f in FIELDS if f in fields), seed)
 
 
@@ -339,7 +345,7 @@ def analyse(fabric: FabricIntent, options: AnalysisOptions, model: HashModel | N
     t0 = time.perf_counter()
     graph = FabricGraph.from_intent(fabric)
     routes = Routes(graph)
-    model = model or hash_model_for(graph, options.hash_seed)
+    model = model or hash_model_for(fabric, options.hash_seed)
     result = AnalysisResult(name="ecmp", title=f"ECMP entropy and QP scaling ({options.pattern})")
     q = options.qps_per_connection
     sim = simulate(graph, routes, options.pattern, q, model)

@@ -12,8 +12,8 @@ Pattern = Literal["ring", "alltoall", "pairs"]
 class AnalysisOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    failures: int = Field(1, ge=0, le=3)          # K: link or switch failures to enumerate
+    failures: int = Field(default=1, ge=0, le=3)          # K: link or switch failures to enumerate
     pattern: Pattern = "alltoall"                 # collective traffic pattern for ECMP load
-    qps_per_connection: int = Field(1, ge=1, le=256)
-    hash_seed: int = Field(0, ge=0, le=2**32 - 1)
-    max_imbalance: float = Field(1.25, gt=1.0, le=10.0)   # max/mean per-uplink load considered balanced
+    qps_per_connection: int = Field(default=1, ge=1, le=256)
+    hash_seed: int = Field(default=0, ge=0, le=2**32 - 1)
+    max_imbalance: float = Field(default=1.25, gt=1.0, le=10.0)   # max/mean per-uplink load considered balanced

@@ -14,6 +14,8 @@ if TYPE_CHECKING:
 Analysis = Callable[["FabricIntent", "AnalysisOptions"], "AnalysisResult"]
 
 ANALYSES: dict[str, str] = {
+    "lossless": "nr_run.analysis.lossless:analyse",
+    "buffers": "nr_run.analysis.buffers:analyse",
     "deadlock": "nr_run.analysis.deadlock:analyse",
     "ecmp": "nr_run.analysis.ecmp:analyse",
     "capacity": "nr_run.analysis.capacity:analyse",

@@ -23,6 +23,11 @@ def load_intent(args: argparse.Namespace, console: Console):
         raise UsageError(f"no site {args.site!r}: {directory} is not a folder")
     with gc_paused():
         intent, findings = load_site(directory)
+        if intent is not None and not any(f.severity == "error" for f in findings):
+            # whole-fabric proofs whose failure makes the fabric unsafe (a RoCE hop that is not lossless)
+            from nr_run.analysis.safety import preflight_findings
+
+            findings = sorted(set(findings + preflight_findings(intent)))
     errors = [f for f in findings if f.severity == "error"]
     if errors or intent is None:
         if not getattr(args, "json", False):

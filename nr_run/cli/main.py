@@ -129,6 +129,18 @@ def build_parser() -> argparse.ArgumentParser:
     _retention(com)
     _history_commands(sub)
 
+    ana = sub.add_parser("analyze", help="prove the fabric lossless, deadlock-free and balanced (whole-fabric analyses)")
+    _common(ana)
+    _device_io(ana)      # --lab: judge every hop by the state collected from the lab twin
+    ana.add_argument("--live", action="store_true", help="judge every hop by the state collected from the devices")
+    ana.add_argument("--failures", type=int, default=1, metavar="K", help="link or switch failures to enumerate, 0-3")
+    ana.add_argument("--pattern", choices=["ring", "alltoall", "pairs"], default="alltoall",
+                     help="collective traffic pattern for ECMP load (default alltoall)")
+    ana.add_argument("--qps", type=int, default=1, metavar="N", help="RoCE QPs per connection, 1-256 (default 1)")
+    ana.add_argument("--format", default="table", help="table,json,html (json/html are written to --out)")
+    ana.add_argument("--out", type=types.folder, help="report folder (default: artifacts run folder)")
+    ana.add_argument("--only", help="comma-separated analysis names (default: all registered)")
+
     from nr_run.lab.twin.faults import help_text
 
     lab = sub.add_parser("lab", help="the embedded lab twin (serves a containerlab topology file)",
@@ -158,6 +170,10 @@ def _handler(args: argparse.Namespace) -> Callable[[argparse.Namespace], int]:
         from nr_run.cli.commands import render
 
         return render
+    if args.command == "analyze":
+        from nr_run.cli.analyze import analyze
+
+        return analyze
     if args.command == "lab":
         from nr_run.cli.lab import lab
 

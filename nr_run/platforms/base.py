@@ -52,6 +52,9 @@ class ConfigBuilder(Protocol):
     `clab_interface` names a front-panel port as containerlab's link endpoints do. Optional:
     `port_names(device) -> dict[str, str]`, the other names the device's ports go by (aliases, short forms)
     mapped to their intent names, for checks that read a neighbour's view (LLDP).
+    Optional, for the whole-fabric analyses: `qos_view(device, structured) -> nr_run.platforms.qos.DeviceQos`,
+    what the rendered config makes each port do with RoCE traffic (without it the intent is used), and
+    `ecmp_hash_fields(device) -> frozenset[str] | None`, the ECMP hash fields (nr_run.platforms.hashing).
     """
 
     suffix: str                                   # file name suffix of a rendered config: ".cfg", ".json"

@@ -12,6 +12,7 @@ from nr_run.intent.compile import compile_with_findings
 from nr_run.intent.errors import Finding
 from nr_run.intent.models import FabricIntent
 from nr_run.platforms import registry
+from nr_run.platforms.hashing import hash_findings
 
 
 def unknown_platforms(fabric: FabricIntent) -> list[Finding]:
@@ -43,5 +44,5 @@ def load_site(directory: Path | str) -> tuple[FabricIntent | None, list[Finding]
     intent, findings = compile_with_findings(directory)
     if intent is None:
         return None, findings
-    findings = findings + unknown_platforms(intent) + platform_preflight(intent)
+    findings = findings + unknown_platforms(intent) + platform_preflight(intent) + hash_findings(intent)
     return intent, sorted(set(findings))

@@ -13,10 +13,20 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from nr_run.intent.errors import Finding
 from nr_run.intent.models import DeviceIntent, FabricIntent, Interface
 from nr_run.platforms.base import ClabNode
+from nr_run.platforms.eos.qosview import qos_view
 from nr_run.platforms.eos.structured import eos_speed, management, structured_config
+from nr_run.platforms.qos import DeviceQos
 from nr_run.platforms.templates import template_dir
 
 MAIN_TEMPLATE = "main.j2"
+
+# The ECMP hash of EOS on Strata switches (Trident/Tomahawk: 7050X, 7060X) takes, for IPv4, source and
+# destination IP, source and destination L4 port and the ingress interface by default (Arista TOI "LAG/ECMP
+# hashing on TTL/Hop Limit", EOS-4.15.2F: the hash "may include ... source/destination port(s) for UDP/TCP
+# traffic"; TOI "Selectable hashing fields", EOS-4.20.1F: `ip load-sharing <chip> fields ip ...` selects them).
+# The default already carries RoCE's per-QP entropy (the UDP source port), and EOS hides a default line from
+# its running-config, so rendering it would show as a pending change on every dry run: nothing is rendered.
+EOS_DEFAULT_ECMP_HASH = frozenset({"src-ip", "dst-ip", "l4-src-port", "l4-dst-port", "ingress-port"})
 
 
 @lru_cache(maxsize=8)
@@ -43,6 +53,14 @@ class EosConfig:
 
     def structured_config(self, device: DeviceIntent, fabric: FabricIntent | None = None) -> dict[str, Any]:
         return structured_config(device, local_bfd=self.bgp_neighbor_bfd)
+
+    def qos_view(self, device: DeviceIntent, structured: Mapping[str, Any]) -> DeviceQos:
+        """What the rendered config makes each port do with RoCE traffic (whole-fabric analyses)."""
+        return qos_view(device, structured)
+
+    def ecmp_hash_fields(self, device: DeviceIntent) -> frozenset[str]:
+        """The ECMP hash fields the switch runs with (the rendered config keeps EOS' default)."""
+        return EOS_DEFAULT_ECMP_HASH
 
     def render(self, structured: Mapping[str, Any]) -> str:
         return self.environment().get_template(MAIN_TEMPLATE).render(**structured)

@@ -10,9 +10,11 @@ from typing import Any
 from nr_run.intent.errors import Finding
 from nr_run.intent.models import DeviceIntent, FabricIntent, Interface
 from nr_run.platforms.base import ClabNode
+from nr_run.platforms.qos import DeviceQos
 from nr_run.platforms.sonic import hwsku
 from nr_run.platforms.sonic.buffers import POOL_SIZES, pool_sizes
 from nr_run.platforms.sonic.config_db import DEVICE_TYPES, config_db, management, port_facts
+from nr_run.platforms.sonic.qosview import qos_view
 
 PLATFORM = "sonic"
 
@@ -119,6 +121,17 @@ class SonicConfig:
 
     def structured_config(self, device: DeviceIntent, fabric: FabricIntent | None = None) -> dict[str, Any]:
         return config_db(device)
+
+    def qos_view(self, device: DeviceIntent, structured: Mapping[str, Any]) -> DeviceQos:
+        """What the rendered CONFIG_DB makes each port do with RoCE traffic (whole-fabric analyses)."""
+        return qos_view(device, structured)
+
+    def ecmp_hash_fields(self, device: DeviceIntent) -> frozenset[str] | None:
+        """Unknown from the config: SONiC's generic hash table (SWITCH_HASH|GLOBAL ecmp_hash, `config switch-hash
+        global ecmp-hash`, sonic-switch-hash.yang, 202305+) is not among the YANG models the rendered CONFIG_DB is
+        validated against (shared/sonic-yang), so nr-run renders none and the switch keeps its SAI/ASIC default,
+        which the config does not show."""
+        return None
 
     def render(self, structured: Mapping[str, Any]) -> str:
         return to_json(structured)

@@ -1,0 +1,351 @@
+"""Lossless-path proof: on every hop of every GPU-to-GPU path class, RoCE stays in one lossless class.
+
+Each hop is judged by what its device is configured to do: the platform plug-in's view of the structured config
+it renders (`nr_run.platforms.qos.device_qos`), or the intent for a device nr-run does not configure (a GPU
+NIC). Per path class the first broken hop is reported with the fix, naming the inventory key (or the platform
+plug-in, when the intent is right and the rendered config is not).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from nr_run.analysis.options import AnalysisOptions
+from nr_run.analysis.paths import (
+    HostPart,
+    LinkRef,
+    PathClass,
+    PortRef,
+    example_path,
+    host_side,
+    path_classes,
+)
+from nr_run.analysis.result import AnalysisFinding, AnalysisResult, Figure, Table
+from nr_run.intent.models import DeviceIntent, FabricIntent
+from nr_run.intent.preflight import ROCE_MIN_MTU
+from nr_run.platforms.qos import DeviceQos, PortQos, device_qos, fabric_device_qos, from_intent
+
+NAME = "lossless"
+# Non-ECT packets on the lossless queue are meant to be dropped by the ECN/WRED curve on every switch (see
+# docs/platforms.md): admitted, they fill the queue with no congestion signal and spread PFC pauses.
+INTENDED_NON_ECT = "drop"
+
+
+@dataclass(frozen=True)
+class RoceClass:
+    """What RoCE traffic should look like on every hop, from the GPU servers' profile."""
+
+    dscp: int
+    priority: int
+    queue: int
+    pg: int
+    cnp_dscp: int
+    cnp_tc: int
+    watchdog: bool
+
+
+@dataclass(frozen=True)
+class Problem:
+    check: str   # classification|trust|pfc|pg|queue|ecn|cnp|watchdog|watchdog-limit|mtu|non-ect|config
+    message: str
+
+
+def roce_class(fabric: FabricIntent) -> RoceClass:
+    """The RoCE data class the NICs send: of the DSCPs their profile maps to a lossless priority, the one whose
+    class is the ECN queue (DCQCN marks RoCE there), else the first."""
+    devs = fabric.servers() or fabric.switches()
+    roce = sorted(devs, key=lambda d: d.name)[0].roce
+    lossless = [d for d, tc in sorted(roce.dscp_overrides.items()) if tc in roce.lossless_priorities]
+    if roce.ecn.enabled:
+        marked = [d for d in lossless if roce.tc_to_queue[roce.dscp_overrides[d]] == roce.ecn.queue]
+        lossless = marked + [d for d in lossless if d not in marked]
+    dscp = lossless[0] if lossless else next((d for d, tc in sorted(roce.dscp_to_tc.items())
+                                               if tc in roce.lossless_priorities), 0)
+    prio = roce.dscp_to_tc[dscp]
+    return RoceClass(dscp=dscp, priority=prio, queue=roce.tc_to_queue[prio], pg=roce.tc_to_pg[prio],
+                     cnp_dscp=roce.cnp_dscp, cnp_tc=roce.cnp_tc, watchdog=roce.watchdog.enabled)
+
+
+def port_problems(ref: RoceClass, dev: DeviceIntent, qos: DeviceQos, port: str, direction: str) -> list[Problem]:
+    """What is wrong with RoCE on one port in one direction ("rx": arriving, "tx": leaving)."""
+    pq = qos.ports.get(port)
+    if pq is None:
+        return [Problem("config", f"port {port} is not in the configuration ({qos.source})")]
+    out: list[Problem] = []
+    p, switch = ref.priority, dev.role != "gpu"
+    if pq.mtu < ROCE_MIN_MTU:
+        out.append(Problem("mtu", f"MTU {pq.mtu} < {ROCE_MIN_MTU} (a 4096-byte RoCE payload + headers)"))
+    if direction == "rx":
+        out += _rx(ref, pq, switch)
+    else:
+        out += _tx(ref, qos, pq, switch)
+    if ref.watchdog and switch:
+        if p not in pq.watchdog_priorities:
+            out.append(Problem("watchdog", f"PFC watchdog not armed on priority {p}"))
+        # a timer the platform refuses: the intent's value is what has to change
+        out += [Problem("watchdog-limit", w) for w in qos.watchdog_problems]
+    return out
+
+
+def _rx(ref: RoceClass, pq: PortQos, switch: bool) -> list[Problem]:
+    out: list[Problem] = []
+    p = ref.priority
+    if pq.trust != "dscp":
+        out.append(Problem("trust", f"trusts {pq.trust}, not DSCP: DSCP {ref.dscp} is not classified"))
+    tc = pq.dscp_to_tc.get(ref.dscp)
+    if tc != p:
+        out.append(Problem("classification", f"DSCP {ref.dscp} -> TC {tc}, not TC {p}"))
+    if p not in pq.pfc_priorities:
+        out.append(Problem("pfc", f"PFC off on priority {p}: this end never pauses its sender"))
+    if pq.tc_to_pg is not None:
+        pg = pq.tc_to_pg.get(p)
+        if pg != ref.pg:
+            out.append(Problem("pg", f"TC {p} -> PG {pg}, not PG {ref.pg}"))
+        elif pq.lossless_pgs is not None and switch and pg not in pq.lossless_pgs:
+            out.append(Problem("pg", f"PG {pg} has no lossless (headroom) buffer profile"))
+    if switch and pq.dscp_to_tc.get(ref.cnp_dscp) != ref.cnp_tc:
+        out.append(Problem("cnp", f"CNP DSCP {ref.cnp_dscp} -> TC {pq.dscp_to_tc.get(ref.cnp_dscp)}, "
+                                  f"not TC {ref.cnp_tc}"))
+    return out
+
+
+def _tx(ref: RoceClass, qos: DeviceQos, pq: PortQos, switch: bool) -> list[Problem]:
+    out: list[Problem] = []
+    p = ref.priority
+    queue = pq.tc_to_queue.get(p)
+    if queue != ref.queue:
+        out.append(Problem("queue", f"TC {p} -> queue {queue}, not queue {ref.queue}"))
+    if p not in pq.pfc_priorities:
+        out.append(Problem("pfc", f"PFC off on priority {p}: pauses from the next hop are ignored"))
+    elif pq.pfc_priority_to_queue is not None and pq.pfc_priority_to_queue.get(p) != queue:
+        out.append(Problem("pfc", f"a pause for priority {p} stops queue {pq.pfc_priority_to_queue.get(p)}, "
+                                  f"not queue {queue} that carries RoCE"))
+    if not switch:
+        return out
+    if queue is None or queue not in pq.ecn_queues:
+        out.append(Problem("ecn", f"no ECN marking on queue {queue}"))
+    else:
+        low, high = pq.ecn_queues[queue]
+        if not 0 < low <= high:
+            out.append(Problem("ecn", f"ECN thresholds {low}..{high} bytes are not an increasing range"))
+        if qos.non_ect != INTENDED_NON_ECT:
+            out.append(Problem("non-ect", f"non-ECT packets are {qos.non_ect}ed on the lossless queue {queue}, "
+                                          f"meant to be {INTENDED_NON_ECT}ped (no congestion signal, PFC spreads)"))
+    cnp_queue = pq.tc_to_queue.get(ref.cnp_tc)
+    if cnp_queue not in qos.strict_queues and cnp_queue != max(pq.tc_to_queue.values(), default=None):
+        out.append(Problem("cnp", f"CNP queue {cnp_queue} is neither strict priority nor the highest queue"))
+    return out
+
+
+FIX_KEYS = {
+    "classification": "roce_profiles.{profile}.dscp_to_tc",
+    "trust": "roce_profiles.{profile}.trust",
+    "pfc": "roce_profiles.{profile}.lossless_priorities",
+    "pg": "roce_profiles.{profile}.lossless_priorities",
+    "queue": "roce_profiles.{profile}.dscp_to_tc",
+    "ecn": "roce_profiles.{profile}.ecn",
+    "cnp": "roce_profiles.{profile}.cnp / roce_profiles.{profile}.schedulers",
+    "watchdog": "roce_profiles.{profile}.pfc_watchdog",
+    "watchdog-limit": "roce_profiles.{profile}.pfc_watchdog",
+    "mtu": "roles.{role}.mtu (or data.mtu in hosts.yaml)",
+}
+
+
+class _Checker:
+    """Per-port and per-link verdicts, each computed once and shared by every class that crosses it."""
+
+    def __init__(self, fabric: FabricIntent) -> None:
+        self.fabric = fabric
+        self.ref = roce_class(fabric)
+        self.view: Callable[[str], DeviceQos] = cache(self._view)
+        self.port: Callable[[PortRef], list[Problem]] = cache(self._port)
+        self.unbuildable: dict[str, str] = {}
+        self._host_cache: dict[tuple[str, str], list[tuple[str, str, str, Problem]]] = {}
+
+    def _view(self, name: str) -> DeviceQos:
+        dev = self.fabric.devices[name]
+        try:
+            return fabric_device_qos(dev, self.fabric)
+        except (ValueError, KeyError, LookupError) as exc:    # a config the platform cannot build
+            self.unbuildable[name] = str(exc)
+            return from_intent(dev)
+
+    def _port(self, ref: PortRef) -> list[Problem]:
+        dev = self.fabric.devices[ref.device]
+        view = self.view(ref.device)
+        if ref.device in self.unbuildable:
+            return [Problem("config", f"the {dev.platform} config cannot be built: {self.unbuildable[ref.device]}")]
+        uncollected = view.extra.get("uncollected")
+        if uncollected:
+            section, why = sorted(uncollected.items())[0]
+            return [Problem("config", f"state not collected ({section}: {why})")]
+        return port_problems(self.ref, dev, view, ref.port, ref.direction)
+
+    def items(self, items: list[PortRef | LinkRef]) -> list[tuple[str, str, str, Problem]]:
+        out: list[tuple[str, str, str, Problem]] = []
+        for item in items:
+            if isinstance(item, PortRef):
+                out += [(item.device, item.port, item.direction, pr) for pr in self.port(item)]
+            else:
+                out += [(item.rx.device, item.rx.port, "rx", pr) for pr in self.link(item)]
+        return out
+
+    def host_part(self, rtsw: str, part: HostPart,
+                  host_links: dict[str, list[tuple[str, str, str]]]) -> list[tuple[str, str, str, Problem]]:
+        """The problems of one host-side hop below an RTSW; computed once per RTSW and hop."""
+        key = (rtsw, part)
+        if key not in self._host_cache:
+            self._host_cache[key] = self.items(host_side(host_links.get(rtsw, []), rtsw, part))
+        return self._host_cache[key]
+
+    def link(self, link: LinkRef) -> list[Problem]:
+        p = self.ref.priority
+        ends = [(e, self.view(e.device).ports.get(e.port)) for e in (link.tx, link.rx)]
+        off = [f"{e.device}:{e.port}" for e, pq in ends if pq is None or p not in pq.pfc_priorities]
+        if off:
+            return [Problem("pfc", f"PFC priority {p} not enabled at both ends: off on {', '.join(off)}")]
+        return []
+
+    def fix(self, device: str, port: str, direction: str, problem: Problem) -> str:
+        """Where to fix it: the inventory key, or the platform plug-in when the intent itself is right."""
+        dev = self.fabric.devices[device]
+        if problem.message.startswith("state not collected"):
+            return f"collect {device}'s state again (reachable, credentials, collector for {dev.platform})"
+        if self.view(device).source.endswith("collected state"):
+            try:
+                rendered = port_problems(self.ref, dev, device_qos(dev, self.fabric), port, direction)
+            except (ValueError, KeyError, LookupError):
+                rendered = []
+            if not any(p.check == problem.check for p in rendered):
+                return (f"{device} runs another config than the one rendered from the intent (drift): "
+                        "`nr-run compliance` shows the difference, `nr-run deploy` restores it")
+        intended = port_problems(self.ref, dev, from_intent(dev), port, direction)
+        platform_limit = problem.check == "watchdog-limit"
+        if problem.check != "config" and not platform_limit and not any(p.check == problem.check for p in intended):
+            return (f"the intent is right but the {dev.platform} platform plug-in renders it otherwise "
+                    f"({self.view(device).source}): fix nr_run/platforms/{dev.platform}")
+        key = FIX_KEYS.get(problem.check, "")
+        if not key:
+            return f"{dev.platform} platform plug-in (nr_run/platforms/{dev.platform})"
+        return f"{self.fabric.fabric_file or 'fabric.yaml'}: " + key.format(profile=dev.roce.profile, role=dev.role)
+
+
+def _judge(checker: _Checker, pc: PathClass, only: frozenset[str] | None = None) -> AnalysisFinding:
+    """The class holds, or its first broken hop (counting only the checks in `only`, when given)."""
+    hops = 0
+    for position in pc.positions:
+        broken: list[tuple[str, str, str, Problem]] = []
+        items: list[PortRef | LinkRef] = [*position.ports, *position.links]
+        hops += len(items)
+        broken += checker.items(items)
+        if position.part is not None:
+            for rtsw in position.hosts:
+                hops += len(pc.host_links.get(rtsw, []))
+                broken += checker.host_part(rtsw, position.part, pc.host_links)
+        if only is not None:
+            broken = [b for b in broken if b[3].check in only]
+        if broken:
+            device, port, direction, problem = min(broken, key=lambda b: (b[0], b[1], b[3].check))
+            where = {f"{d}:{p}" for d, p, _, _ in broken}
+            return AnalysisFinding(
+                analysis=NAME, subject=pc.name, passed=False,
+                message=f"first broken hop: {position.label} {device}:{port}: {problem.message}"
+                        + (f" (and {len(where) - 1} more port(s) at this hop)" if len(where) > 1 else ""),
+                fix=checker.fix(device, port, direction, problem),
+                data={"position": position.label, "device": device, "port": port, "check": problem.check,
+                      "field": FIX_KEYS.get(problem.check, "").split(" ")[0].format(
+                          profile=checker.fabric.devices[device].roce.profile,
+                          role=checker.fabric.devices[device].role),
+                      "ports_affected": sorted(where)[:20], "example_path": pc.example, "pairs": pc.pairs})
+    return AnalysisFinding(analysis=NAME, subject=pc.name, passed=True,
+                           message=f"{hops} hop(s) carry DSCP {checker.ref.dscp} losslessly "
+                                   f"(TC {checker.ref.priority}, PG {checker.ref.pg}, queue {checker.ref.queue})",
+                           data={"example_path": pc.example, "pairs": pc.pairs, "hops_checked": hops})
+
+
+def _hop_table(checker: _Checker, pc: PathClass, through: str | None) -> Table:
+    """A path of the class (through the broken device, if any), hop by hop: what each port does with RoCE."""
+    ref = checker.ref
+    names, ports = example_path(pc, checker.fabric, through)
+    rows: list[list[Any]] = []
+    for pref in ports:
+        view = checker.view(pref.device)
+        pq = view.ports.get(pref.port)
+        where = f"{pref.device}:{pref.port} ({pref.direction})"
+        if pq is None:
+            rows.append([where, "-", "-", "-", "-", "-", "-", view.source, "port not configured"])
+            continue
+        tc = pq.dscp_to_tc.get(ref.dscp)
+        pg = pq.tc_to_pg.get(tc) if pq.tc_to_pg is not None and tc is not None else None
+        queue = pq.tc_to_queue.get(tc) if tc is not None else None
+        nic = checker.fabric.devices[pref.device].role == "gpu"
+        problems = "; ".join(p.message for p in checker.port(pref)) or "ok"
+        rows.append([where, tc, "-" if pg is None else pg, queue,
+                     ",".join(map(str, sorted(pq.pfc_priorities))) or "off",
+                     "-" if nic else ("yes" if queue in pq.ecn_queues else "no"), pq.mtu, view.source, problems])
+    return Table(title=f"RoCE DSCP {ref.dscp} on each hop of {' -> '.join(names)} ({pc.name})",
+                 columns=["port", "TC", "PG", "queue", "PFC", "ECN", "MTU", "read from", "verdict"], rows=rows)
+
+
+MAX_DRAWN_DEVICES = 120
+# What makes RoCE lossy or undeliverable on a hop, whatever the site's policy: these stop a deploy. ECN, CNP
+# scheduling, watchdog arming and non-ECT handling fail the proof too, but a site may choose them (ECN off
+# leaves PFC alone to do the work): they are the analysis' findings, not preflight errors.
+UNSAFE_CHECKS = frozenset({"classification", "trust", "pfc", "pg", "queue", "mtu", "config", "watchdog-limit"})
+
+
+def unsafe_findings(fabric: FabricIntent) -> list[AnalysisFinding]:
+    """Per path class, the first hop where RoCE is not lossless (UNSAFE_CHECKS only); failed findings only."""
+    checker = _Checker(fabric)
+    findings = [_judge(checker, pc, UNSAFE_CHECKS) for pc in path_classes(fabric)]
+    return [f for f in findings if not f.passed]
+
+
+def _topology(fabric: FabricIntent, findings: list[AnalysisFinding]) -> Figure | None:
+    """The fabric by tier with the links at each class's first broken hop in red (servers drawn on small sites)."""
+    devices = fabric.devices if len(fabric.devices) <= MAX_DRAWN_DEVICES else {
+        n: d for n, d in fabric.devices.items() if d.role != "gpu"}
+    if len(devices) > MAX_DRAWN_DEVICES:
+        return None
+    edges = sorted({(lk.a_device, lk.b_device) for lk in fabric.links
+                    if lk.a_device in devices and lk.b_device in devices})
+    broken = {tuple(where.split(":", 1)) for f in findings if not f.passed
+              for where in f.data.get("ports_affected", [])}
+    highlight = sorted({(lk.a_device, lk.b_device) for lk in fabric.links
+                        if (lk.a_device, lk.a_port) in broken or (lk.b_device, lk.b_port) in broken})
+    return Figure("Fabric (links at a first broken hop in red)", "topology", {
+        "nodes": [{"name": n, "tier": d.role} for n, d in sorted(devices.items())],
+        "edges": [list(e) for e in edges], "highlight": [list(e) for e in highlight if set(e) <= set(devices)]})
+
+
+def analyse(fabric: FabricIntent, options: AnalysisOptions) -> AnalysisResult:
+    start = time.perf_counter()
+    checker = _Checker(fabric)
+    classes = path_classes(fabric)
+    findings = [_judge(checker, pc) for pc in classes]
+    result = AnalysisResult(name=NAME, title="Lossless-path proof", findings=findings)
+    result.tables.append(Table(
+        title="Path classes", columns=["class", "RTSW pairs", "verdict", "first broken hop", "fix"],
+        rows=[[f.subject, f.data.get("pairs", 0), "holds" if f.passed else "BROKEN",
+               "" if f.passed else f.message.removeprefix("first broken hop: "), f.fix] for f in findings]))
+    broken = next(((pc, f) for pc, f in zip(classes, findings, strict=True) if not f.passed), None)
+    shown = broken[0] if broken else next((pc for pc in classes if pc.kind == "same-rail"),
+                                          classes[0] if classes else None)
+    if shown is not None:
+        result.tables.append(_hop_table(checker, shown, str(broken[1].data["device"]) if broken else None))
+    figure = _topology(fabric, findings)
+    if figure is not None:
+        result.figures.append(figure)
+    ref = checker.ref
+    result.summary = {"path_classes": len(classes), "broken": sum(not f.passed for f in findings),
+                      "roce_dscp": ref.dscp, "priority": ref.priority, "queue": ref.queue, "pg": ref.pg,
+                      "cnp_dscp": ref.cnp_dscp}
+    if not classes:
+        result.findings.append(AnalysisFinding(NAME, "fabric", "no GPU-to-GPU path found (no host links cabled)",
+                                               passed=True, severity="warning"))
+    result.seconds = time.perf_counter() - start
+    return result

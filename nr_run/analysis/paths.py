@@ -1,0 +1,198 @@
+"""GPU-to-GPU path classes of a two-tier (RTSW/CTSW) fabric, from the cabled links.
+
+A RoCE path goes NIC -> RTSW -> (CTSW ->) RTSW -> NIC, up then down. The classes are:
+same RTSW (no CTSW hop), same rail across units via each CTSW, and cross rail via each CTSW; each CTSW is one
+ECMP branch. A class is a list of hop positions; each position holds every port (or link) some path of the
+class crosses there, so a check over the positions covers every concrete path without listing the pairs.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Literal
+
+from nr_run.intent.models import FabricIntent
+
+Direction = Literal["tx", "rx"]
+
+
+@dataclass(frozen=True, order=True)
+class PortRef:
+    device: str
+    port: str
+    direction: Direction       # "rx": RoCE arrives on this port; "tx": it leaves through it
+
+
+@dataclass(frozen=True, order=True)
+class LinkRef:
+    tx: PortRef
+    rx: PortRef
+
+
+HostPart = Literal["nic-tx", "up-link", "rtsw-rx", "rtsw-tx", "down-link", "nic-rx"]
+
+
+@dataclass
+class Position:
+    """One hop position of a path class: what kind of hop and every port or link found there.
+
+    Host-side hops (NICs, their links, RTSW host ports) are the same in every class, so they are given per RTSW
+    (`hosts`: the RTSWs whose host ports this position covers, `part`: which hop) and expanded by the checker
+    once per RTSW; the other hops list their ports or links."""
+
+    label: str                                   # e.g. "source RTSW uplink (tx)"
+    ports: list[PortRef] = field(default_factory=list)
+    links: list[LinkRef] = field(default_factory=list)
+    hosts: list[str] = field(default_factory=list)
+    part: HostPart | None = None
+
+
+@dataclass
+class PathClass:
+    name: str                                    # "same-rail via ctsw1"
+    kind: Literal["same-rtsw", "same-rail", "cross-rail"]
+    positions: list[Position]
+    example: list[str]                           # one concrete path, "gpu1:eth1 -> rtsw1 -> ...", for the report
+    pairs: int                                   # RTSW pairs (or host pairs on one RTSW) this class covers
+    example_ports: list[PortRef] = field(default_factory=list)   # the example path's ports, hop by hop
+    host_links: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)  # rtsw -> (port, gpu, nic)
+    members: list[str] = field(default_factory=list)             # the RTSWs the class runs between
+    ctsw: str | None = None                                      # the ECMP branch (None: same RTSW)
+    uplinks: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)  # rtsw -> {ctsw: (port, port)}
+
+
+def host_side(topo_hosts: list[tuple[str, str, str]], rtsw: str, part: HostPart) -> list[PortRef | LinkRef]:
+    """The ports or links of one host-side hop below `rtsw` (its (port, gpu, nic) host links)."""
+    if part == "nic-tx":
+        return [PortRef(g, n, "tx") for _, g, n in topo_hosts]
+    if part == "nic-rx":
+        return [PortRef(g, n, "rx") for _, g, n in topo_hosts]
+    if part == "rtsw-rx":
+        return [PortRef(rtsw, p, "rx") for p, _, _ in topo_hosts]
+    if part == "rtsw-tx":
+        return [PortRef(rtsw, p, "tx") for p, _, _ in topo_hosts]
+    if part == "up-link":
+        return [_link((g, n), (rtsw, p)) for p, g, n in topo_hosts]
+    return [_link((rtsw, p), (g, n)) for p, g, n in topo_hosts]
+
+
+@dataclass
+class _Topology:
+    host_ports: dict[str, list[tuple[str, str, str]]] = field(default_factory=lambda: defaultdict(list))
+    uplinks: dict[str, dict[str, tuple[str, str]]] = field(default_factory=lambda: defaultdict(dict))
+
+
+def _topology(fabric: FabricIntent) -> _Topology:
+    """rtsw -> [(its host port, gpu, nic)] and rtsw -> {ctsw: (rtsw port, ctsw port)} from the links."""
+    topo = _Topology()
+    role = {n: d.role for n, d in fabric.devices.items()}
+    for lk in fabric.links:
+        ends = {role.get(lk.a_device): (lk.a_device, lk.a_port), role.get(lk.b_device): (lk.b_device, lk.b_port)}
+        if "gpu" in ends and "rtsw" in ends:
+            (rtsw, rport), (gpu, nic) = ends["rtsw"], ends["gpu"]
+            topo.host_ports[rtsw].append((rport, gpu, nic))
+        elif "ctsw" in ends and "rtsw" in ends:
+            (rtsw, rport), (ctsw, cport) = ends["rtsw"], ends["ctsw"]
+            topo.uplinks[rtsw].setdefault(ctsw, (rport, cport))
+    return topo
+
+
+def _link(a: tuple[str, str], b: tuple[str, str]) -> LinkRef:
+    return LinkRef(PortRef(a[0], a[1], "tx"), PortRef(b[0], b[1], "rx"))
+
+
+def path_classes(fabric: FabricIntent) -> list[PathClass]:
+    """Every path class of the fabric, sorted: same RTSW, then same rail and cross rail per CTSW."""
+    topo = _topology(fabric)
+    rtsws = sorted(n for n in topo.host_ports if fabric.devices[n].role == "rtsw")
+    out: list[PathClass] = []
+    local = [r for r in rtsws if len(topo.host_ports[r]) >= 2]
+    if local:
+        out.append(_class("same RTSW", "same-rtsw", topo, local, len(local), None, fabric))
+    ctsws = sorted({c for r in rtsws for c in topo.uplinks[r]})
+    devs = fabric.devices
+    for ctsw in ctsws:
+        below = [r for r in rtsws if ctsw in topo.uplinks[r]]
+        # same rail: an RTSW takes part when its rail has an RTSW of another unit below this CTSW; cross rail:
+        # when another rail has one. Counted per group, never listing the (quadratic) pairs.
+        by_rail: dict[int, list[str]] = defaultdict(list)
+        for r in below:
+            by_rail[devs[r].index].append(r)
+        same: list[str] = []
+        same_pairs = 0
+        for members in by_rail.values():
+            units: dict[int | None, int] = defaultdict(int)
+            for r in members:
+                units[devs[r].su] += 1
+            if len(units) > 1:
+                same += members
+                same_pairs += len(members) ** 2 - sum(n * n for n in units.values())
+        cross = below if len(by_rail) > 1 else []
+        cross_pairs = len(below) ** 2 - sum(len(m) ** 2 for m in by_rail.values())
+        if same:
+            out.append(_class(f"same-rail via {ctsw}", "same-rail", topo, sorted(same), same_pairs, ctsw, fabric))
+        if cross:
+            out.append(_class(f"cross-rail via {ctsw}", "cross-rail", topo, cross, cross_pairs, ctsw, fabric))
+    return out
+
+
+def _class(name: str, kind: str, topo: _Topology, members: list[str], pairs: int, ctsw: str | None,
+           fabric: FabricIntent) -> PathClass:
+    """The positions of a class over its RTSWs (each is a source and a destination); each port appears once."""
+    sources = dests = members
+    pos = [
+        Position("source NIC (tx)", hosts=sources, part="nic-tx"),
+        Position("NIC -> RTSW link", hosts=sources, part="up-link"),
+        Position("source RTSW host port (rx)", hosts=sources, part="rtsw-rx"),
+    ]
+    if ctsw is None:
+        pos.append(Position("RTSW host port (tx)", hosts=dests, part="rtsw-tx"))
+    else:
+        up = {r: topo.uplinks[r][ctsw] for r in sorted(set(sources) | set(dests))}
+        pos += [
+            Position("source RTSW uplink (tx)", ports=[PortRef(r, up[r][0], "tx") for r in sources]),
+            Position(f"RTSW -> {ctsw} link", links=[_link((r, up[r][0]), (ctsw, up[r][1])) for r in sources]),
+            Position(f"{ctsw} port from the source RTSW (rx)", ports=[PortRef(ctsw, up[r][1], "rx") for r in sources]),
+            Position(f"{ctsw} port to the destination RTSW (tx)", ports=[PortRef(ctsw, up[r][1], "tx") for r in dests]),
+            Position(f"{ctsw} -> RTSW link", links=[_link((ctsw, up[r][1]), (r, up[r][0])) for r in dests]),
+            Position("destination RTSW uplink (rx)", ports=[PortRef(r, up[r][0], "rx") for r in dests]),
+            Position("destination RTSW host port (tx)", hosts=dests, part="rtsw-tx"),
+        ]
+    pos += [
+        Position("RTSW -> NIC link", hosts=dests, part="down-link"),
+        Position("destination NIC (rx)", hosts=dests, part="nic-rx"),
+    ]
+    pc = PathClass(name=name, kind=kind, positions=pos, example=[], pairs=pairs,   # type: ignore[arg-type]
+                   host_links=topo.host_ports, members=members, ctsw=ctsw, uplinks=topo.uplinks)
+    pc.example, pc.example_ports = example_path(pc, fabric)
+    return pc
+
+
+def example_path(pc: PathClass, fabric: FabricIntent, through: str | None = None) -> tuple[list[str], list[PortRef]]:
+    """One concrete path of the class (names, and its ports hop by hop), through device `through` when the class
+    has a path through it (an RTSW of the class, a server below one), else from its first RTSW."""
+    devs = fabric.devices
+    a, nic = pc.members[0], None
+    for rtsw in pc.members:
+        hosts = sorted(pc.host_links.get(rtsw, []))
+        if through == rtsw or any(g == through for _, g, _ in hosts):
+            a, nic = rtsw, next((h for h in hosts if h[1] == through), None)
+            break
+    if pc.ctsw is None:
+        b = a
+    elif pc.kind == "same-rail":
+        b = next(r for r in pc.members if devs[r].index == devs[a].index and devs[r].su != devs[a].su)
+    else:
+        b = next(r for r in pc.members if devs[r].index != devs[a].index)
+    src = nic or sorted(pc.host_links[a])[0]
+    dst = next((h for h in sorted(pc.host_links[b]) if h[1] != src[1]), sorted(pc.host_links[b])[-1])
+    middle = [a] if pc.ctsw is None else [a, pc.ctsw, b]
+    names = [f"{src[1]}:{src[2]}", *middle, f"{dst[1]}:{dst[2]}"]
+    ports = [PortRef(src[1], src[2], "tx"), PortRef(a, src[0], "rx")]
+    if pc.ctsw is not None:
+        (a_up, c_a), (b_up, c_b) = pc.uplinks[a][pc.ctsw], pc.uplinks[b][pc.ctsw]
+        ports += [PortRef(a, a_up, "tx"), PortRef(pc.ctsw, c_a, "rx"), PortRef(pc.ctsw, c_b, "tx"),
+                  PortRef(b, b_up, "rx")]
+    ports += [PortRef(b, dst[0], "tx"), PortRef(dst[1], dst[2], "rx")]
+    return names, ports

@@ -1,0 +1,78 @@
+"""What an EOS structured config makes each port do with RoCE traffic (nr_run.platforms.qos.DeviceQos)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from nr_run.intent.models import DeviceIntent
+from nr_run.platforms.qos import DeviceQos, PortQos, Watchdog
+
+# EOS maps traffic class n to tx-queue n unless `qos map traffic-class N to tx-queue Q` says otherwise (EOS User
+# Manual, Quality of Service, "Default Traffic Class to Transmit Queue Map" on Strata platforms); a PFC priority
+# p pauses traffic class p.
+QUEUES = range(8)
+# pyavd 6.4 eos_cli_config_gen schema (reference/eos.md): the global watchdog action takes drop|errdisable|
+# notify-only, the per-profile port action drop|notify-only (no-drop is refused since EOS dropped it, avd#6399)
+GLOBAL_ACTIONS = frozenset({"drop", "errdisable", "notify-only"})
+PORT_ACTIONS = frozenset({"drop", "notify-only"})
+
+
+def _ms(seconds: str) -> int | None:
+    try:
+        return round(float(seconds) * 1000)
+    except ValueError:
+        return None      # "auto" polling interval: the platform picks it
+
+
+def _dscp_map(structured: Mapping[str, Any]) -> dict[int, int]:
+    from nr_run.platforms.eos.structured import EOS_DEFAULT_DSCP_TO_TC
+
+    out = dict(EOS_DEFAULT_DSCP_TO_TC)
+    for group in structured.get("qos_maps", {}).get("dscp_to_traffic_class", []):
+        for dscp in group["dscps"]:
+            out[int(dscp)] = int(group["traffic_class"])
+    return out
+
+
+def _watchdog(timers: Mapping[str, Any] | None, actions: frozenset[str], where: str,
+              problems: list[str]) -> Watchdog | None:
+    if not timers:
+        return None
+    timeout, poll, recovery = (_ms(str(timers[k])) for k in ("timeout", "polling_interval", "recovery_time"))
+    if timers["action"] not in actions:
+        problems.append(f"{where}: watchdog action {timers['action']!r} is not one of {', '.join(sorted(actions))}")
+    if timeout is not None and timeout <= 0:
+        problems.append(f"{where}: watchdog timeout {timers['timeout']} s must be positive")
+    if timeout is not None and poll is not None and poll > timeout:
+        problems.append(f"{where}: watchdog polling-interval {timers['polling_interval']} s is longer than its "
+                        f"timeout {timers['timeout']} s, so a storm is seen late")
+    return Watchdog(timeout or 0, recovery or 0, poll or 0, str(timers["action"]))
+
+
+def qos_view(device: DeviceIntent, structured: Mapping[str, Any]) -> DeviceQos:
+    dscp = _dscp_map(structured)
+    tc_to_queue = {tc: tc for tc in QUEUES}
+    profiles = {p["name"]: p for p in structured.get("qos_profiles", [])}
+    problems: list[str] = []
+    glob = _watchdog(structured.get("pfc_watchdog"), GLOBAL_ACTIONS, "global", problems)
+    ports: dict[str, PortQos] = {}
+    strict: set[int] = set()
+    for itf in structured.get("ethernet_interfaces", []):
+        prof = profiles.get(itf.get("service_profile") or "")
+        pfc = (prof or {}).get("pfc") or {}
+        prios = frozenset(int(p) for p in pfc.get("priorities", []))
+        port_wd = _watchdog(pfc.get("watchdog"), PORT_ACTIONS, f"qos profile {prof['name']}", problems) if prof else None
+        queues = (prof or {}).get("tx_queues", [])
+        ecn = {int(q["id"]): (int(q["ecn"]["minimum_bytes"]), int(q["ecn"]["maximum_bytes"]))
+               for q in queues if q.get("ecn")}
+        # a tx-queue is strict priority until `no priority` moves it into the weighted group
+        strict |= set(QUEUES) - {int(q["id"]) for q in queues if q.get("bandwidth_percent") is not None}
+        ports[itf["name"]] = PortQos(
+            dscp_to_tc=dscp, tc_to_queue=tc_to_queue, tc_to_pg=None,
+            pfc_priority_to_queue={p: tc_to_queue[p] for p in QUEUES}, pfc_priorities=prios, lossless_pgs=None,
+            ecn_queues=ecn, mtu=int(itf["mtu"]), watchdog_priorities=prios if (port_wd or glob) else frozenset(),
+            trust=(prof or {}).get("trust", "none"))
+    return DeviceQos(source=f"{device.name} EOS structured config", ports=ports, strict_queues=frozenset(strict),
+                     watchdog=glob, watchdog_problems=tuple(problems),
+                     non_ect="admit" if structured.get("qos_ecn_allow_non_ect") else "drop")
