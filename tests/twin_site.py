@@ -24,6 +24,7 @@ file first (`site_topology`, what `nr-run lab topology` writes), may edit it, an
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -76,7 +77,12 @@ class TwinSite:
         return lab_fault(self.state, kind, **params)
 
     def clear_faults(self, kind: str | None = None, **params: object) -> int:
-        return lab_clear(self.state, kind, **params)
+        """Clear faults; after a PFC storm, also wait until the switches' watchdogs have restored the queues
+        (a real watchdog holds a queue stormed for its restoration time after the pause stops)."""
+        cleared = lab_clear(self.state, kind, **params)
+        if kind in (None, "pfc_storm"):
+            time.sleep(watchdog_restore_s())
+        return cleared
 
     def cli(self, *argv: str) -> int:
         fast = [f"--option={c}.{k}={v}" for c, opts in FAST_CHECKS.items() for k, v in opts.items()] \
@@ -138,6 +144,13 @@ class TwinSite:
     def log_commands(self, host: str) -> list[str]:
         lines = (self.state / "logs" / f"{host}.log").read_text().splitlines()
         return [json.loads(line.split("\t", 2)[2]) for line in lines]
+
+
+@functools.cache
+def watchdog_restore_s() -> float:
+    """The longest PFC watchdog restoration time dc1 configures, plus a margin for the twin's clock reads."""
+    fabric = compile_site(DC1)
+    return max(d.roce.watchdog.restoration_ms for d in fabric.switches()) / 1000 + 0.1
 
 
 def ssh_run(client: paramiko.SSHClient, cmd: str) -> tuple[int, str]:

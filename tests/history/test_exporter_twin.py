@@ -74,7 +74,8 @@ def exporter(deployed_twin: TwinSite, tmp_path: Path):
 def test_scrape_during_a_pfc_storm_congestion_and_drops(deployed_twin: TwinSite, exporter) -> None:
     url, proc, lines = exporter
     deployed_twin.fault("pfc_storm", device="rtsw3", port="Ethernet16", priority=3)        # SONiC
-    deployed_twin.fault("congestion", device="rtsw1", port="Ethernet1", queue=3)           # EOS, ECN queue
+    # EOS, ECN queue; a standing queue far above the maximum ECN threshold: every packet is marked
+    deployed_twin.fault("congestion", device="rtsw1", port="Ethernet1", queue=3, depth=100_000_000)
     deployed_twin.fault("lossless_drops", device="rtsw2", port="Ethernet2", queue=3)
     faulted_at = time.time()
     deadline = time.monotonic() + 60
