@@ -53,6 +53,13 @@ def test_quiet_prints_only_what_failed(twin, capsys):
     assert "passed" in verbose
 
 
+def test_quiet_deploy_with_nothing_to_do_is_one_line_not_an_empty_table(deployed_twin, capsys):
+    capsys.readouterr()
+    assert deployed_twin.cli("deploy", "-q") == 0
+    out = capsys.readouterr().out
+    assert "6 device(s): no change" in out and "┃ device" not in out
+
+
 def test_empty_selection_exits_3_in_table_and_json_mode(capsys):
     inv = str(DC1.parent)
     assert main(["render", "--site", "dc1", "--inventory-dir", inv, "--hosts", "rtsw1", "--role", "ctsw"]) == 3

@@ -207,15 +207,18 @@ def _show(report, console, args, records, diffs: bool) -> None:
     for col in ("device", "platform", *(("method",) if methods else ()), "role", "+", "-", "stage", "status",
                 "detail"):
         table.add_column(col, overflow="fold")
-    for name in rows:
+    # -q: only the devices that need a look; a run where every device is fine says so in one line
+    shown = [n for n in rows if level >= 0 or report.devices[n].state not in ("no change", "confirmed")]
+    for name in shown:
         d = report.devices[name]
-        if level < 0 and d.state in ("no change", "confirmed"):
-            continue
         added, removed = d.added_removed()
         method = (d.method.split(":", 1)[0] or "-",) if methods else ()
         table.add_row(name, d.platform, *method, d.role, str(added), str(removed), d.stage, d.state, d.detail)
-    if rows:
+    if shown:
         console.print(table)
+    elif rows:
+        states = sorted({report.devices[n].state for n in rows})
+        console.print(f"{len(rows)} device(s): {', '.join(states)}")
     else:
         console.print("no switches selected")
     if diffs and (level >= 0 or getattr(args, "show_diff", False)):
