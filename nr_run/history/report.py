@@ -99,8 +99,11 @@ def onsets(windows: list[SeriesWindow], since: float) -> list[dict[str, Any]]:
         device, port, counter, idx = w.key
         if counter not in COUNTER_WORDS:
             continue
+        # only the samples from the series' first reading on: a device sampled before it had this counter
+        # (a source that does not read it) says nothing about whether it grew
+        sampled = [t for t in w.sampled if w.points and t >= w.points[0][0]]
         values, j = [], 0
-        for t in w.sampled:
+        for t in sampled:
             while j + 1 < len(w.points) and w.points[j + 1][0] <= t:
                 j += 1
             values.append(w.points[j][1])
@@ -108,11 +111,11 @@ def onsets(windows: list[SeriesWindow], since: float) -> list[dict[str, Any]]:
         growing = [False if values and values[0] == 0 else None]
         growing += [delta(a, b) > 0 for a, b in zip(values, values[1:], strict=False)]
         for i in range(1, len(values)):
-            if growing[i] == growing[i - 1] or w.sampled[i] < since:
+            if growing[i] == growing[i - 1] or sampled[i] < since:
                 continue
-            dt = w.sampled[i] - w.sampled[i - 1]
+            dt = sampled[i] - sampled[i - 1]
             rate = delta(values[i - 1], values[i]) / dt if growing[i] and dt > 0 else None
-            out.append({"t": w.sampled[i], "device": device, "port": port, "kind": "counter", "counter": counter,
+            out.append({"t": sampled[i], "device": device, "port": port, "kind": "counter", "counter": counter,
                         "idx": idx, "old": "steady" if growing[i] else "rising",
                         "new": "rising" if growing[i] else "steady", "per_second": _rnd(rate)})
     return sorted(out, key=lambda e: (e["t"], e["device"], e["port"], e["counter"], e["idx"]))

@@ -180,6 +180,19 @@ def _iso(t: float) -> str:
     return datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds")
 
 
+def test_a_counter_first_read_by_a_later_source_has_no_false_onset(store: HistoryStore) -> None:
+    """Pause time arrives only from the second collection on (a source that reads it): the first collection,
+    which had no such counter, must not make it 'stop rising' when it first appears."""
+    for i, paused_us in enumerate([None, 1_000_000, 2_000_000, 3_000_000]):
+        c = coll(T0 + 30 * i, 100 * i, [])
+        if paused_us is not None:
+            c.samples["rtsw3"].ports["Ethernet16"].pfc_rx_pause_us[3] = paused_us
+        store.record(c)
+    doc = site_report(store, T0 - 1, T0 + 300)
+    pause = [(c["new"], c["t"] - 0.5 - T0) for c in doc["counter_changes"] if c["counter"] == "pfc_rx_pause_us"]
+    assert pause == [("rising", 60)]
+
+
 def test_counter_onsets_in_the_timeline(store: HistoryStore) -> None:
     values = [0, 0, 300, 600, 600, 600, 900]
     for i, rx in enumerate(values):
