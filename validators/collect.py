@@ -31,7 +31,9 @@ def collect_sections(run: Runner, device: DeviceIntent, sections: Iterable[str],
     commands = {s: cmds for s in SECTIONS if s in asked and (cmds := col.section_commands(s, device))}
     if not commands:
         return
-    batch = distinct(c for cmds in commands.values() for c in cmds)
+    # counter commands first: the sample is stamped as the batch starts, and a rate over a short window is
+    # only right when the counters were read at that moment, not after the rest of a long batch
+    batch = distinct(c for s in sorted(commands, key=lambda s: s != "counters") for c in commands[s])
     now = time.monotonic()
     try:
         out: dict[Any, Any] | None = run(batch)
