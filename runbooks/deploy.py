@@ -84,6 +84,15 @@ def _load(device, config: str, replace: bool) -> None:
         device.load_merge_candidate(config=config)
 
 
+def _candidate(task: Task, device: Any, config: str, replace: bool) -> str:
+    """What a load sends: the rendered config, or for a replace what the platform's policy makes of it (EOS
+    carries the running config's local users and AAA over: the inventory never holds them)."""
+    complete = getattr(_policy(task.host.platform or ""), "replace_candidate", None) if replace else None
+    if complete is None:
+        return config
+    return str(complete(device.get_config(retrieve="running")["running"], config))
+
+
 def _guard_pending(task: Task, device, break_lock: bool = False, earlier: Collection[str] = ()) -> None:
     if device.has_pending_commit():
         raise ForeignPending("a commit-confirm by someone else is pending on the device; not touching it")
@@ -105,7 +114,7 @@ def diff_device(task: Task, config: str, replace: bool = False, break_lock: bool
     (unless break_lock, or the marker is one of our `earlier` runs': runbooks.deploy_marker)."""
     device = _driver(task)
     _guard_pending(task, device, break_lock, earlier)
-    _load_guarded(device, config, replace)
+    _load_guarded(device, _candidate(task, device, config, replace), replace)
     try:
         diff = device.compare_config()
         method = _apply_method(task, device) if diff else None
@@ -131,7 +140,7 @@ def commit_device(task: Task, config: str, replace: bool = False, revert_in: int
     """Commit with a device-side revert timer; confirm_device must follow or the device reverts itself."""
     device = _driver(task)
     _guard_pending(task, device)
-    _load_guarded(device, config, replace)
+    _load_guarded(device, _candidate(task, device, config, replace), replace)
     diff = device.compare_config()
     if not diff:
         device.discard_config()

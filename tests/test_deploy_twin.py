@@ -298,21 +298,32 @@ def test_foreign_pending_session_is_reported_and_skipped(twin, capsys, monkeypat
     assert sessions["someone_else"]["state"] == "pending"     # left exactly as found
 
 
-def test_replace_that_would_remove_management_access_is_refused(twin, capsys):
+def test_replace_keeps_local_users_and_commits(twin, capsys):
+    """A replace carries the switch's own users over (the inventory never holds them): it diffs and commits
+    without deleting `username admin`, and the admin still logs in afterwards."""
     rc, report = run_json(twin, capsys, "deploy", "--replace")
-    assert rc == 1
+    assert rc == 2
     by = {d["device"]: d for d in report["devices"]}
-    # the EOS candidate carries no usernames: replacing would delete `username admin ...`
-    for host in ("ctsw1", "ctsw2", "rtsw1", "rtsw2"):
-        assert by[host]["state"] == "skipped" and "management access" in by[host]["detail"]
-        assert "username admin" in by[host]["detail"] and "secret <removed>" in by[host]["detail"]
-        assert "secret admin" not in by[host]["detail"]
-    # napalm_sonic keeps the management tables on replace, so the SONiC RTSWs are fine
-    assert by["rtsw3"]["state"] == by["rtsw4"]["state"] == "diffed"
-    diffs = Path(report["artifacts"]) / "diffs"
-    saved = (diffs / "rtsw1.diff").read_text()
-    assert "-username admin privilege 15 role network-admin secret <removed>" in saved
-    assert "secret admin" not in saved
+    assert all(by[h]["state"] == "diffed" for h in SWITCHES), {h: by[h]["detail"] for h in SWITCHES}
+    saved = (Path(report["artifacts"]) / "diffs" / "rtsw1.diff").read_text()
+    assert "username" not in saved and "secret admin" not in saved
+    assert "+router bgp" in saved
+    rc, report = run_json(twin, capsys, "deploy", "--replace", "--hosts", "rtsw1", "--commit", "--yes",
+                          "--skip-checks")
+    assert rc == 0, report["devices"]
+    running = twin.running("rtsw1")                     # through pyeapi, logging in as admin/admin
+    assert "username admin privilege 15 role network-admin" in running
+    assert "router bgp" in running
+
+
+def test_replace_that_would_remove_management_access_is_refused(twin, capsys):
+    # a management route the inventory does not have: a replace would delete it and cut the way in
+    twin.fault("drift", device="rtsw1", lines="ip route vrf MGMT 10.99.0.0/16 172.20.20.1")
+    rc, report = run_json(twin, capsys, "deploy", "--replace", "--hosts", "rtsw1,rtsw2")
+    by = {d["device"]: d for d in report["devices"]}
+    assert rc == 1 and by["rtsw1"]["state"] == "skipped" and "management access" in by["rtsw1"]["detail"]
+    assert "ip route vrf MGMT 10.99.0.0/16" in by["rtsw1"]["detail"]
+    assert by["rtsw2"]["state"] == "diffed"
 
 
 def test_reconcile_tells_a_kept_change_from_a_revert(twin):

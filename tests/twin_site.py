@@ -49,6 +49,7 @@ from nr_run.lab.twin.lab import (
     lab_status,
     lab_up,
 )
+from nr_run.platforms import registry
 from nr_run.platforms.site import load_site
 from nr_run.runbooks.clab import write_topology
 from nr_run.runbooks.render import render_device
@@ -123,9 +124,14 @@ class TwinSite:
             drv.close()
 
     def deploy(self, *hosts: str) -> None:
-        """Replace each host's config with its rendered one, through its NAPALM driver."""
+        """Replace each host's config with its rendered one, through its NAPALM driver, keeping what a
+        `deploy --replace` keeps (the platform policy's device-local lines: EOS users and AAA)."""
         for host in hosts:
-            self.push(host, render_device(FABRIC.devices[host]), replace=True)
+            config = render_device(FABRIC.devices[host])
+            complete = getattr(registry.get(FABRIC.devices[host].platform).deploy, "replace_candidate", None)
+            if complete is not None:
+                config = complete(self.running(host), config)
+            self.push(host, config, replace=True)
 
     def running(self, host: str) -> str:
         drv = self.driver(host)

@@ -108,6 +108,8 @@ class DeployPolicy(Protocol):
     # running config into the candidate takes on the device and why (SONiC: "gcu" | "drained apply"). The
     # deploy dry run calls it when a policy has it (runbooks.deploy.diff_device).
     # Optional: `marker: DeviceMarker`, how a deploy marks the devices it holds (see DeviceMarker).
+    # Optional: `replace_candidate(running: str, candidate: str) -> str`, the config a replace loads when the
+    # rendered one alone would delete device-local lines the inventory does not model (EOS: local users, AAA).
 
 
 # Every deploy marks the devices it is about to change with a device-side object named

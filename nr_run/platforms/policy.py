@@ -2,6 +2,8 @@
 
 protected: regexes; a removed diff line matching one would cut management access, so the device is refused.
 secrets:   regexes whose group 1 is kept and the rest of the match masked in printed and saved diffs.
+preserve:  optional regexes of device-local lines the inventory does not model (local users, AAA); a platform
+           whose replace would delete them carries them over from the running config (`preserved`).
 A missing or malformed policy file raises PolicyMissing: a deploy never runs with masking or the lockout
 guard silently off.
 """
@@ -31,8 +33,8 @@ class RegexPolicy:
         self.platform, self.capabilities, self.method, self.package = platform, capabilities, method, package
 
     @cached_property
-    def _rules(self) -> tuple[tuple[re.Pattern[str], ...], tuple[re.Pattern[str], ...]]:
-        where = f"templates/{self.platform}/policy.yaml"
+    def _data(self) -> dict:
+        where = self._where
         try:
             data = yaml.safe_load(read_text(self.platform, "policy.yaml", self.package))
         except TemplateMissing as exc:
@@ -40,16 +42,33 @@ class RegexPolicy:
         except yaml.YAMLError as exc:
             raise PolicyMissing(f"deploy policy {where} is not valid YAML: {exc}") from exc
         if not isinstance(data, dict) or not isinstance(data.get("protected"), list) \
-                or not isinstance(data.get("secrets"), list):
-            raise PolicyMissing(f"deploy policy {where} must hold the lists 'protected' and 'secrets'")
+                or not isinstance(data.get("secrets"), list) or not isinstance(data.get("preserve", []), list):
+            raise PolicyMissing(f"deploy policy {where} must hold the lists 'protected' and 'secrets' "
+                                "(and optionally 'preserve')")
+        return data
+
+    @property
+    def _where(self) -> str:
+        return f"templates/{self.platform}/policy.yaml"
+
+    def _compile(self, key: str) -> tuple[re.Pattern[str], ...]:
         try:
-            return (tuple(re.compile(p) for p in data["protected"]), tuple(re.compile(p) for p in data["secrets"]))
+            return tuple(re.compile(p) for p in self._data.get(key, []))
         except (re.error, TypeError) as exc:
-            raise PolicyMissing(f"deploy policy {where} has a bad pattern: {exc}") from exc
+            raise PolicyMissing(f"deploy policy {self._where} has a bad pattern: {exc}") from exc
+
+    @cached_property
+    def _rules(self) -> tuple[tuple[re.Pattern[str], ...], tuple[re.Pattern[str], ...]]:
+        return self._compile("protected"), self._compile("secrets")
+
+    @cached_property
+    def preserved(self) -> tuple[re.Pattern[str], ...]:
+        """Patterns of device-local lines a replace keeps (empty when the policy lists none)."""
+        return self._compile("preserve")
 
     def check(self) -> None:
         """Raise PolicyMissing now if the policy cannot be read (before anything is touched)."""
-        _ = self._rules
+        _ = self._rules, self.preserved
 
     def redact(self, diff: str) -> str:
         for pattern in self._rules[1]:
