@@ -140,6 +140,8 @@ class PortCounters:
     # a storm's harm is the time a port could not send, not its frame count
     pfc_rx_pause_us: dict[int, int] = field(default_factory=dict)
     pfc_tx_pause_us: dict[int, int] = field(default_factory=dict)
+    # peak occupancy per egress queue (bytes) since the device last cleared its watermarks: a level, not a count
+    queue_watermark_bytes: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass
