@@ -748,6 +748,27 @@ class Fabric:
         return out | {int(f.params["priority"]) % 8 for f in self.faults.of("pfc_storm", device=dev, port=port)
                       if f.active(now)}
 
+    def pause_transitions(self, dev: str, port: str, now: float | None = None) -> dict[int, int]:
+        """Per priority: pauses received that have ended (pause -> no pause transitions), where PFC is on."""
+        now = time.time() if now is None else now
+        out = dict.fromkeys(range(8), 0)
+        ifs = self._ifstate(dev, port)
+        if not ifs or not ifs.pfc_enabled:
+            return out
+        for f in self.faults.counted("pfc_storm", device=dev, port=port):
+            full, last, _ = f.windows_until(now)
+            out[int(f.params["priority"]) % 8] += full + (1 if last > 0 and not f.active(now) else 0)
+        return out
+
+    def link_times(self, dev: str, port: str) -> tuple[float | None, float | None]:
+        """(last went down, last came back up) by link-down faults on either end; None where it never did."""
+        far = self.peer(dev, port)
+        faults = [f for d, p in [(dev, port)] + ([far] if far else [])
+                  for f in self.faults.counted("link_down", device=d, port=p)]
+        downs = [f.since for f in faults]
+        ups = [f.until for f in faults if f.until is not None and f not in self.faults.items]
+        return (max(downs) if downs else None), (max(ups) if ups else None)
+
     def link_changes(self, dev: str, port: str) -> int:
         """Link status changes of a port since boot: the first link up, then a down and an up for every
         link-down fault on either end that was cleared, a down for one still on."""

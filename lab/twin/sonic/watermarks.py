@@ -5,8 +5,6 @@ PERSISTENT ones: bytes of the shared buffer each unicast queue held at most sinc
 (`sonic-clear queue watermark unicast`, `sonic-clear queue persistent-watermark unicast`). The title line and
 the all-right-aligned table follow sonic-utilities' tests/wm_input/wm_test_vectors.py; every cell reads N/A
 while FLEX_COUNTER_TABLE|QUEUE_WATERMARK is not enabled (the watermark tables stay empty, as on a switch).
-`show pfc counters --history` (pause transitions and time) arrived in sonic-utilities in 2025 (PR #3778): the
-twin's 202305 image refuses the option as click does.
 """
 
 from __future__ import annotations
@@ -44,7 +42,3 @@ def clear(dev: Any, args: list[str]) -> Result:
     return 2, "", "Usage: sonic-clear [OPTIONS] COMMAND [ARGS]...\nTry \"sonic-clear -h\" for help.\n\n" \
                   f"Error: No such command \"{words[0] if words else ''}\".\n"
 
-
-def pfc_history_refused() -> Result:
-    return 2, "", ("Usage: show pfc counters [OPTIONS]\nTry \"show pfc counters -h\" for help.\n\n"
-                   "Error: No such option: --history\n")

@@ -6,7 +6,8 @@ text: its syntax is documented (AVD templates, shared/reference/eos.md §1), whe
 `show priority-flow-control`, `show qos interfaces` and `show qos profile` is unverified (§3).
 
 JSON shapes (shared/reference/eos.md §3, ANTA unit-test data):
-  show interfaces                         interfaces.{if}.{interfaceStatus, lineProtocolStatus, mtu, bandwidth}
+  show interfaces                         interfaces.{if}.{interfaceStatus, lineProtocolStatus, mtu, bandwidth,
+                                            interfaceCounters.linkStatusChanges}
   show lldp neighbors                     lldpNeighbors[{port, neighborDevice, neighborPort}]
   show ip bgp summary vrf all             vrfs.{vrf}.peers.{ip}.{peerState, prefixReceived, asn}
   show ip route vrf default               vrfs.default.routes.{prefix}.{routeType, vias[{nexthopAddr, interface}]}
@@ -121,6 +122,7 @@ def parse_interfaces(data: dict[str, Any]) -> dict[str, InterfaceState]:
             oper_up=i.get("lineProtocolStatus") == "up",
             speed_mbps=int(bw) // 1_000_000 if bw else None,
             mtu=i.get("mtu"),
+            link_changes=as_int((i.get("interfaceCounters") or {}).get("linkStatusChanges")),
         )
     return result
 

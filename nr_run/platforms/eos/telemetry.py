@@ -1,6 +1,8 @@
 """EOS counters over gNMI: OpenConfig queue counters plus EOS native per-priority PFC counters.
 
 Paths (the same ones lab/twin/gnmi/paths.py serves):
+  openconfig:/interfaces/interface[name=P]/state/counters/carrier-transitions
+      openconfig-interfaces: link status changes of the port (EOS' linkStatusChanges); link_status_changes
   openconfig:/qos/interfaces/interface[interface-id=P]/output/queues/queue[name=P-Q]/state/
       {dropped-pkts, ecn-marked-pkts, max-queue-len}
       openconfig-qos output queue state (transmit/dropped pkts and octets, ecn-marked-pkts/-octets,
@@ -28,6 +30,7 @@ from nr_run.platforms.telemetry import TelemetryProfile, split_path
 
 GNMI_PORT = 6030         # EOS's default gNMI port (management api gnmi, transport grpc default)
 PATHS = (
+    "openconfig:/interfaces/interface/state/counters/carrier-transitions",
     "openconfig:/qos/interfaces/interface/output/queues/queue/state",
     "eos_native:/Smash/counters/pfc",
 )
@@ -55,6 +58,10 @@ def decode(values: Mapping[str, Any], context: Mapping[str, Any], taken_at: floa
             pc = ports.setdefault(keys["interface"]["name"], PortCounters())
             prio = int(keys["priority"]["id"])
             (pc.pfc_rx if names[5] == "rxFrames" else pc.pfc_tx)[prio] = int(value)
+        elif names[:1] == ["interfaces"] and names[-1] == "carrier-transitions":
+            port = keys["interface"]["name"]
+            if port.startswith("Ethernet"):
+                ports.setdefault(port, PortCounters()).link_status_changes = int(value)
         elif names[:2] == ["qos", "interfaces"] and names[-1] in QUEUE_LEAVES:
             port = keys["interface"]["interface-id"]
             queue = _queue(port, keys["queue"]["name"])

@@ -16,6 +16,9 @@ telemetry timer every 120 s) has no CLI. N/A cells (QUEUE_WATERMARK counter poll
 PFC pause time: `show pfc counters --history` (sonic-utilities PR #3778, 2025: per port and priority, RX pause
 transitions and "Total RX Pause Time US", from SAI_PORT_STAT_PFC_n_RX_PAUSE_DURATION_US or the watchdog's
 estimate); older releases refuse the option and the pause time is then only read over gNMI.
+Link flaps: `show interfaces flap` (sonic-utilities PR #3724, 2025: APPL_DB PORT_TABLE flap_count, which
+sonic-swss portsorch raises on every oper status change since PR #3052, 2024, as EOS' linkStatusChanges); "Never"
+(no change yet) reads 0; older releases refuse the command and leave the count unknown.
 """
 
 from __future__ import annotations
@@ -51,11 +54,12 @@ ROUTES = "vtysh -c 'show ip route json'"
 # First lines of a failed command in an interactive session (sonic-utilities click, vtysh, bash).
 _ERRORS = ("Error:", "% ", "Usage:", "bash: ")
 WATERMARKS = "show queue watermark unicast"
+FLAPS = "show interfaces flap"
 PFC_HISTORY = "show pfc counters --history"
-OPTIONAL = {"show queue wredcounters", WATERMARKS, PFC_HISTORY}
+OPTIONAL = {"show queue wredcounters", WATERMARKS, PFC_HISTORY, FLAPS}
 
 COMMANDS: dict[str, list[str]] = {
-    "interfaces": ["show interfaces status"],
+    "interfaces": ["show interfaces status", FLAPS],
     "lldp": ["show lldp table"],
     "bgp": [BGP],
     "routes": [ROUTES],
@@ -162,6 +166,16 @@ def parse_interfaces(text: str) -> dict[str, InterfaceState]:
                                        r.get("Alias") or None)
         for r in parse_table(text, "Interface")
     }
+
+
+def parse_flaps(text: str) -> dict[str, int]:
+    """`show interfaces flap` -> {port: flap count} ("Never": no oper status change yet)."""
+    out = {}
+    for r in parse_table(text, "Interface"):
+        count = r.get("Flap Count", "").replace(",", "")
+        if count.isdigit() or count == "Never":
+            out[r["Interface"]] = int(count) if count.isdigit() else 0
+    return out
 
 
 def parse_lldp(text: str) -> list[LldpNeighbor]:
@@ -357,6 +371,9 @@ def apply_section(section: str, out: Mapping[str, Any], state: DeviceState, devi
                   taken_at: float = 0.0) -> None:
     if section == "interfaces":
         state.interfaces = parse_interfaces(out["show interfaces status"])
+        for port, count in parse_flaps(out.get(FLAPS) or "").items():
+            if port in state.interfaces:
+                state.interfaces[port].link_changes = count
     elif section == "lldp":
         state.lldp = parse_lldp(out["show lldp table"])
     elif section == "bgp":
