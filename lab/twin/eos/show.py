@@ -365,7 +365,7 @@ def queue_monitor_length(dev: EosDevice) -> dict:
     a switch keeps. The twin reports one entry per congested queue since the last clear: its peak length in
     bytes, entryType "U" (update) while the congestion lasts, "E" (end) after it."""
     now = time.time()
-    entries = []
+    entries: list[dict[str, object]] = []
     for name in _intf_arg(dev, None):
         marks = dev.fabric.queue_watermarks(dev.name, name, now, kind=LANZ)
         on = dev.fabric.congested_queues(dev.name, name, now)
