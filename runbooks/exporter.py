@@ -25,7 +25,7 @@ from prometheus_client import CollectorRegistry, make_wsgi_app
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from nr_run.history.model import NO_INDEX, Collection, counter_values
+from nr_run.history.model import LINK_CHANGES, NO_INDEX, Collection, counter_values
 from nr_run.history.rates import delta
 from nr_run.validators.base import SEVERITY_ORDER
 
@@ -121,9 +121,14 @@ class FabricMetrics(Collector):
                                        labels=["site", "device", "port", "queue"])
         watermark = GaugeMetricFamily(P + "queue_watermark_bytes", "Peak occupancy of the egress queue since the "
                                       "device last cleared it", labels=["site", "device", "port", "queue"])
+        changes = CounterMetricFamily(P + LINK_CHANGES, "Link status changes of the port since the device booted, "
+                                      "as the device counts them", labels=["site", "device", "port"])
         for (device, port, name, idx), (_, value) in sorted(self._values.items()):
             if name == "queue_watermark_bytes":
                 watermark.add_metric([self.site, device, port, _index(idx)], value)
+                continue
+            if name == LINK_CHANGES:
+                changes.add_metric([self.site, device, port], value)
                 continue
             stem, label, div = SERIES[name]
             if stem not in totals:
@@ -143,6 +148,8 @@ class FabricMetrics(Collector):
         yield lossless
         if watermark.samples:
             yield watermark
+        if changes.samples:
+            yield changes
 
     def _state_families(self) -> Iterator[Metric]:
         storm = GaugeMetricFamily(P + "pfc_watchdog_storm_active", "1 while the PFC watchdog sees a pause storm "

@@ -87,7 +87,8 @@ def load_clab(path: str | Path) -> Topology:
         nodes[name] = Node(name=name, platform=platform, kind=kind, mgmt_address=addresses[name],
                            mgmt_prefix=f"{addresses[name]}/{subnet.prefixlen}",
                            model=_model(platform, startup[name]), ports=tuple(port_sort(ports[name])),
-                           startup_config=startup[name], exec=tuple(str(c) for c in spec.get("exec") or ()))
+                           startup_config=startup[name], exec=tuple(str(c) for c in spec.get("exec") or ()),
+                           image=str(spec.get("image") or ""))
     return Topology(nodes=nodes, links=cables, site=str(doc.get("name") or path.name.split(".")[0]))
 
 

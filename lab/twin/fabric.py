@@ -14,7 +14,14 @@ import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from nr_run.lab.twin.faults import DROPS_PER_S, ECN_MARKS_PER_S, PFC_STORM_FRAMES_PER_S, Fault, Faults
+from nr_run.lab.twin.faults import (
+    DROPS_PER_S,
+    ECN_MARKS_PER_S,
+    FULL_QUEUE_BYTES,
+    PFC_STORM_FRAMES_PER_S,
+    Fault,
+    Faults,
+)
 from nr_run.lab.twin.policy import filter_redistributed
 from nr_run.lab.twin.state import DeviceState, EcnQueue, IfState
 from nr_run.lab.twin.topology import Topology
@@ -116,6 +123,8 @@ class Fabric:
         # per session (device, peer ip): (state, since); sessions a change did not touch keep their uptime
         self._session_since: dict[tuple[str, str], tuple[str, float]] = {}
         self._tracked_key: tuple[int, int] = (-1, -1)
+        # (device, watermark kind) -> when the device's watermarks of that kind were last cleared
+        self._wm_cleared: dict[tuple[str, str], float] = {}
 
     # ---- inputs -------------------------------------------------------------------------------
     def set_state(self, device: str, state: DeviceState) -> None:
@@ -694,6 +703,72 @@ class Fabric:
                 out[q] = (out[q] or 0) + self._grown(f, rate, now)
         return out
 
+    def clear_watermarks(self, dev: str, kind: str = "user", now: float | None = None) -> None:
+        """A watermark clear on the device (every port): later reads start from the occupancy since then.
+        `kind` names the set cleared ("user", "persistent"): a device may keep several, cleared apart."""
+        self._wm_cleared[(dev, kind)] = time.time() if now is None else now
+
+    def queue_watermarks(self, dev: str, port: str, now: float | None = None, kind: str = "user") -> dict[int, int]:
+        """Peak occupancy (bytes) per egress queue since the device's last clear of `kind`.
+
+        A congestion fault holds its queue at `depth` (default halfway between the queue's ECN thresholds, a
+        full queue without ECN); a PFC storm received on the port holds the paused priority's queue full, as do
+        lossless drops. A condition counts when it was on at some time after the clear.
+        """
+        now = time.time() if now is None else now
+        since = self._wm_cleared.get((dev, kind), 0.0)
+        out = dict.fromkeys(range(8), 0)
+        ifs = self._ifstate(dev, port)
+        if not ifs:
+            return out
+
+        def on_since(f: Fault) -> bool:
+            return f.active_s(now) > f.active_s(since)
+
+        for f in self.faults.counted("congestion", device=dev, port=port):
+            q = int(f.params["queue"]) % 8
+            if on_since(f):
+                out[q] = max(out[q], queue_depth(ifs.ecn.get(q), f.params.get("depth")))
+        for f in self.faults.counted("lossless_drops", device=dev, port=port):
+            q = int(f.params["queue"]) % 8
+            if on_since(f):
+                out[q] = max(out[q], FULL_QUEUE_BYTES)
+        if ifs.pfc_enabled:
+            for f in self.faults.counted("pfc_storm", device=dev, port=port):
+                q = int(f.params["priority"]) % 8
+                if on_since(f):
+                    out[q] = max(out[q], FULL_QUEUE_BYTES)
+        return out
+
+    def congested_queues(self, dev: str, port: str, now: float | None = None) -> set[int]:
+        """Queues standing above empty at `now`: a congestion, lossless drops or a received pause storm is on."""
+        now = time.time() if now is None else now
+        out = {int(f.params["queue"]) % 8 for kind in ("congestion", "lossless_drops")
+               for f in self.faults.of(kind, device=dev, port=port) if f.active(now)}
+        return out | {int(f.params["priority"]) % 8 for f in self.faults.of("pfc_storm", device=dev, port=port)
+                      if f.active(now)}
+
+    def pause_transitions(self, dev: str, port: str, now: float | None = None) -> dict[int, int]:
+        """Per priority: pauses received that have ended (pause -> no pause transitions), where PFC is on."""
+        now = time.time() if now is None else now
+        out = dict.fromkeys(range(8), 0)
+        ifs = self._ifstate(dev, port)
+        if not ifs or not ifs.pfc_enabled:
+            return out
+        for f in self.faults.counted("pfc_storm", device=dev, port=port):
+            full, last, _ = f.windows_until(now)
+            out[int(f.params["priority"]) % 8] += full + (1 if last > 0 and not f.active(now) else 0)
+        return out
+
+    def link_times(self, dev: str, port: str) -> tuple[float | None, float | None]:
+        """(last went down, last came back up) by link-down faults on either end; None where it never did."""
+        far = self.peer(dev, port)
+        faults = [f for d, p in [(dev, port)] + ([far] if far else [])
+                  for f in self.faults.counted("link_down", device=d, port=p)]
+        downs = [f.since for f in faults]
+        ups = [f.until for f in faults if f.until is not None and f not in self.faults.items]
+        return (max(downs) if downs else None), (max(ups) if ups else None)
+
     def link_changes(self, dev: str, port: str) -> int:
         """Link status changes of a port since boot: the first link up, then a down and an up for every
         link-down fault on either end that was cleared, a down for one still on."""
@@ -704,6 +779,16 @@ class Fabric:
             changes += 2 * sum(1 for f in self.faults.ended if f.matches("link_down", device=d, port=p))
             changes += sum(1 for f in self.faults.of("link_down", device=d, port=p))
         return changes
+
+
+def queue_depth(ecn: EcnQueue | None, depth: object = None) -> int:
+    """The standing queue (bytes) of a congestion: its `depth`, else halfway between the ECN thresholds, else
+    (no ECN on the queue: it overflows) a full queue."""
+    if depth is not None:
+        return int(float(str(depth)))
+    if ecn is not None:
+        return (ecn.min_bytes + ecn.max_bytes) // 2
+    return FULL_QUEUE_BYTES
 
 
 def mark_probability(ecn: EcnQueue, depth: object = None) -> float:

@@ -64,6 +64,9 @@ DESCRIPTIONS: dict[str, str] = {
 PFC_STORM_FRAMES_PER_S = 5000
 DROPS_PER_S = 2000
 ECN_MARKS_PER_S = 3000
+# Queue occupancy (bytes) a condition holds while it is on: a paused or overflowing queue stands at the
+# buffer's shared limit for it (a congestion fault stands at its `depth` instead).
+FULL_QUEUE_BYTES = 1_048_576
 
 
 def help_text() -> str:

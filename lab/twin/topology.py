@@ -20,6 +20,7 @@ class Node:
     kind: str = ""                    # the containerlab kind as written ("ceos", "sonic-vm", ...)
     startup_config: str | None = None  # text of the node's startup-config file
     exec: tuple[str, ...] = ()        # containerlab `exec` commands, run in order once the node is up
+    image: str = ""                   # the containerlab image ("vrnetlab/sonic_sonic-vs:202305"): its release
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -80,7 +81,7 @@ def from_states(kind: str, source: str, started: float, finished: float, states:
         st = states[name]
         sample = st.counters_second or st.counters_first
         if sample is not None and "counters" in st.sections:
-            samples[name] = sample
+            samples[name] = with_link_changes(sample, st)
             times[name] = wall_time(sample.taken_at, now_wall, now_mono)
         obs += observations(st)
     return Collection(kind=kind, source=source, started=started, finished=finished, samples=samples,
@@ -88,9 +89,22 @@ def from_states(kind: str, source: str, started: float, finished: float, states:
                       errors={n: dict(s.errors) for n, s in states.items() if s.errors}, devices=sorted(states))
 
 
+def with_link_changes(sample: CounterSample, state: DeviceState) -> CounterSample:
+    """The sample with each port's link status changes from the interfaces section where the counters did not
+    bring them (polling reads them with the interfaces, gNMI with the counters)."""
+    if "interfaces" not in state.sections:
+        return sample
+    changes = {n: i.link_changes for n, i in state.interfaces.items() if i.link_changes is not None}
+    if not any(p in changes and c.link_status_changes is None for p, c in sample.ports.items()):
+        return sample
+    ports = {p: dataclasses.replace(c, link_status_changes=changes[p]) if p in changes and c.link_status_changes
+             is None else c for p, c in sample.ports.items()}
+    return dataclasses.replace(sample, ports=ports)
+
+
 # Series names of the per-port counters, with the PortCounters field each one reads and what its index is.
-# Pause durations come where the platform counts them (SONiC over gNMI); no built-in collector reads watermarks
-# yet: the history stores them as soon as the normalized state carries them.
+# Pause durations come where the platform counts them (SONiC over gNMI, or `show pfc counters --history`);
+# watermarks from both platforms' CLIs (EOS also over gNMI).
 COUNTERS: dict[str, tuple[str, str]] = {
     "pfc_rx_frames": ("pfc_rx", "priority"),
     "pfc_tx_frames": ("pfc_tx", "priority"),
@@ -104,6 +118,8 @@ COUNTERS: dict[str, tuple[str, str]] = {
 GAUGES = frozenset({"queue_watermark_bytes"})
 PAUSE_FRAMES = ("pfc_rx_frames", "pfc_tx_frames")
 PAUSE_TIME = ("pfc_rx_pause_us", "pfc_tx_pause_us")
+# link status changes the device counted (a per-port total, index NO_INDEX)
+LINK_CHANGES = "link_status_changes"
 
 
 def counter_values(sample: CounterSample) -> list[tuple[str, str, int, int]]:
@@ -117,4 +133,6 @@ def counter_values(sample: CounterSample) -> list[tuple[str, str, int, int]]:
         for direction in ("rx", "tx"):
             if not getattr(c, f"pfc_{direction}"):
                 out.append((port, f"pfc_{direction}_frames", NO_INDEX, int(getattr(c, f"pfc_{direction}_total"))))
+        if getattr(c, LINK_CHANGES, None) is not None:
+            out.append((port, LINK_CHANGES, NO_INDEX, int(getattr(c, LINK_CHANGES))))
     return out

@@ -31,6 +31,9 @@ class InterfaceState:
     speed_mbps: int | None = None
     mtu: int | None = None
     alias: str | None = None        # the name the port goes by on the wire (SONiC's LLDP port ID), if another
+    # oper status changes since boot, where the platform counts them (EOS linkStatusChanges, SONiC flap_count):
+    # a flap between two polls shows here even when both polls see the link up
+    link_changes: int | None = None
 
 
 @dataclass
@@ -140,6 +143,10 @@ class PortCounters:
     # a storm's harm is the time a port could not send, not its frame count
     pfc_rx_pause_us: dict[int, int] = field(default_factory=dict)
     pfc_tx_pause_us: dict[int, int] = field(default_factory=dict)
+    # peak occupancy per egress queue (bytes) since the device last cleared its watermarks: a level, not a count
+    queue_watermark_bytes: dict[int, int] = field(default_factory=dict)
+    # link status changes of the port since boot (InterfaceState.link_changes; over gNMI, carrier-transitions)
+    link_status_changes: int | None = None
 
 
 @dataclass

@@ -177,6 +177,7 @@ SHOWS: list[tuple[re.Pattern, ShowFn, Callable[[EosDevice, re.Match], str] | Non
     (re.compile(r"show priority-flow-control( interfaces (\S+)| status)?$"),
      lambda d, m: show.pfc(d, m.group(2)), None),
     (re.compile(r"show qos interfaces ecn counters queue$"), lambda d, m: show.ecn_counters(d), None),
+    (re.compile(r"show queue-monitor length$"), lambda d, m: show.queue_monitor_length(d), None),
     (re.compile(r"show qos interfaces( (\S+))?$"), lambda d, m: show.qos_interfaces(d, m.group(2)), None),
     (re.compile(r"show configuration sessions( detail)?$"),
      lambda d, m: d.sessions_json(bool(m.group(1))), None),
@@ -315,6 +316,9 @@ class Request:
         if low in ("write memory", "write", "wr", "copy running-config startup-config"):
             text = self.dev.write_memory()
             return self._out({"messages": [text.strip()]}, text)
+        if low == "clear queue-monitor length statistics":     # UNVERIFIED command name (LANZ)
+            self.dev.fabric.clear_watermarks(self.dev.name, show.LANZ)
+            return self._out()
         if low.startswith("bash "):
             text = _bash(line.split()[1:])
             return self._out({"messages": [text]}, text)

@@ -354,6 +354,31 @@ def queue_counters(dev: EosDevice) -> dict:
     return {"egressQueueCounters": {"interfaces": out}}
 
 
+# LANZ's watermark set: cleared by `clear queue-monitor length statistics`, read by the CLI and over gNMI
+LANZ = "lanz"
+
+
+def queue_monitor_length(dev: EosDevice) -> dict:
+    """`show queue-monitor length` (LANZ). Field names from aristanetworks/goeapi module/queue.go
+    (ShowQueueMonitor: lanzEnabled, platformName, bytesPerTxmpSegment, globalHitCount, reportTime, entryList
+    [{interface, trafficClass, queueLength, entryType, entryTime, duration, ...}]). UNVERIFIED: which entries
+    a switch keeps. The twin reports one entry per congested queue since the last clear: its peak length in
+    bytes, entryType "U" (update) while the congestion lasts, "E" (end) after it."""
+    now = time.time()
+    entries: list[dict[str, object]] = []
+    for name in _intf_arg(dev, None):
+        marks = dev.fabric.queue_watermarks(dev.name, name, now, kind=LANZ)
+        on = dev.fabric.congested_queues(dev.name, name, now)
+        for tc, length in sorted(marks.items()):
+            if length:
+                entries.append({"entryType": "U" if tc in on else "E", "interface": name, "trafficClass": tc,
+                                "queueLength": length, "entryTime": now, "entryTimeUsecs": int(now * 1e6),
+                                "duration": 0, "durationUsecs": 0, "globalProtectionModeEnabled": False,
+                                "ingressPortSet": []})
+    return {"lanzEnabled": True, "platformName": "cEOSLab", "bytesPerTxmpSegment": 0, "reportTime": now,
+            "globalHitCount": len(entries), "warnings": [], "entryList": entries}
+
+
 def ping_text(dev: EosDevice, args: list[str]) -> str:
     """`ping [vrf V] DST [source S] [size N] [df-bit] [repeat N] [tos N]` -> Linux-ping-like text."""
     dst, src, size, df, count, tos = None, None, 72, False, 5, 0

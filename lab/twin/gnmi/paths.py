@@ -5,13 +5,18 @@ EOS (OpenConfig, leaf per update; origin "openconfig" or none):
   /interfaces/interface[name=P]/state/counters/{out-discards, carrier-transitions}   openconfig-interfaces
   /interfaces/interface[name=P]/ethernet/state/counters/{in-mac-pause-frames, out-mac-pause-frames}
                                                                                      openconfig-if-ethernet
-  /qos/interfaces/interface[interface-id=P]/output/queues/queue[name=Q]/state/{transmit-pkts, dropped-pkts}
-      openconfig-qos-interfaces.yang (qos-interface-queue-state: transmit-pkts, transmit-octets, dropped-pkts,
-      dropped-octets; the model has no ECN-mark leaf). Queue names "0".."7": UNVERIFIED (EOS's own names).
-EOS native (origin "eos_native"), UNVERIFIED: Arista publishes its state tree under this origin, but no
-public sample of the PFC / ECN counter paths was found; these mirror the eAPI JSON field names:
+  /qos/interfaces/interface[interface-id=P]/output/queues/queue[name=P-Q]/state/{transmit-pkts, dropped-pkts,
+      ecn-marked-pkts, max-queue-len}
+      openconfig-qos (output queue state: transmit/dropped pkts and octets, ecn-marked-pkts/-octets,
+      max-queue-len, avg-queue-len; the leaves as ygot generates them in openconfig/functional-translators
+      ciscoxr/ciscoxrqos/yang/openconfig). EOS names its queues "<interface>-<queue>" ("Ethernet1-3",
+      multicast "Ethernet1-MC-3"): openconfig/functional-translators arista/aristaqosaggregatecounters (EOS
+      4.33-4.35). UNVERIFIED: that EOS fills ecn-marked-pkts and max-queue-len; the twin serves ECN marks on ECN
+      queues only and max-queue-len as the LANZ peak since `clear queue-monitor length statistics`.
+EOS native (origin "eos_native"), UNVERIFIED: Arista publishes its state tree under this origin (its counters
+under /Smash/counters/..., e.g. /Smash/counters/ethIntf/<agent>/current/counter), but no public sample of the
+per-priority PFC counters was found; this mirrors the eAPI JSON field names:
   /Smash/counters/pfc/interface[name=P]/priority[id=N]/{rxFrames, txFrames}
-  /Smash/counters/ecn/interface[name=P]/queue[id=Q]/markedPackets                   (ECN queues only)
 SONiC (target COUNTERS_DB, sonic-gnmi virtual paths, one JSON_IETF value per requested path; SONiC's
 doc/system-telemetry/grpc_telemetry.md and sonic-gnmi sonic_data_client/virtual_db.go):
   COUNTERS/Ethernet*            {port alias: {SAI_PORT_STAT_PFC_n_RX_PKTS, .._TX_PKTS, .._RX_PAUSE_DURATION_US, ...}}
@@ -30,6 +35,7 @@ from typing import Any
 from nr_run.lab.twin.fabric import Fabric
 
 Elem = tuple[str, tuple[tuple[str, str], ...]]
+EOS_WATERMARKS = "lanz"         # the set `clear queue-monitor length statistics` clears (lab/twin/eos/show.py)
 Leaf = tuple[Elem, ...]
 
 
@@ -55,12 +61,10 @@ def eos_leaves(fabric: Fabric, dev: str, origin: str, now: float | None = None) 
                 at = base + (_e("pfc"), _e("interface", name=port), _e("priority", id=str(prio)))
                 out[at + (_e("rxFrames"),)] = c["rx"]
                 out[at + (_e("txFrames"),)] = c["tx"]
-            for q, marks in fabric.ecn_marks(dev, port, now).items():
-                if marks is not None:
-                    out[base + (_e("ecn"), _e("interface", name=port), _e("queue", id=str(q)),
-                                _e("markedPackets"))] = marks
             continue
         drops = fabric.queue_drops(dev, port, now)
+        marks = fabric.ecn_marks(dev, port, now)
+        peaks = fabric.queue_watermarks(dev, port, now, kind=EOS_WATERMARKS)
         intf = (_e("interfaces"), _e("interface", name=port))
         out[intf + (_e("state"), _e("oper-status"))] = "UP" if fabric.link_up(dev, port) else "DOWN"
         out[intf + (_e("state"), _e("counters"), _e("out-discards"))] = sum(drops.values())
@@ -70,10 +74,13 @@ def eos_leaves(fabric: Fabric, dev: str, origin: str, now: float | None = None) 
         out[eth + (_e("out-mac-pause-frames"),)] = sum(c["tx"] for c in pfc.values())
         for q, d in drops.items():
             queue: Leaf = (_e("qos"), _e("interfaces"), _e("interface", **{"interface-id": port}), _e("output"),
-                           _e("queues"), _e("queue", name=str(q)), _e("state"))
-            out[queue + (_e("name"),)] = str(q)
+                           _e("queues"), _e("queue", name=f"{port}-{q}"), _e("state"))
+            out[queue + (_e("name"),)] = f"{port}-{q}"
             out[queue + (_e("transmit-pkts"),)] = 0
             out[queue + (_e("dropped-pkts"),)] = d
+            out[queue + (_e("max-queue-len"),)] = peaks[q]
+            if marks.get(q) is not None:
+                out[queue + (_e("ecn-marked-pkts"),)] = int(marks[q] or 0)
     return out
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from nr_run.lab.twin.fabric import Fabric
-from nr_run.lab.twin.sonic import gcu, show, show_ops
+from nr_run.lab.twin.sonic import gcu, show, show_ops, watermarks
 from nr_run.lab.twin.sonic.interpret import to_state
 from nr_run.lab.twin.topology import Node
 
@@ -141,6 +141,7 @@ class SonicDevice:
                    "ecnconfig": self._ecnconfig, "ping": self._ping, "hostname": self._hostname,
                    "mmuconfig": lambda a, i: show_ops.mmuconfig(self, a), "redis-cli": lambda a, i: show_ops.redis_cli(self, a),
                    "sonic-db-cli": self._db_cli,
+                   "sonic-clear": lambda a, i: watermarks.clear(self, a),
                    "sonic-cfggen": lambda a, i: show_ops.sonic_cfggen(self, a),
                    "docker": lambda a, i: show_ops.docker(self, a),
                    "TSA": self._traffic_shift, "TSB": self._traffic_shift, "TSC": self._traffic_shift}.get(name)

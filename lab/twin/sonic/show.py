@@ -6,7 +6,7 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
-from nr_run.lab.twin.sonic import wred
+from nr_run.lab.twin.sonic import port_history, watermarks, wred
 
 if TYPE_CHECKING:
     from nr_run.lab.twin.sonic.device import SonicDevice
@@ -67,6 +67,12 @@ def show(dev: SonicDevice, args: list[str]) -> Result:
     if cmd == "pfc asymmetric":
         rows = [[p, db["PORT"][p].get("pfc_asym", "off")] for p in _ports(dev)]
         return 0, "\n" + table(["Interface", "Asymmetric"], rows, 2), ""
+    if cmd == "pfc counters --history":
+        return port_history.pfc_history(dev, _ports(dev))
+    if words[:2] == ["interfaces", "flap"] and len(words) <= 3:
+        return port_history.flap(dev, _ports(dev), words[2] if len(words) == 3 else None)
+    if words[:1] == ["queue"] and len(words) == 3 and words[1] in watermarks.KINDS:
+        return watermarks.show_queue(dev, _ports(dev), words[1], words[2], table)
     if cmd == "pfc counters":
         rx, tx = [], []
         for p in _ports(dev):

@@ -17,13 +17,14 @@ import time
 import zlib
 from typing import TYPE_CHECKING, Any
 
+from nr_run.lab.twin.sonic.release import version_string
 from nr_run.lab.twin.sonic.show import _frr_running, _kv, _ports, table
 
 if TYPE_CHECKING:
     from nr_run.lab.twin.sonic.device import SonicDevice
 
 Result = tuple[int, str, str]
-SONIC_VERSION = "SONiC.202305.twin"      # the containerlab topology runs the 202305 sonic-vs image
+SONIC_VERSION = "SONiC.202305.twin"      # the release of a node whose image names none of its own
 CONTAINERS = ("snmp", "pmon", "lldp", "radv", "syncd", "teamd", "bgp", "swss", "database")
 IMAGES = {"bgp": "fpm-frr", "swss": "orchagent", "syncd": "syncd-vs", "pmon": "platform-monitor",
           "radv": "router-advertiser"}
@@ -93,9 +94,10 @@ def platform_summary(dev: SonicDevice) -> Result:
 
 def version(dev: SonicDevice) -> Result:
     up = int(time.time() - dev.boot_time)
-    images = "".join(f"docker-{c:<26}{SONIC_VERSION[6:]:<22}{_image_id(c)}        300MB\n"
+    name = version_string(dev.node.image) if dev.node.image else SONIC_VERSION
+    images = "".join(f"docker-{c:<26}{name[6:]:<22}{_image_id(c)}        300MB\n"
                      for c in ("database", "orchagent", "fpm-frr", "lldp", "syncd-vs", "teamd"))
-    return 0, (f"\nSONiC Software Version: {SONIC_VERSION}\nSONiC OS Version: 11\nDistribution: Debian 11.7\n"
+    return 0, (f"\nSONiC Software Version: {name}\nSONiC OS Version: 11\nDistribution: Debian 11.7\n"
                "Kernel: 5.10.0-23-2-amd64\nBuild commit: twin\nBuild date: Tue Aug  1 00:00:00 UTC 2023\n"
                f"Built by: nr-run\n\n{platform_summary(dev)[1]}"
                f"Uptime: {time.strftime('%H:%M:%S', time.gmtime())} up "

@@ -6,7 +6,8 @@ text: its syntax is documented (AVD templates, shared/reference/eos.md §1), whe
 `show priority-flow-control`, `show qos interfaces` and `show qos profile` is unverified (§3).
 
 JSON shapes (shared/reference/eos.md §3, ANTA unit-test data):
-  show interfaces                         interfaces.{if}.{interfaceStatus, lineProtocolStatus, mtu, bandwidth}
+  show interfaces                         interfaces.{if}.{interfaceStatus, lineProtocolStatus, mtu, bandwidth,
+                                            interfaceCounters.linkStatusChanges}
   show lldp neighbors                     lldpNeighbors[{port, neighborDevice, neighborPort}]
   show ip bgp summary vrf all             vrfs.{vrf}.peers.{ip}.{peerState, prefixReceived, asn}
   show ip route vrf default               vrfs.default.routes.{prefix}.{routeType, vias[{nexthopAddr, interface}]}
@@ -15,8 +16,15 @@ JSON shapes (shared/reference/eos.md §3, ANTA unit-test data):
                                             .dropPrecedences.DPn.droppedPackets
   show qos interfaces ecn counters queue  intfQueueCounters.{if}.queueCounters.{q}: "n" | "-"
   (per-priority `priorities.{p}.{rxFrames, txFrames}` used when present)
+  show queue-monitor length (LANZ)        lanzEnabled, entryList[{interface, trafficClass, queueLength}]
+                                            (field names: aristanetworks/goeapi module/queue.go ShowQueueMonitor)
 UNVERIFIED (no public JSON sample; the shape lab/twin/eos/show.py serves, storm status only is read):
   show priority-flow-control              interfaces.{if}.watchdog.stormDetected.{prio}: bool
+Queue watermarks come from LANZ, EOS' queue-length monitor: the peak `queueLength` (bytes) of its entries per
+(interface, traffic class) since `clear queue-monitor length statistics`; a queue with no entry stayed below
+the LANZ threshold (0). UNVERIFIED: how many entries a switch keeps (an old peak may age out of the list).
+LANZ is optional: a platform without it (cEOS lab images may refuse it) still gives every other counter.
+EOS shows no PFC pause duration in its CLI (only frame counts), so none is read.
 """
 
 from __future__ import annotations
@@ -59,11 +67,17 @@ COMMANDS: dict[str, list[tuple[str, str]]] = {
                  ("show qos interfaces ecn counters queue", "json")],
 }
 
+# commands a platform may not support: run on their own, a refusal leaves their data out
+OPTIONAL: dict[str, list[tuple[str, str]]] = {"counters": [("show queue-monitor length", "json")]}
+LANZ = "show queue-monitor length"
+
 Runner = Callable[[list[tuple[str, str]]], dict[str, Any]]
 
 
 def runner(task: Any) -> Runner:
     """Run commands over the host's NAPALM eos connection; returns {command: json dict | text}."""
+    from pyeapi.eapilib import CommandError  # with the connection: loading the plug-in does not pay for it
+
     device = task.host.get_connection("napalm", task.nornir.config)
 
     def run(cmds: list[tuple[str, str]]) -> dict[str, Any]:
@@ -72,16 +86,28 @@ def runner(task: Any) -> Runner:
             group = [c for c, e in cmds if e == encoding]
             if not group:
                 continue
-            results = device.device.run_commands(group, encoding=encoding)
-            for cmd, res in zip(group, results, strict=True):
+            optional = [c for c in group if c in _OPTIONAL_NAMES]
+            required = [c for c in group if c not in _OPTIONAL_NAMES]
+            if required:
+                results = device.device.run_commands(required, encoding=encoding)
+                for cmd, res in zip(required, results, strict=True):
+                    out[cmd] = res if encoding == "json" else res.get("output", "")
+            for cmd in optional:
+                try:
+                    res = device.device.run_commands([cmd], encoding=encoding)[0]
+                except CommandError:          # the device refuses it: its data is left out
+                    continue
                 out[cmd] = res if encoding == "json" else res.get("output", "")
         return out
 
     return run
 
 
+_OPTIONAL_NAMES = {c for cmds in OPTIONAL.values() for c, _ in cmds}
+
+
 def section_commands(section: str, device: DeviceIntent) -> list[tuple[str, str]]:
-    return COMMANDS.get(section, [])
+    return COMMANDS.get(section, []) + OPTIONAL.get(section, [])
 
 
 # ---------------------------------------------------------------- parsers (pure)
@@ -96,6 +122,7 @@ def parse_interfaces(data: dict[str, Any]) -> dict[str, InterfaceState]:
             oper_up=i.get("lineProtocolStatus") == "up",
             speed_mbps=int(bw) // 1_000_000 if bw else None,
             mtu=i.get("mtu"),
+            link_changes=as_int((i.get("interfaceCounters") or {}).get("linkStatusChanges")),
         )
     return result
 
@@ -291,7 +318,21 @@ def parse_watchdog_status(data: dict[str, Any]) -> list[StormState]:
     return storms
 
 
-def parse_counters(pfc: dict[str, Any], queues: dict[str, Any], ecn: dict[str, Any], taken_at: float) -> CounterSample:
+def parse_lanz(data: dict[str, Any]) -> dict[str, dict[int, int]]:
+    """`show queue-monitor length` -> {interface: {traffic class: peak queue length}} (empty when LANZ is off)."""
+    out: dict[str, dict[int, int]] = {}
+    if not data.get("lanzEnabled", False):
+        return out
+    for entry in data.get("entryList", []):
+        port, tc, length = entry.get("interface"), as_int(entry.get("trafficClass")), as_int(entry.get("queueLength"))
+        if port and tc is not None and length is not None:
+            peaks = out.setdefault(str(port), {})
+            peaks[tc] = max(peaks.get(tc, 0), length)
+    return out
+
+
+def parse_counters(pfc: dict[str, Any], queues: dict[str, Any], ecn: dict[str, Any], taken_at: float,
+                   lanz: dict[str, Any] | None = None) -> CounterSample:
     ports: dict[str, PortCounters] = {}
     for port, c in pfc.get("interfaceCounters", {}).items():
         pc = ports.setdefault(port, PortCounters())
@@ -309,6 +350,10 @@ def parse_counters(pfc: dict[str, Any], queues: dict[str, Any], ecn: dict[str, A
         for q, v in i.get("queueCounters", {}).items():
             if str(v).isdigit():
                 pc.ecn_marks[int(q)] = int(v)
+    if lanz is not None and lanz.get("lanzEnabled", False):
+        peaks = parse_lanz(lanz)
+        for port, pc in ports.items():
+            pc.queue_watermark_bytes = {q: peaks.get(port, {}).get(q, 0) for q in range(8)}
     return CounterSample(taken_at, dict(sorted(ports.items())))
 
 
@@ -333,7 +378,7 @@ def apply_section(section: str, out: Mapping[str, Any], state: DeviceState, devi
     elif section == "counters":
         state.add_counter_sample(parse_counters(out["show priority-flow-control counters"],
                                 out["show interfaces counters queue detail"],
-                                out["show qos interfaces ecn counters queue"], taken_at))
+                                out["show qos interfaces ecn counters queue"], taken_at, out.get(LANZ)))
     else:
         raise KeyError(f"EOS collector has no section {section!r}")
     state.sections.add(section)

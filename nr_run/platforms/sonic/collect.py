@@ -8,6 +8,17 @@ vtysh: `show ip bgp summary json` (shape quoted in sonic.md §4) and `show ip ro
 prefix -> [route] map, not quoted in the shared reference). `show queue wredcounters` (ECN marks, newer
 sonic-utilities, polled only with `counterpoll wredqueue`) may fail or print N/A: the PFC and drop counters
 are still used and the ECN marks are recorded as unreadable, which the counters check fails as not collected.
+Queue watermarks: `show queue watermark unicast` (sonic-utilities scripts/watermarkstat, table layout as in its
+tests/wm_input/wm_test_vectors.py): the USER watermarks, bytes of shared buffer each unicast queue held at most
+since an operator last ran `sonic-clear queue watermark unicast` (nr-run never clears them). The PERSISTENT set
+(`show queue persistent-watermark unicast`) is left to long-term use; the PERIODIC one (cleared by the
+telemetry timer every 120 s) has no CLI. N/A cells (QUEUE_WATERMARK counter polling off) give no watermark.
+PFC pause time: `show pfc counters --history` (sonic-utilities PR #3778, 2025: per port and priority, RX pause
+transitions and "Total RX Pause Time US", from SAI_PORT_STAT_PFC_n_RX_PAUSE_DURATION_US or the watchdog's
+estimate); older releases refuse the option and the pause time is then only read over gNMI.
+Link flaps: `show interfaces flap` (sonic-utilities PR #3724, 2025: APPL_DB PORT_TABLE flap_count, which
+sonic-swss portsorch raises on every oper status change since PR #3052, 2024, as EOS' linkStatusChanges); "Never"
+(no change yet) reads 0; older releases refuse the command and leave the count unknown.
 """
 
 from __future__ import annotations
@@ -42,17 +53,20 @@ BGP = "vtysh -c 'show ip bgp summary json'"
 ROUTES = "vtysh -c 'show ip route json'"
 # First lines of a failed command in an interactive session (sonic-utilities click, vtysh, bash).
 _ERRORS = ("Error:", "% ", "Usage:", "bash: ")
-OPTIONAL = {"show queue wredcounters"}
+WATERMARKS = "show queue watermark unicast"
+FLAPS = "show interfaces flap"
+PFC_HISTORY = "show pfc counters --history"
+OPTIONAL = {"show queue wredcounters", WATERMARKS, PFC_HISTORY, FLAPS}
 
 COMMANDS: dict[str, list[str]] = {
-    "interfaces": ["show interfaces status"],
+    "interfaces": ["show interfaces status", FLAPS],
     "lldp": ["show lldp table"],
     "bgp": [BGP],
     "routes": [ROUTES],
     "pfc": ["show pfc priority", "pfcwd show config", "pfcwd show stats"],
     "qos": [RUNNING],
     "buffers": [RUNNING],
-    "counters": ["show pfc counters", "show queue counters", "show queue wredcounters"],
+    "counters": ["show pfc counters", "show queue counters", "show queue wredcounters", WATERMARKS, PFC_HISTORY],
 }
 
 Runner = Callable[[list[str]], dict[str, Any]]
@@ -152,6 +166,16 @@ def parse_interfaces(text: str) -> dict[str, InterfaceState]:
                                        r.get("Alias") or None)
         for r in parse_table(text, "Interface")
     }
+
+
+def parse_flaps(text: str) -> dict[str, int]:
+    """`show interfaces flap` -> {port: flap count} ("Never": no oper status change yet)."""
+    out = {}
+    for r in parse_table(text, "Interface"):
+        count = r.get("Flap Count", "").replace(",", "")
+        if count.isdigit() or count == "Never":
+            out[r["Interface"]] = int(count) if count.isdigit() else 0
+    return out
 
 
 def parse_lldp(text: str) -> list[LldpNeighbor]:
@@ -303,10 +327,53 @@ def parse_counters(pfc: str, queues: str, wred: str | None, taken_at: float) -> 
     return CounterSample(taken_at, dict(sorted(ports.items())), unreadable)
 
 
+def parse_watermarks(text: str) -> dict[str, dict[int, int]]:
+    """`show queue watermark unicast` -> {port: {queue: bytes}}; N/A cells are left out."""
+    out: dict[str, dict[int, int]] = {}
+    for r in parse_table(text, "Port"):
+        marks = {int(k[2:]): int(v) for k, v in r.items() if k.startswith("UC") and k[2:].isdigit() and v.isdigit()}
+        if marks:
+            out[r["Port"]] = marks
+    return out
+
+
+def parse_pfc_history(text: str) -> dict[str, dict[int, int]]:
+    """`show pfc counters --history` -> {port: {priority: total RX pause time in microseconds}} (N/A left out).
+
+    pfcstat separates the ports' row groups with blank lines (which end a table for parse_table): each group is
+    read under the one header."""
+    lines = text.splitlines()
+    head = next((i for i in range(len(lines) - 1) if "Total RX Pause Time US" in lines[i]), None)
+    if head is None:
+        return {}
+    top = lines[head] + "\n" + lines[head + 1] + "\n"
+    groups = "\n".join(lines[head + 2:]).split("\n\n")
+    out: dict[str, dict[int, int]] = {}
+    for r in (row for group in groups if group.strip() for row in parse_table(top + group.strip("\n"), "Port")):
+        prio, total = r.get("Priority", ""), r.get("Total RX Pause Time US", "").replace(",", "")
+        if r.get("Port") and prio.startswith("PFC") and prio[3:].isdigit() and total.isdigit():
+            out.setdefault(r["Port"], {})[int(prio[3:])] = int(total)
+    return out
+
+
+def add_polled_extras(sample: CounterSample, watermarks: str | None, history: str | None) -> CounterSample:
+    """Watermarks and RX pause time, where the switch printed them, onto the ports of a counter sample."""
+    for port, marks in parse_watermarks(watermarks or "").items():
+        if port in sample.ports:
+            sample.ports[port].queue_watermark_bytes = dict(sorted(marks.items()))
+    for port, paused in parse_pfc_history(history or "").items():
+        if port in sample.ports:
+            sample.ports[port].pfc_rx_pause_us = dict(sorted(paused.items()))
+    return sample
+
+
 def apply_section(section: str, out: Mapping[str, Any], state: DeviceState, device: DeviceIntent | None = None,
                   taken_at: float = 0.0) -> None:
     if section == "interfaces":
         state.interfaces = parse_interfaces(out["show interfaces status"])
+        for port, count in parse_flaps(out.get(FLAPS) or "").items():
+            if port in state.interfaces:
+                state.interfaces[port].link_changes = count
     elif section == "lldp":
         state.lldp = parse_lldp(out["show lldp table"])
     elif section == "bgp":
@@ -323,8 +390,9 @@ def apply_section(section: str, out: Mapping[str, Any], state: DeviceState, devi
     elif section == "buffers":
         state.buffer_pgs = parse_buffers(json.loads(out[RUNNING]))
     elif section == "counters":
-        state.add_counter_sample(parse_counters(out["show pfc counters"], out["show queue counters"],
-                                out.get("show queue wredcounters"), taken_at))
+        sample = parse_counters(out["show pfc counters"], out["show queue counters"],
+                                out.get("show queue wredcounters"), taken_at)
+        state.add_counter_sample(add_polled_extras(sample, out.get(WATERMARKS), out.get(PFC_HISTORY)))
     else:
         raise KeyError(f"SONiC collector has no section {section!r}")
     state.sections.add(section)
