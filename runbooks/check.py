@@ -156,8 +156,8 @@ def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None
     started = time.time()
     selected: list[Check] = select(checks, options)
     hosts = [h for h in sorted(nr.inventory.hosts) if h in fabric.devices and (selection is None or h in selection)]
-    sections = {h: required_sections(selected, fabric.devices[h], selection[h].checks if selection else None)
-                for h in hosts}
+    only = {h: selection[h].checks for h in hosts} if selection is not None else {}
+    sections = {h: required_sections(selected, fabric.devices[h], only.get(h)) for h in hosts}
     targets = [h for h in hosts if any(supported(fabric.devices[h], s) for s in sections[h])]
     states: dict[str, DeviceState] = {h: DeviceState(h, fabric.devices[h].platform) for h in hosts}
     if targets:
