@@ -80,6 +80,12 @@ def test_a_neighbour_is_judged_only_on_its_links_toward_the_stage():
     # ecn on the stage's device (no QoS state given: a failure), never on its neighbours
     assert {f.device for f in found if f.check == "ecn"} == {"rtsw1"}
     assert {f.peer_device for f in found if f.device in ("ctsw1", "ctsw2")} == {"rtsw1"}
+    # a neighbour that could not be read is reported as such, whatever its far ends
+    unread = DeviceState("ctsw2", "eos")
+    unread.errors = {"interfaces": "TimeoutError: no answer", "bgp": "TimeoutError: no answer"}
+    found = evaluate_all(checks, FABRIC, {**states, "ctsw2": unread}, sel)
+    assert {(f.check, f.target) for f in found if f.device == "ctsw2"} == \
+        {("interfaces", "section:interfaces"), ("bgp", "section:bgp")}
 
 
 # ---------------------------------------------------------------- the gate on the twin

@@ -222,7 +222,8 @@ def select(selectors: list[str] | None, options: Mapping[str, Mapping[str, Any]]
 class Selection:
     """What a run reads and judges on one device: the checks (names) evaluated there, whose sections are the
     only ones collected, and with `peers`, only the findings whose far end (`peer_device`) is one of them:
-    its links, sessions and paths toward those devices."""
+    its links, sessions and paths toward those devices. A section that could not be collected, or a check
+    that failed to evaluate, is reported whatever the peers."""
 
     checks: frozenset[str]
     peers: frozenset[str] | None = None
@@ -263,7 +264,10 @@ def evaluate_all(checks: list[Check], fabric: FabricIntent, states: dict[str, De
             try:
                 found = check.evaluate(intent, state, fabric, states)
             except Exception as exc:  # a broken check must not hide the others' results
-                found = [check.fail(name, "", "check evaluated", f"{type(exc).__name__}: {exc}",
-                                    "bug in the check or unexpected device output")]
+                findings.append(check.fail(name, "", "check evaluated", f"{type(exc).__name__}: {exc}",
+                                           "bug in the check or unexpected device output"))
+                continue
+            # a device that could not be read or judged is reported whatever the selection; its findings are kept
+            # for the selected far ends
             findings.extend(found if chosen is None else [f for f in found if chosen.keeps(f)])
     return sorted(findings, key=Finding.sort_key)
