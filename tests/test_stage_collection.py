@@ -170,6 +170,7 @@ def test_a_neighbours_own_config_drift_is_left_to_the_baseline_and_the_final_che
     states = {d["device"]: d["state"] for d in report["devices"]}
     assert states == {"ctsw1": "confirmed"}, report["message"]
     assert [s["devices"] for s in report["stages"]] == [["ctsw1"]] and report["checks"] == []
+    assert report["baseline"]["failed"] > 0 and report["baseline"]["summary"]["by_check"]["ecn"]["failed"] > 0
     old = {(f["check"], f["device"]) for f in report["final_check"]["preexisting"]}
     assert ("ecn", "rtsw3") in old and report["final_check"]["new"] == []
     assert rc == 1 and "pre-existing" in report["message"]
