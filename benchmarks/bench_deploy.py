@@ -7,7 +7,14 @@ compile, render, diffs, output) and, separately, of Deployment.dry_run in-proces
 are printed apart (a dry run reads their running config once).
 Target: CLI <= 1.5x the bound at 50 ms.
 
+With --commit: a whole `deploy --commit` from day 0 (in-process, as the CLI composes it: baseline check, staged
+commits with post-checks, the final whole-site check), on dc1 or on a generated site (--site gen136: 64 RTSWs,
+8 CTSWs, 64 servers). Per stage post-check it prints the devices read, the state sections collected, the device
+calls (eAPI requests and SSH commands, benchmarks/twin_calls.py), the commands and the wall time; then the totals
+next to the baseline and the final check.
+
 Usage: .venv/bin/python benchmarks/bench_deploy.py [--latency-ms 50] [--runs 3]
+       .venv/bin/python benchmarks/bench_deploy.py --commit [--site dc1|gen136] [--latency-ms 50]
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.twin_calls import EAPI_FORMATS, SSH_FORMATS, latency_calls  # noqa: E402
+from benchmarks.twin_calls import EAPI_FORMATS, GAP_S, SSH_FORMATS, latency_calls  # noqa: E402
 from nr_run.lab.twin.lab import lab_down, lab_fault, lab_status, lab_up  # noqa: E402
 from nr_run.platforms.site import load_site  # noqa: E402
 from nr_run.runbooks.clab import write_topology  # noqa: E402
@@ -39,7 +46,11 @@ def main() -> int:
     ap.add_argument("--latency-ms", type=int, default=50)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--workers", type=int, default=20)
+    ap.add_argument("--commit", action="store_true", help="measure the post-checks of a deploy --commit")
+    ap.add_argument("--site", default="dc1", choices=["dc1", "gen136"])
     args = ap.parse_args()
+    if args.commit:
+        return bench_commit(args.site, args.latency_ms, args.workers)
     with tempfile.TemporaryDirectory() as sd:
         state = Path(sd) / "lab"
         intent, _ = load_site(DC1)
@@ -101,6 +112,105 @@ def _in_process(addresses: dict, workers: int) -> float:
         elapsed = time.perf_counter() - t0
         nr.close_connections()
     return elapsed
+
+
+# ---------------------------------------------------------------- deploy --commit: the stage post-checks
+
+def _log_entries(state: Path) -> list[tuple[float, str, str, str]]:
+    """Every command the twin received: (epoch, device, log format, command), in time order."""
+    out = []
+    for path in sorted((state / "logs").glob("*.log")):
+        for line in path.read_text().splitlines():
+            stamp, fmt, cmd = line.split("\t", 2)
+            out.append((float(stamp), path.stem, fmt, json.loads(cmd)))
+    return sorted(out)
+
+
+def _window(entries: list[tuple[float, str, str, str]], since: float, until: float) -> tuple[int, int]:
+    """(device calls, commands) logged in [since, until]; calls counted as benchmarks/twin_calls.py does."""
+    calls, commands, last = 0, 0, {}
+    for t, device, fmt, _ in entries:
+        if fmt not in EAPI_FORMATS | SSH_FORMATS or not since <= t <= until:
+            continue
+        commands += 1
+        if device not in last or t - last[device] > GAP_S:
+            calls += 1
+        last[device] = t
+    return calls, commands
+
+
+def bench_commit(site_name: str, latency_ms: int, workers: int) -> int:
+    """A deploy --commit from day 0 with every check (production windows), the post-checks measured per stage."""
+    import nr_run.runbooks.check as check_mod
+    from nr_run.runbooks.deploy import Deployment
+    from nr_run.runbooks.deploy_checks import StageGate
+    from nr_run.runbooks.inventory import init_nornir
+    from nr_run.runbooks.progress import DeviceProgress
+    from nr_run.runbooks.records import RunRecords
+    from nr_run.runbooks.render import render_device, select_switches
+    from tests.sitegen import generate_site
+
+    phases: list[dict] = []          # one per run_checks: what, start, end, devices read, sections collected
+    plain_run_checks = check_mod.run_checks
+
+    def recorded(*args, **kwargs):
+        t0 = time.time()
+        report = plain_run_checks(*args, **kwargs)
+        read = {h: s.sections for h, s in report.states.items() if s.sections}
+        phases.append({"what": phase[0], "start": t0, "end": time.time(), "devices": len(read),
+                       "sections": sum(len(s) for s in read.values()), "failed": report.summary()["failed"]})
+        return report
+
+    phase = ["baseline"]
+
+    class TimedGate(StageGate):
+        def stage(self, nr, stage, at_intent):
+            phase[0] = f"stage {', '.join(stage)}"
+            return super().stage(nr, stage, at_intent)
+
+    check_mod.run_checks = recorded
+    with tempfile.TemporaryDirectory() as tmp:
+        site_dir = DC1 if site_name == "dc1" else generate_site(Path(tmp), rtsw=64, ctsw=8, nics=8, site="gen136")
+        intent, _ = load_site(site_dir)
+        assert intent is not None
+        state = Path(tmp) / "lab"
+        lab_up(write_topology(intent, Path(tmp) / "clab"), state, base_port=0, timeout=300)
+        try:
+            lab_fault(state, "latency", ms=latency_ms)
+            names = [d.name for d in select_switches(intent)]
+            configs = {n: render_device(intent.devices[n], intent) for n in names}
+            nr = init_nornir(intent.site, site_dir.parent, workers=workers, lab=True,
+                             address_map=lab_status(state)["addresses"])
+            gate = TimedGate(intent)
+            run = Deployment(nr, intent, configs, RunRecords(Path(tmp) / "art", intent.site, "deploy"),
+                             DeviceProgress(None, names), gate=gate, revert_in=600)
+            t0 = time.perf_counter()
+            run.dry_run()
+            run.commit(1, "25%")
+            phase[0] = "final"
+            check_mod.run_checks(nr, intent, None, gate.options)
+            total = time.perf_counter() - t0
+            nr.close_connections()
+            entries = _log_entries(state)
+        finally:
+            lab_down(state)
+            check_mod.run_checks = plain_run_checks
+    report = run.report
+    assert not report.failed and not report.stopped_at, (report.stopped_at, report.message, report.checks[:3],
+                                                              {n: (d.state, d.detail) for n, d in report.devices.items()})
+    print(f"deploy --commit {intent.site}: {len(names)} switches in {len(report.stages)} stages, "
+          f"{latency_ms} ms device latency, {workers} workers; whole run {total:.1f} s")
+    stage_rows = [p for p in phases if p["what"].startswith("stage ")]
+    for p in phases:
+        calls, commands = _window(entries, p["start"], p["end"])
+        p.update(calls=calls, commands=commands, seconds=p["end"] - p["start"])
+        what = p["what"] if len(p["what"]) <= 40 else p["what"][:37] + "..."
+        print(f"  {what:40} {p['devices']:4} devices {p['sections']:5} sections {calls:5} calls "
+              f"{commands:5} commands {p['seconds']:6.2f} s  failed findings {p['failed']}")
+    print(f"stage post-checks: {len(stage_rows)} stages, {sum(p['devices'] for p in stage_rows)} device reads, "
+          f"{sum(p['sections'] for p in stage_rows)} sections, {sum(p['calls'] for p in stage_rows)} calls, "
+          f"{sum(p['commands'] for p in stage_rows)} commands, {sum(p['seconds'] for p in stage_rows):.1f} s")
+    return 0
 
 
 if __name__ == "__main__":

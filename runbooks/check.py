@@ -4,8 +4,11 @@ Importable (usable in a user's own Nornir script):
 
     nr.run(task=collect_state, fabric=fabric, sections_by_host={...})   -> Result(result=DeviceState)
     run_checks(nr, fabric, checks, options) -> CheckReport
+    run_checks(nr, fabric, checks, options, selection={host: Selection(checks, peers)})  -> a partial run
 
-`checks` are check names or tags (None: all); `options` maps a check name to its options, validated by
+`checks` are check names or tags (None: all); `selection` (validators.base.Selection per host) narrows what
+is read and judged on each host: only the named checks, their sections, findings toward `peers`; hosts
+outside it are not judged. `options` maps a check name to its options, validated by
 the check's pydantic Options model (unknown check or key, or a bad value: InvalidOption), e.g.
     {"counters": {"interval_s": 2.0, "max_pause_pps": 50}, "rdma": {"pattern": "same_rail", "seconds": 2},
      "cabling": {"host_ports_require_lldp": False}}
@@ -46,7 +49,15 @@ from nornir.core.task import Result, Task
 
 from nr_run.intent.models import FabricIntent
 from nr_run.platforms.state import SECTIONS, DeviceState
-from nr_run.validators.base import SEVERITY_ORDER, Check, Finding, evaluate_all, required_sections, select
+from nr_run.validators.base import (
+    SEVERITY_ORDER,
+    Check,
+    Finding,
+    Selection,
+    evaluate_all,
+    required_sections,
+    select,
+)
 from nr_run.validators.collect import collect_sections, runner_for, supported
 from nr_run.validators.helpers import distinct
 from nr_run.validators.probes import REPORT_KEYS, Sleep
@@ -133,18 +144,20 @@ def describe(probe: Any) -> str:
 
 def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None,
                options: Mapping[str, Mapping[str, Any]] | None = None, sleep: Sleep = time.sleep,
-               progress: Any = None) -> CheckReport:
+               progress: Any = None, selection: Mapping[str, Selection] | None = None) -> CheckReport:
     """Collect once per device (only the sections the selected checks need), run their probes, evaluate.
 
     `checks`: names or tags (None = all). `options`: {check: {key: value}}, validated (InvalidOption).
     Hosts of `nr` not in the fabric are ignored; devices of the fabric missing from `nr` get an error
-    finding per applicable check. `progress`: a runbooks.progress.DeviceProgress (collection per device,
-    then each probe as a phase).
+    finding per applicable check. `selection`: per host, the checks read and judged there and the far ends
+    its findings must name; only its hosts are read and judged. `progress`: a runbooks.progress.DeviceProgress
+    (collection per device, then each probe as a phase).
     """
     started = time.time()
     selected: list[Check] = select(checks, options)
-    hosts = [h for h in sorted(nr.inventory.hosts) if h in fabric.devices]
-    sections = {h: required_sections(selected, fabric.devices[h]) for h in hosts}
+    hosts = [h for h in sorted(nr.inventory.hosts) if h in fabric.devices and (selection is None or h in selection)]
+    only = {h: selection[h].checks for h in hosts} if selection is not None else {}
+    sections = {h: required_sections(selected, fabric.devices[h], only.get(h)) for h in hosts}
     targets = [h for h in hosts if any(supported(fabric.devices[h], s) for s in sections[h])]
     states: dict[str, DeviceState] = {h: DeviceState(h, fabric.devices[h].platform) for h in hosts}
     if targets:
@@ -163,6 +176,8 @@ def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None
                 states[h] = r.result
             else:
                 states[h].errors = {s: f"collection failed: {r.exception if r else 'no result'}" for s in sections[h]}
+    if selection is not None:   # probes measure on the selected hosts only
+        nr = nr.filter(filter_func=lambda h: h.name in states)
     probes = distinct(p for c in selected for p in c.probes())   # checks declaring equal probes share one run
     if progress is not None and probes:
         progress.phase("; ".join(describe(p) for p in probes))
@@ -174,7 +189,7 @@ def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None
                 future.result()
     for probe in probes[:1] if len(probes) == 1 else []:
         probe.run(nr, fabric, states, sleep)
-    findings = evaluate_all(selected, fabric, states)
+    findings = evaluate_all(selected, fabric, states, selection)
     results: dict[str, Any] = {}
     for probe in probes:
         if probe.report_key:

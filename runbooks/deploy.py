@@ -463,7 +463,10 @@ class Deployment:
                 self._stop_before(0, "baseline check", interrupted=True)
                 return
             self.report.baseline = self.gate.baseline_summary
-        at_intent = {n for n, d in self.report.devices.items() if d.state == "no change"}
+        # devices without changes, and those outside this deploy's selection: the deploy does not change them,
+        # so a link or session toward them that breaks is the stage's doing
+        at_intent = {n for n, d in self.report.devices.items() if d.state == "no change"} | \
+            (set(self.intent.devices) - set(self.report.devices))
         for i, stage in enumerate(self.report.stages):
             if self.stop is not None and self.stop.is_set():
                 self._stop_before(i, stage.name, interrupted=True)

@@ -6,6 +6,12 @@ path with an end in the stage and both ends at intent. Findings that already fai
 are reported separately as pre-existing and never roll a stage back. The decision reads the findings'
 structured fields (check, device, target, port, peer), never their wording. Stages run the checks
 tagged "stage" plus the lossless counters, so a canary that starts dropping lossless traffic fails.
+
+A stage reads its own devices whole, and of their neighbours only what the stage can change: the checks
+that judge links, sessions and paths (a neighbour holds the far end of every link and session the stage
+touched), with findings kept for the links toward the stage. A neighbour's own configuration (checks whose
+sections are all own config: QoS, buffers) cannot change through a commit elsewhere, so it is read by the
+baseline and the final whole-site check, not once per stage.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from typing import Any
 from nornir.core import Nornir
 
 from nr_run.intent.models import FabricIntent
-from nr_run.validators.base import Finding
+from nr_run.validators.base import Check, Finding, Selection, select
 
 # Configuration and sessions right after a commit, and the lossless counters over a short interval
 STAGE_CHECKS = ["stage", "counters"]
@@ -40,6 +46,16 @@ def stage_scope(intent: FabricIntent, stage: list[str]) -> list[str]:
         if link.b_device in stage:
             scope.add(link.a_device)
     return sorted(scope)
+
+
+def stage_selection(intent: FabricIntent, stage: list[str], checks: list[Check]) -> dict[str, Selection]:
+    """Per device of the stage's scope, what its post-check reads and judges: every check on the stage's own
+    devices; on a neighbour, the checks a change on the stage can affect (not those judging only its own
+    configuration), findings limited to its links, sessions and paths toward the stage."""
+    every = frozenset(c.name for c in checks)
+    linked = frozenset(c.name for c in checks if not c.judges_own_config())
+    members = frozenset(stage)
+    return {n: Selection(every) if n in members else Selection(linked, members) for n in stage_scope(intent, stage)}
 
 
 def relevant(finding: Finding, stage: set[str], at_intent: set[str]) -> bool:
@@ -83,10 +99,10 @@ class StageGate:
         """(new, pre-existing) failed findings the stage answers for; no new ones = the stage is healthy."""
         from nr_run.runbooks.check import run_checks
 
-        scope = set(stage_scope(self.intent, stage))
-        servers = {n for n in scope if self.intent.devices[n].role == "gpu"}
-        report = run_checks(nr.filter(filter_func=lambda h: h.name in scope), self.intent, self.stage_checks,
-                            self.options)
+        selection = stage_selection(self.intent, stage, select(self.stage_checks, self.options))
+        servers = {n for n in selection if self.intent.devices[n].role == "gpu"}
+        report = run_checks(nr.filter(filter_func=lambda h: h.name in selection), self.intent, self.stage_checks,
+                            self.options, selection=selection)
         ok_ends = at_intent | servers
         failed = [f.to_dict() for f in report.findings if not f.passed and relevant(f, set(stage), ok_ends)]
         return self.split(failed)

@@ -5,13 +5,18 @@ It declares the normalized state sections it needs (`requires`), the probes it n
 (`probes()`: measurements such as a second counter sample), its typed options (`Options`, a pydantic
 model) and which devices it applies to; `evaluate` compares state with intent and returns findings,
 passing ones included, so a report can say what was verified and not only what failed.
+
+A run may read and judge less than everything on some devices (`Selection`, per host): the checks to
+evaluate there, whose sections are the ones collected, and the far ends its findings must name. A check
+whose sections all hold the device's own configuration (`OWN_CONFIG_SECTIONS`) judges only that device:
+a change on another device cannot alter its result (`Check.judges_own_config`).
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -25,6 +30,11 @@ if TYPE_CHECKING:
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+# Sections holding nothing but the device's own configuration. Every other section carries state the far end
+# of a link or session shares (oper state, LLDP, BGP, routes, PFC storms and the PFC priorities both ends must
+# agree on, counters, NICs, RDMA paths).
+OWN_CONFIG_SECTIONS = frozenset({"qos", "buffers"})
 
 
 @dataclass(frozen=True)
@@ -100,6 +110,13 @@ class Check:
 
     def applies_to(self, intent: DeviceIntent) -> bool:
         return intent.role in self.roles
+
+    @classmethod
+    def judges_own_config(cls) -> bool:
+        """Whether the check judges only the device's own configuration, which a change on another device
+        cannot alter: every section it requires is own configuration. Otherwise it judges links, sessions or
+        paths, whose state both ends determine."""
+        return bool(cls.requires) and set(cls.requires) <= OWN_CONFIG_SECTIONS
 
     def probes(self) -> list[Probe]:
         """Measurements the check needs besides `requires` (run once per run, shared by equal probes)."""
@@ -201,18 +218,37 @@ def select(selectors: list[str] | None, options: Mapping[str, Mapping[str, Any]]
     return [chosen[n](typed.get(n)) for n in sorted(chosen)]
 
 
-def required_sections(checks: list[Check], intent: DeviceIntent) -> set[str]:
-    """Sections to collect on one device for the selected checks."""
-    return {s for c in checks if c.applies_to(intent) for s in c.requires}
+@dataclass(frozen=True)
+class Selection:
+    """What a run reads and judges on one device: the checks (names) evaluated there, whose sections are the
+    only ones collected, and with `peers`, only the findings whose far end (`peer_device`) is one of them:
+    its links, sessions and paths toward those devices. A section that could not be collected, or a check
+    that failed to evaluate, is reported whatever the peers."""
+
+    checks: frozenset[str]
+    peers: frozenset[str] | None = None
+
+    def keeps(self, finding: Finding) -> bool:
+        return finding.check in self.checks and (self.peers is None or finding.peer_device in self.peers)
 
 
-def evaluate_all(checks: list[Check], fabric: FabricIntent, states: dict[str, DeviceState]) -> list[Finding]:
-    """Run every applicable check on every device; a missing section becomes an error finding."""
+def required_sections(checks: list[Check], intent: DeviceIntent, only: Collection[str] | None = None) -> set[str]:
+    """Sections to collect on one device for the selected checks (of those, only the ones named in `only`)."""
+    return {s for c in checks if c.applies_to(intent) and (only is None or c.name in only) for s in c.requires}
+
+
+def evaluate_all(checks: list[Check], fabric: FabricIntent, states: dict[str, DeviceState],
+                 selection: Mapping[str, Selection] | None = None) -> list[Finding]:
+    """Run every applicable check on every device; a missing section becomes an error finding.
+    With `selection`, only its devices are judged, each on its selected checks and far ends."""
     findings: list[Finding] = []
     for check in checks:
-        for name in sorted(fabric.devices):
+        for name in sorted(fabric.devices if selection is None else set(selection) & set(fabric.devices)):
             intent = fabric.devices[name]
             if not check.applies_to(intent):
+                continue
+            chosen = selection[name] if selection is not None else None
+            if chosen is not None and check.name not in chosen.checks:
                 continue
             state = states.get(name)
             if state is None:
@@ -226,8 +262,12 @@ def evaluate_all(checks: list[Check], fabric: FabricIntent, states: dict[str, De
                                                "collection failed; fix connectivity/credentials and rerun"))
                 continue
             try:
-                findings.extend(check.evaluate(intent, state, fabric, states))
+                found = check.evaluate(intent, state, fabric, states)
             except Exception as exc:  # a broken check must not hide the others' results
                 findings.append(check.fail(name, "", "check evaluated", f"{type(exc).__name__}: {exc}",
                                            "bug in the check or unexpected device output"))
+                continue
+            # a device that could not be read or judged is reported whatever the selection; its findings are kept
+            # for the selected far ends
+            findings.extend(found if chosen is None else [f for f in found if chosen.keeps(f)])
     return sorted(findings, key=Finding.sort_key)
