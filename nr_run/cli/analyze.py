@@ -32,7 +32,7 @@ def _formats(text: str) -> list[str]:
 def _selection(only: str | None) -> list[str]:
     from nr_run.analysis.registry import ANALYSES
 
-    if not only:
+    if only is None:            # an empty --only is a mistake, not "everything" (as an empty --hosts)
         return list(ANALYSES)
     names = [n.strip() for n in only.split(",") if n.strip()]
     unknown = [n for n in names if n not in ANALYSES]

@@ -154,6 +154,23 @@ def count(text: str) -> int:
     return _int_in(text, 1, MAX_COUNT, "--count")
 
 
+def top(text: str) -> int:
+    """Rows per ranking of a report."""
+    return _int_in(text, 1, MAX_COUNT, "--top")
+
+
+FAILURES_RANGE = (0, 3)                 # analyze: link or switch failures enumerated at once
+QPS_RANGE = (1, 256)                    # analyze: RoCE QPs per connection
+
+
+def failures(text: str) -> int:
+    return _int_in(text, *FAILURES_RANGE, "--failures")
+
+
+def qps(text: str) -> int:
+    return _int_in(text, *QPS_RANGE, "--qps")
+
+
 def listen(text: str) -> tuple[str, int]:
     """HOST:PORT or [IPV6]:PORT to serve on (port 0: a free one)."""
     m = re.fullmatch(r"\[([0-9A-Fa-f:.]+)\]:(\d{1,5})|([A-Za-z0-9.-]{1,253}):(\d{1,5})", text.strip())

@@ -66,7 +66,7 @@ def _history_commands(sub: argparse._SubParsersAction) -> None:
     rep.add_argument("--artifacts", type=types.folder, default=".nr-run", help="artifacts folder (default .nr-run)")
     rep.add_argument("--since", type=types.since, default=86400, metavar="DURATION",
                      help="the window ending now (default 24h)")
-    rep.add_argument("--top", type=types.count, default=10, help="rows per ranking (default 10)")
+    rep.add_argument("--top", type=types.top, default=10, help="rows per ranking (default 10)")
     rep.add_argument("--job", help="a training job's id: report on its nodes' ports (with --nodes, --from, --to)")
     rep.add_argument("--nodes", help="the job's nodes, Slurm hostlist syntax (gpu[1-4,7])")
     rep.add_argument("--from", dest="start", metavar="TIME", help="the job's start (ISO 8601, UTC unless given)")
@@ -133,10 +133,12 @@ def build_parser() -> argparse.ArgumentParser:
     _common(ana)
     _device_io(ana)      # --lab: judge every hop by the state collected from the lab twin
     ana.add_argument("--live", action="store_true", help="judge every hop by the state collected from the devices")
-    ana.add_argument("--failures", type=int, default=1, metavar="K", help="link or switch failures to enumerate, 0-3")
+    ana.add_argument("--failures", type=types.failures, default=1, metavar="K",
+                     help="link or switch failures to enumerate, {}-{} (default 1)".format(*types.FAILURES_RANGE))
     ana.add_argument("--pattern", choices=["ring", "alltoall", "pairs"], default="alltoall",
                      help="collective traffic pattern for ECMP load (default alltoall)")
-    ana.add_argument("--qps", type=int, default=1, metavar="N", help="RoCE QPs per connection, 1-256 (default 1)")
+    ana.add_argument("--qps", type=types.qps, default=1, metavar="N",
+                     help="RoCE QPs per connection, {}-{} (default 1)".format(*types.QPS_RANGE))
     ana.add_argument("--format", default="table", help="table,json,html (json/html are written to --out)")
     ana.add_argument("--out", type=types.folder, help="report folder (default: artifacts run folder)")
     ana.add_argument("--only", help="comma-separated analysis names (default: all registered)")

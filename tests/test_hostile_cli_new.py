@@ -1,0 +1,67 @@
+"""Hostile command-line values of analyze, report, watch, exporter and job-check: each exits 3 with a message
+naming the option, before any device is contacted or anything is written; and what analyze writes is private
+and the same for the same inventory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nr_run.cli.main import main
+from tests.conftest import DC1
+
+INV = ["--inventory-dir", str(DC1.parent)]
+
+
+@pytest.mark.parametrize(("argv", "named"), [
+    (["analyze", "--failures", "-1"], "--failures"),
+    (["analyze", "--failures", "4"], "--failures"),
+    (["analyze", "--failures", "1e3"], "--failures"),
+    (["analyze", "--qps", "0"], "--qps"),
+    (["analyze", "--qps", "257"], "--qps"),
+    (["analyze", "--qps", "99999999999999999999999"], "--qps"),
+    (["analyze", "--pattern", "ring;rm"], "--pattern"),
+    (["analyze", "--only", ""], "--only"),
+    (["analyze", "--only", ","], "--only"),
+    (["analyze", "--only", "lossless,../../etc"], "--only"),
+    (["analyze", "--format", "json,pdf"], "--format"),
+    (["analyze", "--format", ","], "--format"),
+    (["report", "--top", "0"], "--top"),
+    (["report", "--top", "99999999999"], "--top"),
+    (["report", "--since", "0s"], "--since"),
+    (["report", "--since", "-1h"], "--since"),
+    (["report", "--job", "x" * 65, "--nodes", "gpu1", "--from", "2026-01-01"], "--job"),
+    (["report", "--job", "42\n", "--nodes", "gpu1", "--from", "2026-01-01"], "--job"),
+    (["report", "--job", "42", "--nodes", "gpu[1-3", "--from", "2026-01-01"], "--nodes"),
+    (["report", "--job", "42", "--nodes", "gpu1;reboot", "--from", "2026-01-01"], "--nodes"),
+    (["report", "--job", "42", "--nodes", "gpu1", "--from", "2026-02-30"], "--from"),
+    (["report", "--job", "42", "--nodes", "gpu1", "--from", "2026-01-01", "--to", "never"], "--to"),
+    (["report", "--from", "2026-01-01"], "--job"),
+    (["watch", "--every", "0.5s"], "--every"),
+    (["watch", "--every", "999999999d"], "--every"),
+    (["watch", "--count", "-3"], "--count"),
+    (["watch", "--retention", "1s"], "--retention"),
+    (["watch", "--source", "../poll"], "--source"),
+    (["exporter", "--listen", "127.0.0.1"], "--listen"),
+    (["exporter", "--listen", "127.0.0.1:99999"], "--listen"),
+    (["exporter", "--listen", "[::1:9464"], "--listen"),
+    (["exporter", "--listen", "127.0.0.1:9464 --lab"], "--listen"),
+    (["job-check", "--nodes", ""], "--nodes"),
+    (["job-check", "--nodes", "gpu[5-1]"], "--nodes"),
+    (["job-check", "--nodes", "gpu[1-999999999]"], "--nodes"),
+    (["job-check", "--nodes", "rtsw1"], "--nodes"),
+    (["job-check", "--nodes", "gpu1", "--budget", "nan"], "--budget"),
+    (["job-check", "--nodes", "gpu1", "--budget", "0"], "--budget"),
+    (["job-check", "--nodes", "gpu1", "--budget", "1e999"], "--budget"),
+])
+def test_bad_values_exit_3_naming_the_option(argv: list[str], named: str, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    listen = [] if argv[0] != "exporter" or "--listen" in argv else ["--listen", "127.0.0.1:0"]
+    artifacts = tmp_path / "artifacts"
+    code = main([argv[0], "--site", "dc1", *argv[1:], *INV, *listen, "--artifacts", str(artifacts)])
+    err = capsys.readouterr().err
+    assert code == 3, err
+    assert "Traceback" not in err and named in err, err
+    assert not artifacts.exists()          # nothing written before the input is valid
+
