@@ -33,9 +33,11 @@ def _window(args: argparse.Namespace) -> tuple[float, float, dict[str, Any] | No
     if not args.nodes or not args.start:
         raise UsageError("--job needs --nodes and --from (and --to, default now)")
     start = parse_iso(args.start)
+    if start is None:
+        raise UsageError(f"--from {args.start[:40]!r} is not an ISO 8601 time from 1970 on (e.g. 2026-12-01T08:00:00Z)")
     end = parse_iso(args.end) if args.end else now
-    if start is None or end is None:
-        raise UsageError(f"--from/--to: {args.start if start is None else args.end!r} is not an ISO 8601 time")
+    if end is None:
+        raise UsageError(f"--to {args.end[:40]!r} is not an ISO 8601 time from 1970 on (e.g. 2026-12-01T09:30:00Z)")
     if end <= start:
         raise UsageError("--to must be after --from")
     return start, end, {"id": args.job, "nodes": args.nodes}
