@@ -4,6 +4,7 @@ and the same for the same inventory."""
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 import pytest
@@ -67,4 +68,24 @@ def test_bad_values_exit_3_naming_the_option(argv: list[str], named: str, tmp_pa
     assert code == 3, err
     assert "Traceback" not in err and named in err, err
     assert not artifacts.exists()          # nothing written before the input is valid
+
+
+def _analyze(out: Path, *extra: str) -> int:
+    return main(["analyze", "--site", "dc1", *INV, "--format", "json,html", "--out", str(out), "-q", *extra])
+
+
+def test_analyze_reports_are_private(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "new" / "reports"
+    assert _analyze(out, "--only", "lossless,deadlock") == 0
+    for folder in (tmp_path / "new", out):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+    for name in ("analyze.json", "analyze.html"):
+        assert stat.S_IMODE((out / name).stat().st_mode) == 0o600, name
+    # the default place is the run folder under --artifacts, private the same way
+    artifacts = tmp_path / "artifacts"
+    assert main(["analyze", "--site", "dc1", *INV, "--format", "json", "--only", "buffers", "-q",
+                 "--artifacts", str(artifacts)]) == 0
+    [written] = (artifacts / "runs" / "dc1").glob("*-analyze/analyze.json")
+    assert stat.S_IMODE(written.stat().st_mode) == 0o600
+    assert stat.S_IMODE(written.parent.stat().st_mode) == 0o700
 

@@ -121,7 +121,7 @@ def analyze(args: argparse.Namespace) -> int:
     from nr_run.cli.commands import print_findings
     from nr_run.platforms.site import load_site
     from nr_run.runbooks.inventory import site_dir
-    from nr_run.runbooks.records import RunRecords, utc_now_iso
+    from nr_run.runbooks.records import RunRecords, private_dir, utc_now_iso, write_private
 
     formats = _formats(args.format)
     names = _selection(args.only)
@@ -153,16 +153,15 @@ def analyze(args: argparse.Namespace) -> int:
     doc = {**payload(args.site, results, options.model_dump(), generated), "source": source}
     written: list[Path] = []
     if "json" in formats or "html" in formats:
-        out = Path(args.out) if args.out else RunRecords(args.artifacts, args.site, "analyze").dir
-        out.mkdir(parents=True, exist_ok=True)
+        # the reports describe the fabric (names, addresses, weak spots): private to their user, like the run folder
+        out = private_dir(Path(args.out)) if args.out else RunRecords(args.artifacts, args.site, "analyze").dir
         if "json" in formats:
-            written.append(out / "analyze.json")
-            written[-1].write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+            written.append(write_private(out / "analyze.json", json.dumps(doc, indent=2, sort_keys=True) + "\n"))
         if "html" in formats:
             from nr_run.analysis.report import to_html
 
-            written.append(out / "analyze.html")
-            written[-1].write_text(to_html(args.site, results, options.model_dump(), generated), encoding="utf-8")
+            written.append(write_private(out / "analyze.html",
+                                         to_html(args.site, results, options.model_dump(), generated)))
     if args.json:
         emit_json({**doc, "written": [str(p) for p in written]})
     elif "table" in formats or not args.quiet:
