@@ -4,6 +4,8 @@ and the same for the same inventory."""
 
 from __future__ import annotations
 
+import json
+import re
 import stat
 from pathlib import Path
 
@@ -89,3 +91,20 @@ def test_analyze_reports_are_private(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert stat.S_IMODE(written.stat().st_mode) == 0o600
     assert stat.S_IMODE(written.parent.stat().st_mode) == 0o700
 
+
+# what may differ between two runs on the same inventory: when it ran and how long it took
+_TIMES = re.compile(r'("generated": |"seconds": |"(?:lossless|buffers|deadlock|ecmp|capacity)": )[^,\n}]+'
+                    r'|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00|<td>\d+\.\d\d</td>|\d+\.\d\d s\b')
+
+
+def test_analyze_output_is_the_same_for_the_same_inventory(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    texts = []
+    for run in ("a", "b"):
+        assert _analyze(tmp_path / run) == 0
+        texts.append({name: _TIMES.sub(r"\1T", (tmp_path / run / name).read_text())
+                      for name in ("analyze.json", "analyze.html")})
+    assert texts[0] == texts[1]
+    assert texts[0]["analyze.html"].count("<svg") >= 3          # the figures are part of what is compared
+    doc = json.loads((tmp_path / "a" / "analyze.json").read_text())
+    assert all(len(str(a["seconds"]).split(".")[-1]) <= 3 for a in doc["analyses"])

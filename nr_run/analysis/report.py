@@ -119,6 +119,9 @@ def figure_svg(figure: Figure) -> str:
     import matplotlib.pyplot as plt
 
     plt.rcParams["svg.fonttype"] = "none"       # text as <text>, not glyph paths: small and searchable
+    # element ids (clip paths) are hashes salted with a random uuid unless a salt is set: the same analysis
+    # must give the same page
+    plt.rcParams["svg.hashsalt"] = "nr-run"
     data = figure.data
     fig, ax = plt.subplots(figsize=(8, 3.6 if figure.kind != "topology" else 4.2))
     if figure.kind in ("bar", "line"):
