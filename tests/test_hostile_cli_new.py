@@ -53,6 +53,9 @@ INV = ["--inventory-dir", str(DC1.parent)]
     (["exporter", "--listen", "127.0.0.1:99999"], "--listen"),
     (["exporter", "--listen", "[::1:9464"], "--listen"),
     (["exporter", "--listen", "127.0.0.1:9464 --lab"], "--listen"),
+    (["exporter", "--listen", "0.0.0.0:9464"], "--allow-remote"),
+    (["exporter", "--listen", "[::]:9464"], "--allow-remote"),
+    (["exporter", "--listen", "metrics.example.net:9464"], "--allow-remote"),
     (["job-check", "--nodes", ""], "--nodes"),
     (["job-check", "--nodes", "gpu[5-1]"], "--nodes"),
     (["job-check", "--nodes", "gpu[1-999999999]"], "--nodes"),
@@ -108,3 +111,21 @@ def test_analyze_output_is_the_same_for_the_same_inventory(tmp_path: Path,
     assert texts[0]["analyze.html"].count("<svg") >= 3          # the figures are part of what is compared
     doc = json.loads((tmp_path / "a" / "analyze.json").read_text())
     assert all(len(str(a["seconds"]).split(".")[-1]) <= 3 for a in doc["analyses"])
+
+
+def test_exporter_serves_the_network_only_when_told(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """--allow-remote lets a non-loopback --listen through; the credentials are still checked before the port
+    is opened (nothing listens for a run that cannot collect)."""
+    from nr_run.runbooks import exporter
+
+    for name in ("NR_USERNAME", "NR_PASSWORD", "NR_EOS_USERNAME", "NR_EOS_PASSWORD", "NR_SONIC_USERNAME",
+                 "NR_SONIC_PASSWORD"):
+        monkeypatch.delenv(name, raising=False)
+    opened: list[tuple[str, int]] = []
+    monkeypatch.setattr(exporter, "serve", lambda registry, host, port: opened.append((host, port)))
+    code = main(["exporter", "--site", "dc1", *INV, "--listen", "0.0.0.0:0", "--allow-remote",
+                 "--artifacts", str(tmp_path / "artifacts")])
+    err = capsys.readouterr().err
+    assert code == 3 and "credentials" in err and "--listen" not in err, err
+    assert opened == [] and not (tmp_path / "artifacts").exists()

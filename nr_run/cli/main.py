@@ -60,7 +60,10 @@ def _history_commands(sub: argparse._SubParsersAction) -> None:
         p.add_argument("--source", default="poll", help="where collections come from: poll, or gnmi for the counters (default: poll)")
     wat.add_argument("--count", type=types.count, help="stop after N collections (default: until Ctrl-C/SIGTERM)")
     exp.add_argument("--listen", type=types.listen, required=True, metavar="HOST:PORT",
-                     help="address to serve /metrics on, e.g. 127.0.0.1:9464")
+                     help="address to serve /metrics on, e.g. 127.0.0.1:9464 (loopback unless --allow-remote)")
+    exp.add_argument("--allow-remote", action="store_true",
+                     help="allow a --listen address other machines reach: /metrics is plain HTTP without "
+                          "authentication, so put a firewall or a TLS proxy in front")
     rep = sub.add_parser("report", help="what the history saw: new/resolved findings, rates, pause, timeline")
     _common(rep)
     rep.add_argument("--artifacts", type=types.folder, default=".nr-run", help="artifacts folder (default .nr-run)")
