@@ -13,14 +13,12 @@ proxy).
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from typing import Any
 
 from nr_run.cli.check import parse_options
 from nr_run.cli.commands import announce_lab, load_intent
-from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, make_console, verbosity
-from nr_run.cli.watch import _exit_now, tick_dict, tick_line
+from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, make_console
+from nr_run.cli.watch import _exit_now, show_tick
 
 LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost")
 
@@ -65,12 +63,7 @@ def exporter(args: argparse.Namespace) -> int:
 
     def on_tick(tick: Any) -> None:
         metrics.update(tick.collection, tick.duration_s, tick.error)
-        d = tick_dict(tick, args.site)
-        if args.json:       # the collections as `watch --json` prints them; the rest goes to stderr
-            sys.stdout.write(json.dumps(d, sort_keys=True) + "\n")
-            sys.stdout.flush()
-        elif verbosity(args) >= 1 or d["error"] or d["overrun"] or d["record_error"]:
-            console.print(tick_line(d), highlight=False, markup=False)
+        show_tick(tick, args, console, verbose_from=1)      # with --json: watch's lines; the rest on stderr
 
     # listen only once the devices' credentials and the lab are known good (device_session refuses them first)
     with Stop() as stop, device_session(args) as nr:

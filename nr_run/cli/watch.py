@@ -55,6 +55,18 @@ def tick_line(d: dict[str, Any]) -> str:
     return text
 
 
+def show_tick(tick: Any, args: argparse.Namespace, console: Any, verbose_from: int) -> dict[str, Any]:
+    """Print one collection: its JSON line with --json, else its line from that verbosity on, or whenever it
+    failed or overran. Returns the tick as JSON."""
+    d = tick_dict(tick, args.site)
+    if args.json:
+        sys.stdout.write(json.dumps(d, sort_keys=True) + "\n")
+        sys.stdout.flush()
+    elif verbosity(args) >= verbose_from or d["error"] or d["overrun"] or d["record_error"]:
+        console.print(tick_line(d), highlight=False, markup=False)
+    return d
+
+
 def watch(args: argparse.Namespace) -> int:
     from nr_run.cli.lab import device_session
     from nr_run.runbooks.history import HistoryRecorder, history_path
@@ -74,13 +86,8 @@ def watch(args: argparse.Namespace) -> int:
 
     def on_tick(tick: Any) -> None:
         nonlocal failures
-        d = tick_dict(tick, args.site)
+        d = show_tick(tick, args, console, verbose_from=0)
         failures += bool(d["error"] or d["record_error"])
-        if args.json:
-            sys.stdout.write(json.dumps(d, sort_keys=True) + "\n")
-            sys.stdout.flush()
-        elif verbosity(args) >= 0 or d["error"] or d["overrun"] or d["record_error"]:
-            console.print(tick_line(d), highlight=False, markup=False)
 
     recorder = HistoryRecorder(args.artifacts, args.site, args.retention)
     if verbosity(args) >= 0:
