@@ -129,3 +129,22 @@ def test_exporter_serves_the_network_only_when_told(tmp_path: Path, capsys: pyte
     err = capsys.readouterr().err
     assert code == 3 and "credentials" in err and "--listen" not in err, err
     assert opened == [] and not (tmp_path / "artifacts").exists()
+
+
+def test_report_prints_device_text_as_text() -> None:
+    """Port names come from the devices: '[/]' in one is text, not a rich closing tag (a MarkupError)."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from nr_run.cli.report import print_report
+
+    rate = {"counter": "pfc_rx_frames", "device": "rtsw1", "port": "Eth[/]2", "index": 3, "increase": 5,
+            "per_second": 1.0, "peak_per_second": 1.0, "windows": {"5m": 1.0, "1h": 1.0}, "resets": 0}
+    pause = {"device": "rtsw1", "port": "Eth[bold]1", "priority": 3, "rx": 1, "tx": 2, "total": 3}
+    doc = {"site": "dc1", "since": "a", "until": "b", "runs": {"count": 1, "by_kind": {"watch": 1}},
+           "findings": {"new": [], "resolved": [], "open": []}, "rates": [rate], "link_flaps": [], "timeline": [],
+           "top_pause": {"measure": "pause_frames", "note": "", "ports": [pause]}}
+    out = StringIO()
+    print_report(doc, Console(file=out, width=200))
+    assert "Eth[/]2" in out.getvalue() and "Eth[bold]1" in out.getvalue()

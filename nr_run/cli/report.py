@@ -122,14 +122,15 @@ def print_report(doc: dict[str, Any], console: Console, verbose: bool = False) -
         for c in ("device", "port", "priority", "rx", "tx", "total"):
             t.add_column(c, justify="right" if c in ("rx", "tx", "total") else "left")
         for r in pause["ports"]:
-            t.add_row(r["device"], r["port"], _fmt(r["priority"]), f"{r['rx']:,}", f"{r['tx']:,}", f"{r['total']:,}")
+            t.add_row(escape(r["device"]), escape(r["port"]), _fmt(r["priority"]), f"{r['rx']:,}", f"{r['tx']:,}",
+                      f"{r['total']:,}")
         console.print(t)
     if doc["rates"]:
         t = Table(title="counters that grew (per second: window average, peak, last 5m, last 1h)")
         for c in ("counter", "device", "port", "index", "increase", "avg/s", "peak/s", "5m/s", "1h/s", "resets"):
             t.add_column(c, justify="right" if c not in ("counter", "device", "port") else "left")
         for r in doc["rates"]:
-            t.add_row(r["counter"], r["device"], r["port"], _fmt(r["index"]), f"{r['increase']:,}",
+            t.add_row(escape(r["counter"]), escape(r["device"]), escape(r["port"]), _fmt(r["index"]), f"{r['increase']:,}",
                       _fmt(r["per_second"]), _fmt(r["peak_per_second"]), _fmt(r["windows"]["5m"]),
                       _fmt(r["windows"]["1h"]), str(r["resets"]))
         console.print(t)
