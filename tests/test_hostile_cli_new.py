@@ -148,3 +148,13 @@ def test_report_prints_device_text_as_text() -> None:
     out = StringIO()
     print_report(doc, Console(file=out, width=200))
     assert "Eth[/]2" in out.getvalue() and "Eth[bold]1" in out.getvalue()
+
+
+def test_every_command_has_a_handler() -> None:
+    import argparse
+
+    from nr_run.cli.main import HANDLERS, _handler, build_parser
+
+    [commands] = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    assert sorted(commands.choices) == sorted(HANDLERS)
+    assert all(callable(_handler(argparse.Namespace(command=name))) for name in HANDLERS)

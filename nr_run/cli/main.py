@@ -165,51 +165,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# command -> "module:function" of its handler, imported lazily: each command pulls in only what it needs
+HANDLERS = {
+    "inventory": "nr_run.cli.commands:inventory_validate",
+    "render": "nr_run.cli.commands:render",
+    "deploy": "nr_run.cli.deploy:deploy",
+    "check": "nr_run.cli.check:check",
+    "job-check": "nr_run.cli.job:job_check",
+    "compliance": "nr_run.cli.check:compliance",
+    "watch": "nr_run.cli.watch:watch",
+    "exporter": "nr_run.cli.exporter:exporter",
+    "report": "nr_run.cli.report:report",
+    "analyze": "nr_run.cli.analyze:analyze",
+    "lab": "nr_run.cli.lab:lab",
+}
+
+
 def _handler(args: argparse.Namespace) -> Callable[[argparse.Namespace], int]:
-    # imported lazily: each command pulls in only what it needs
-    if args.command == "inventory":
-        from nr_run.cli.commands import inventory_validate
+    import importlib
 
-        return inventory_validate
-    if args.command == "render":
-        from nr_run.cli.commands import render
-
-        return render
-    if args.command == "analyze":
-        from nr_run.cli.analyze import analyze
-
-        return analyze
-    if args.command == "lab":
-        from nr_run.cli.lab import lab
-
-        return lab
-    if args.command == "check":
-        from nr_run.cli.check import check
-
-        return check
-    if args.command == "compliance":
-        from nr_run.cli.check import compliance
-
-        return compliance
-    if args.command == "job-check":
-        from nr_run.cli.job import job_check
-
-        return job_check
-    if args.command == "watch":
-        from nr_run.cli.watch import watch
-
-        return watch
-    if args.command == "exporter":
-        from nr_run.cli.exporter import exporter
-
-        return exporter
-    if args.command == "report":
-        from nr_run.cli.report import report
-
-        return report
-    from nr_run.cli.deploy import deploy
-
-    return deploy
+    module, _, name = HANDLERS[args.command].partition(":")
+    handler: Callable[[argparse.Namespace], int] = getattr(importlib.import_module(module), name)
+    return handler
 
 
 def main(argv: Sequence[str] | None = None) -> int:
