@@ -51,7 +51,7 @@ def payload(site: str, results: list[Any], options: dict[str, Any], generated: s
 
 
 def run_analyses(fabric: Any, names: list[str], options: Any) -> list[Any]:
-    """Each analysis in registry order, timed (its own `seconds` when it sets one, else the wall time)."""
+    """Each analysis in registry order, timed by the wall time of its call."""
     from nr_run.analysis.registry import load
 
     results = []
