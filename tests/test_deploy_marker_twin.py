@@ -108,3 +108,26 @@ def test_a_marker_left_by_a_dead_run_of_this_artifacts_folder_is_taken_over(twin
     assert left not in _eos_sessions(twin, "rtsw1")
     log = (twin.artifacts / report["artifacts"]).joinpath("run.log").read_text()
     assert f"rtsw1: removed marker {left} (placed 3 min ago, left by an earlier run of this artifacts folder)" in log
+
+
+def test_a_session_only_shaped_like_a_marker_is_another_tools_and_never_removed(twin, capsys):
+    """Session names come from the device: 'nr-run-dc1-<month 13>' is no marker of ours. It refuses rtsw1 as any
+    other tool's pending session does (no traceback from its stamp), even with --break-lock, and stays."""
+    odd = "nr-run-dc1-20261399T999999Z"
+    twin.eapi("rtsw1").run_commands([f"configure session {odd}", "end"])
+    rc, report = run_json(twin, capsys, "deploy", "--commit", "--yes", "--confirm-timeout", "60", "--break-lock")
+    by = {d["device"]: d for d in report["devices"]}
+    assert rc == 1 and by["rtsw1"]["state"] == "skipped", by["rtsw1"]
+    assert by["rtsw1"]["detail"] == f"another configuration session is pending on the device ({odd}); not touching it"
+    assert _eos_sessions(twin, "rtsw1")[odd]["state"] == "pending"
+
+
+def test_marker_names_are_exact() -> None:
+    from nr_run.platforms.base import is_marker, marker_time
+
+    name = marker_name("dc1", datetime(2026, 12, 1, 13, 30, 0, 123456, tzinfo=UTC))
+    assert name == "nr-run-dc1-20261201T133000123456Z" and is_marker(name)
+    assert marker_time(name) == datetime(2026, 12, 1, 13, 30, 0, 123456, tzinfo=UTC)
+    for odd in ("nr-run-dc1-20261399T999999Z", "nr-run-dc1-20261201T133000Z extra", "nr-run--20261201T133000Z",
+                "nr-run-dc1-2026-12-01", "other-dc1-20261201T133000Z"):
+        assert not is_marker(odd) and marker_time(odd) is None, odd
