@@ -354,6 +354,8 @@ class SonicDriver(NetworkDriver):
                     when: datetime | None = datetime.fromisoformat(str(row.get("time", "")))
                 except ValueError:
                     when = None
+                if when is not None and when.tzinfo is None:     # no offset given: taken as UTC, so an age can be told
+                    when = when.replace(tzinfo=UTC)
                 listed.append((row["name"], when))
             elif isinstance(row, str):          # a release whose --time is ignored lists names only
                 listed.append((row, None))
