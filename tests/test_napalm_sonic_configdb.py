@@ -106,3 +106,14 @@ def test_strict_host_keys_by_default_and_insecure_opt_out():
     assert SonicDriver("h", "u", "p", optional_args={"insecure": True}).ssh_options.strict is False
     d = SonicDriver("h", "u", "p", optional_args={"ssh_strict": False, "port": 2201})
     assert d.ssh_options.strict is False and d.ssh_options.port == 2201
+
+
+def test_checkpoint_times_are_aware_even_without_an_offset():
+    """A release that prints checkpoint times without an offset: taken as UTC, so a marker's age can be told."""
+    from datetime import UTC, datetime
+
+    driver = SonicDriver("192.0.2.1", "admin", "pw")
+    listed = '[{"name": "a", "time": "2026-12-01T12:00:00"}, {"name": "b", "time": "2026-12-01T12:00:00+01:00"}]'
+    driver._run = lambda command, stdin=None, timeout=None: (0, listed)       # the switch's answer
+    got = dict(driver.list_checkpoints())
+    assert got["a"] == datetime(2026, 12, 1, 12, tzinfo=UTC) and got["b"] == datetime(2026, 12, 1, 11, tzinfo=UTC)
