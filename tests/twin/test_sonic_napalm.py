@@ -1,4 +1,4 @@
-"""napalm_sonic against the SONiC twin over SSH: the config lifecycle (acceptance, issue 4)."""
+"""napalm_sonic against the SONiC twin over SSH: the config lifecycle."""
 
 from __future__ import annotations
 
