@@ -158,3 +158,25 @@ def test_every_command_has_a_handler() -> None:
     [commands] = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
     assert sorted(commands.choices) == sorted(HANDLERS)
     assert all(callable(_handler(argparse.Namespace(command=name))) for name in HANDLERS)
+
+
+def test_history_files_are_private(tmp_path: Path) -> None:
+    """The database, its WAL and shared-memory files, and the folder they are in: none readable by others."""
+    import os
+    import time
+
+    from nr_run.history.model import Collection
+    from nr_run.runbooks.history import history_path, open_store
+
+    old = os.umask(0o022)
+    try:
+        with open_store(tmp_path / "artifacts", "dc1") as store:
+            now = time.time()
+            store.record(Collection("watch", "poll", now - 1, now, devices=["rtsw1"]))
+            files = sorted(history_path(tmp_path / "artifacts", "dc1").parent.iterdir())
+            assert {f.name for f in files} >= {"dc1.sqlite", "dc1.sqlite-wal", "dc1.sqlite-shm"}
+            assert {f.name: stat.S_IMODE(f.stat().st_mode) for f in files} == {f.name: 0o600 for f in files}
+    finally:
+        os.umask(old)
+    for folder in (tmp_path / "artifacts", tmp_path / "artifacts" / "history"):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
