@@ -44,6 +44,7 @@ INV = ["--inventory-dir", str(DC1.parent)]
     (["report", "--job", "42", "--nodes", "gpu1", "--from", "2026-01-01", "--to", "9999-12-31T23:59:59-14:00"],
      "--to"),
     (["report", "--from", "2026-01-01"], "--job"),
+    (["report", "--job", "42", "--nodes", "gpu1", "--from", "2026-01-01", "--since", "1h"], "--since"),
     (["watch", "--every", "0.5s"], "--every"),
     (["watch", "--every", "999999999d"], "--every"),
     (["watch", "--count", "-3"], "--count"),

@@ -67,8 +67,8 @@ def _history_commands(sub: argparse._SubParsersAction) -> None:
     rep = sub.add_parser("report", help="what the history saw: new/resolved findings, rates, pause, timeline")
     _common(rep)
     rep.add_argument("--artifacts", type=types.folder, default=".nr-run", help="artifacts folder (default .nr-run)")
-    rep.add_argument("--since", type=types.since, default=86400, metavar="DURATION",
-                     help="the window ending now (default 24h)")
+    rep.add_argument("--since", type=types.since, metavar="DURATION",
+                     help="the window ending now (default 24h; not with --job, whose window is --from/--to)")
     rep.add_argument("--top", type=types.top, default=10, help="rows per ranking (default 10)")
     rep.add_argument("--job", help="a training job's id: report on its nodes' ports (with --nodes, --from, --to)")
     rep.add_argument("--nodes", help="the job's nodes, Slurm hostlist syntax (gpu[1-4,7])")

@@ -16,6 +16,7 @@ from rich.console import Console
 from nr_run.cli.common import EXIT_FAIL, EXIT_OK, UsageError, emit_json, make_console, verbosity
 
 ROWS = 20        # findings per table unless -v
+DEFAULT_SINCE_S = 86400
 _JOB = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
 
 
@@ -27,7 +28,9 @@ def _window(args: argparse.Namespace) -> tuple[float, float, dict[str, Any] | No
     if not args.job:
         if args.nodes or args.start or args.end:
             raise UsageError("--nodes, --from and --to go with --job")
-        return now - args.since, now, None
+        return now - (args.since or DEFAULT_SINCE_S), now, None
+    if args.since is not None:
+        raise UsageError("--since does not go with --job: the job's window is --from/--to")
     if not _JOB.fullmatch(args.job):
         raise UsageError(f"--job {args.job[:40]!r}: 1-64 of A-Z a-z 0-9 _ . + -")
     if not args.nodes or not args.start:
