@@ -181,3 +181,18 @@ def listen(text: str) -> tuple[str, int]:
     if value > 65535:
         raise argparse.ArgumentTypeError(f"--listen: port {value} is not 0-65535")
     return host, value
+
+
+BUDGET_RANGE = (1.0, 600.0)             # job-check: seconds a Slurm prolog may spend
+
+
+def budget(text: str) -> float:
+    """job-check --budget seconds, within BUDGET_RANGE."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--budget must be a number of seconds, not {text[:40]!r}") from None
+    low, high = BUDGET_RANGE
+    if not low <= value <= high:           # also refuses nan and inf
+        raise argparse.ArgumentTypeError(f"--budget must be between {low:g} and {high:g} s, not {text[:40]}")
+    return value
