@@ -15,10 +15,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nr_run.cli.check import parse_options
-from nr_run.cli.commands import announce_lab, load_intent
 from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, make_console
-from nr_run.cli.watch import _exit_now, show_tick
+from nr_run.cli.watch import _exit_now, prepare, show_tick
 
 LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost")
 
@@ -49,13 +47,10 @@ def exporter(args: argparse.Namespace) -> int:
     if not args.allow_remote and not is_loopback(host):
         raise UsageError(f"--listen {host}: not a loopback address; /metrics is plain HTTP without authentication, "
                          "add --allow-remote to serve it to the network (behind a firewall or a TLS proxy)")
-    options = parse_options(args.options)
-    if args.source not in SOURCES:
-        raise UsageError(f"--source {args.source!r}: one of {', '.join(sorted(SOURCES))}")
-    intent, _ = load_intent(args, console)
-    if intent is None:
+    ready = prepare(args, console)
+    if ready is None:
         return EXIT_INVALID
-    announce_lab(args, console)
+    intent, options = ready
     lossless = {d.name: sorted(d.roce.lossless_queues) for d in intent.devices.values()}
     metrics = FabricMetrics(args.site, lossless, float(args.every))
     registry = CollectorRegistry(auto_describe=False)

@@ -55,6 +55,21 @@ def tick_line(d: dict[str, Any]) -> str:
     return text
 
 
+def prepare(args: argparse.Namespace, console: Any) -> tuple[Any, dict[str, dict[str, Any]]] | None:
+    """What watch and exporter validate before any device is contacted: the check options, --source and the
+    site's intent (None: its preflight findings were printed). Returns (intent, options)."""
+    from nr_run.runbooks.watch import SOURCES
+
+    options = parse_options(args.options)
+    if args.source not in SOURCES:
+        raise UsageError(f"--source {args.source!r}: one of {', '.join(sorted(SOURCES))}")
+    intent, _ = load_intent(args, console)
+    if intent is None:
+        return None
+    announce_lab(args, console)
+    return intent, options
+
+
 def show_tick(tick: Any, args: argparse.Namespace, console: Any, verbose_from: int) -> dict[str, Any]:
     """Print one collection: its JSON line with --json, else its line from that verbosity on, or whenever it
     failed or overran. Returns the tick as JSON."""
@@ -75,13 +90,10 @@ def watch(args: argparse.Namespace) -> int:
     from nr_run.runbooks.watch import watch as watch_loop
 
     console = make_console(stderr=args.json)
-    options = parse_options(args.options)
-    if args.source not in SOURCES:
-        raise UsageError(f"--source {args.source!r}: one of {', '.join(sorted(SOURCES))}")
-    intent, _ = load_intent(args, console)
-    if intent is None:
+    ready = prepare(args, console)
+    if ready is None:
         return EXIT_INVALID
-    announce_lab(args, console)
+    intent, options = ready
     failures = 0
 
     def on_tick(tick: Any) -> None:
