@@ -117,3 +117,12 @@ def test_checkpoint_times_are_aware_even_without_an_offset():
     driver._run = lambda command, stdin=None, timeout=None: (0, listed)       # the switch's answer
     got = dict(driver.list_checkpoints())
     assert got["a"] == datetime(2026, 12, 1, 12, tzinfo=UTC) and got["b"] == datetime(2026, 12, 1, 11, tzinfo=UTC)
+
+
+def test_rollback_takes_only_a_well_formed_checkpoint_name_from_the_switch():
+    """A checkpoint listed by the switch goes back into `config rollback NAME`: a name that is not one word of
+    [A-Za-z0-9._-] is never used."""
+    driver = SonicDriver("192.0.2.1", "admin", "pw")
+    listed = '["napalm_sonic_20261201T120000", "napalm_sonic_20261201T130000; reboot", "napalm_sonic_2026\\u00e9"]'
+    driver._run = lambda command, stdin=None, timeout=None: (0, listed)       # the switch's answer
+    assert driver._latest_checkpoint() == "napalm_sonic_20261201T120000"
