@@ -46,6 +46,8 @@ INV = ["--inventory-dir", str(DC1.parent)]
     (["report", "--from", "2026-01-01"], "--job"),
     (["report", "--job", "42", "--nodes", "gpu1", "--from", "2026-01-01", "--since", "1h"], "--since"),
     (["watch", "--every", "0.5s"], "--every"),
+    (["watch", "--every", "\u0663\u0660s"], "--every"),          # Arabic-Indic 30: not a duration here
+    (["exporter", "--listen", "127.0.0.1:\u0669\u0664\u0666\u0664"], "--listen"),
     (["watch", "--every", "999999999d"], "--every"),
     (["watch", "--count", "-3"], "--count"),
     (["watch", "--retention", "1s"], "--retention"),
