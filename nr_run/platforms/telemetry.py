@@ -89,7 +89,7 @@ def split_path(path: str) -> list[tuple[str, dict[str, str]]]:
 
 # ---------------------------------------------------------------- transport
 
-def _credentials_file(target: GnmiTarget) -> str | None:
+def _ca_file(target: GnmiTarget) -> str | None:
     """The CA file the device's certificate must chain to (None with insecure)."""
     if target.insecure:
         return None
@@ -117,7 +117,7 @@ def connect(target: GnmiTarget) -> Any:
 
     _quiet_pygnmi()
     try:
-        ca = _credentials_file(target)
+        ca = _ca_file(target)
         client = gNMIclient(target=(target.host, target.port), username=target.username, password=target.password,
                             path_cert=ca, skip_verify=target.insecure, gnmi_timeout=int(max(1, target.timeout_s)))
         client.connect(timeout=target.timeout_s)
