@@ -183,3 +183,26 @@ def test_history_files_are_private(tmp_path: Path) -> None:
         os.umask(old)
     for folder in (tmp_path / "artifacts", tmp_path / "artifacts" / "history"):
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+
+
+def test_job_check_prints_device_text_as_text(capsys: pytest.CaptureFixture[str],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a switch or its connection error says is text: '[/]' in it must not crash a prolog's job-check (an
+    uncaught error exits 1, which the prolog would read as 'drain')."""
+    import contextlib
+
+    from nr_run.cli import lab
+    from nr_run.runbooks import job
+    from nr_run.validators.base import Finding
+
+    def verdict(nr: object, fabric: object, scope: job.JobScope, budget_s: float, options: object) -> job.JobVerdict:
+        return job.JobVerdict(scope, [Finding("ecn", "rtsw1", "Ethernet1 queue [/]3", "on", "off [/]", False,
+                                              "warning", port="Ethernet1")],
+                              {"rtsw2": "section:[dim]gone[/]"}, 1.0, 10.0)
+
+    monkeypatch.setattr(lab, "device_session", lambda args: contextlib.nullcontext(None))
+    monkeypatch.setattr(job, "run_job_check", verdict)
+    code = main(["job-check", "--site", "dc1", *INV, "--nodes", "gpu1", "-v"])
+    out, err = capsys.readouterr()
+    assert code == 1 and out.startswith("drain: ")
+    assert "unreadable: rtsw2: section:[dim]gone[/]" in err and "off [/] (expected on)" in err

@@ -43,10 +43,11 @@ def job_check(args: argparse.Namespace) -> int:
             print(verdict.line(), flush=True)
             if verbosity(args) >= 0 and verdict.unknown:
                 for device, why in sorted(verdict.unknown.items()):
-                    console.print(f"unreadable: {device}: {why}")
+                    console.print(f"unreadable: {device}: {why}", markup=False, highlight=False)
             if verbosity(args) >= 1:
                 for f in verdict.findings:
-                    console.print(f"{f.check} {f.device} {f.target}: {f.observed} (expected {f.expected})")
+                    console.print(f"{f.check} {f.device} {f.target}: {f.observed} (expected {f.expected})",
+                                  markup=False, highlight=False)
         if verdict.timed_out:     # device calls still run in worker threads: do not wait for them
             sys.stdout.flush()
             sys.stderr.flush()
