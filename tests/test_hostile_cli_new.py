@@ -206,3 +206,10 @@ def test_job_check_prints_device_text_as_text(capsys: pytest.CaptureFixture[str]
     out, err = capsys.readouterr()
     assert code == 1 and out.startswith("drain: ")
     assert "unreadable: rtsw2: section:[dim]gone[/]" in err and "off [/] (expected on)" in err
+
+
+def test_a_folder_name_with_brackets_is_printed_as_written(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "rep[/]orts"
+    assert main(["analyze", "--site", "dc1", *INV, "--format", "json", "--out", str(out), "--only", "buffers"]) == 0
+    assert f"wrote {out / 'analyze.json'}" in capsys.readouterr().out

@@ -167,5 +167,5 @@ def analyze(args: argparse.Namespace) -> int:
     elif "table" in formats or not args.quiet:
         _print(console, args.site, results, 1 if args.verbose else (-1 if args.quiet else 0))
         for path in written:
-            console.print(f"wrote {path}")
+            console.print(f"wrote {path}", markup=False, highlight=False)
     return EXIT_OK if doc["ok"] else EXIT_FAIL
