@@ -213,3 +213,17 @@ def test_a_folder_name_with_brackets_is_printed_as_written(tmp_path: Path,
     out = tmp_path / "rep[/]orts"
     assert main(["analyze", "--site", "dc1", *INV, "--format", "json", "--out", str(out), "--only", "buffers"]) == 0
     assert f"wrote {out / 'analyze.json'}" in capsys.readouterr().out
+
+
+def test_drawing_a_figure_leaves_matplotlib_settings_alone() -> None:
+    """A user's own process (a notebook) imports the analyses: drawing the report changes no global setting."""
+    import matplotlib
+
+    from nr_run.analysis.report import figure_svg
+    from nr_run.analysis.result import Figure
+
+    before = (matplotlib.get_backend(), matplotlib.rcParams["svg.hashsalt"], matplotlib.rcParams["svg.fonttype"])
+    svg = figure_svg(Figure("load", "bar", {"labels": ["a", "b"], "series": {"x": [1, 2]}}))
+    assert svg.startswith("<svg") and "<text" in svg
+    after = (matplotlib.get_backend(), matplotlib.rcParams["svg.hashsalt"], matplotlib.rcParams["svg.fonttype"])
+    assert after == before
