@@ -131,3 +131,30 @@ def test_marker_names_are_exact() -> None:
     for odd in ("nr-run-dc1-20261399T999999Z", "nr-run-dc1-20261201T133000Z extra", "nr-run--20261201T133000Z",
                 "nr-run-dc1-2026-12-01", "other-dc1-20261201T133000Z"):
         assert not is_marker(odd) and marker_time(odd) is None, odd
+
+
+def test_a_canary_taken_after_the_dry_run_is_replaced_not_dropped(twin, capsys, monkeypatch):
+    """Another deploy marks rtsw1, the canary RTSW, after this run's diff and before its claim: the rollout
+    picks another canary RTSW instead of sending the first batch out without one."""
+    from nr_run.intent import compile_site
+    from nr_run.runbooks import deploy
+    from nr_run.runbooks.plan import plan_rollout
+    from tests.conftest import DC1
+
+    [canary] = [n for n in plan_rollout(compile_site(DC1), list(SWITCHES))[0].devices if n.startswith("rtsw")]
+    assert canary == "rtsw1"                       # the canary RTSW of a rollout of every switch
+    theirs = marker_name("dc1", datetime.now(UTC) - timedelta(seconds=5))
+    real_claim = deploy.claim_device
+
+    def rival_first(task, **kwargs):
+        if task.host.name == canary:             # the other operator's marker lands just before our claim
+            twin.eapi(canary).run_commands([f"configure session {theirs}", "end"])
+        return real_claim(task, **kwargs)
+
+    monkeypatch.setattr(deploy, "claim_device", rival_first)
+    rc, report = run_json(twin, capsys, "deploy", "--commit", "--yes", "--confirm-timeout", "60")
+    assert rc == 1 and {d["device"]: d["state"] for d in report["devices"]}[canary] == "skipped"
+    first = report["stages"][0]
+    assert first["name"] == "canary", report["stages"]
+    assert len([n for n in first["devices"] if n.startswith("rtsw")]) == 1, report["stages"]
+    assert all(canary not in s["devices"] for s in report["stages"])
