@@ -354,6 +354,8 @@ class SonicDriver(NetworkDriver):
                     when: datetime | None = datetime.fromisoformat(str(row.get("time", "")))
                 except ValueError:
                     when = None
+                if when is not None and when.tzinfo is None:     # no offset given: taken as UTC, so an age can be told
+                    when = when.replace(tzinfo=UTC)
                 listed.append((row["name"], when))
             elif isinstance(row, str):          # a release whose --time is ignored lists names only
                 listed.append((row, None))
@@ -380,7 +382,8 @@ class SonicDriver(NetworkDriver):
             names = json.loads(out) if rc == 0 else []
         except json.JSONDecodeError:
             names = []
-        ours = sorted(n for n in names if isinstance(n, str) and n.startswith(self.cp_prefix))
+        # names come from the switch and go back into a command line: only well-formed ones are ours
+        ours = sorted(n for n in names if isinstance(n, str) and n.startswith(self.cp_prefix) and _is_name(n))
         return ours[-1] if ours else None
 
     def rollback(self) -> None:
@@ -521,9 +524,14 @@ def _gcu_reason(output: str) -> str:
     return errors[-1] if errors else output.strip()
 
 
-def _check_name(name: str) -> None:
+def _is_name(name: str) -> bool:
     """A checkpoint name is a file name on the switch and a word on its command line."""
-    if not name or len(name) > 128 or not all(ch.isalnum() or ch in "-_." for ch in name) or name[0] == ".":
+    return (0 < len(name) <= 128 and name[0] != "." and name.isascii()
+            and all(ch.isalnum() or ch in "-_." for ch in name))
+
+
+def _check_name(name: str) -> None:
+    if not _is_name(name):
         raise ValueError(f"invalid checkpoint name {name!r}")
 
 

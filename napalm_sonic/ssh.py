@@ -17,6 +17,9 @@ import paramiko
 
 # How often a channel is polled for output while a command runs
 POLL_S = 0.005
+# A command's output held in memory at most (a large switch's `show runningconfiguration all` is a few MB);
+# a device that sends more is refused rather than allowed to exhaust this process' memory
+MAX_OUTPUT = 256 * 2**20
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,8 @@ def run(client: paramiko.SSHClient, command: str, stdin: str | None, timeout: fl
             while channel.recv_stderr_ready():
                 err += channel.recv_stderr(65536)
                 busy = True
+            if len(out) + len(err) > MAX_OUTPUT:
+                raise OSError(f"{command!r} sent more than {MAX_OUTPUT:,} bytes of output")
             if channel.exit_status_ready() and not channel.recv_ready() and not channel.recv_stderr_ready():
                 break
             if time.monotonic() > deadline:

@@ -404,15 +404,21 @@ class Deployment:
         if not self.report.stages:
             self.plan(canary, batch)
         try:
-            if self.marker is not None and self.report.stages and not self._claim():
-                return
+            if self.marker is not None and self.report.stages:
+                if not self._claim():
+                    return
+                # a refused device may have been a stage's canary: plan again over the devices still to
+                # change, so the batches never go first without a canary of their own
+                self.plan(canary, batch)
+                if not self.report.stages:
+                    return
             self._rollout()
         finally:
             self._release()
 
     def _claim(self) -> bool:
         """Mark every device of the rollout as held by this run; devices another deploy (or tool) holds are
-        refused and taken out of their stage. False when the rollout cannot go on."""
+        refused (skipped: no longer pending). False when the rollout was interrupted."""
         names = [n for stage in self.report.stages for n in stage.devices]
         self.progress.phase(f"marking {len(names)} device(s) as held by this deploy ({self.marker})")
         try:
@@ -422,7 +428,6 @@ class Deployment:
             self.claimed = [n for n, multi in exc.done.items() if not multi.failed]
             self._stop_before(0, "marking devices", interrupted=True)
             return False
-        refused = set()
         for n in names:
             multi = results[n]
             if not multi.failed:
@@ -430,16 +435,11 @@ class Deployment:
                 if multi[0].result.startswith("removed"):
                     self.records.log(f"{n}: {multi[0].result}")
                 continue
-            refused.add(n)
             error = multi[0].exception
             held = isinstance(error, (MarkerHeld, SessionPending))
             self._set(n, "skipped" if held else "failed",
                       self._error(multi) if held else f"cannot mark the device as held: {self._error(multi)}")
-        if refused:
-            self.report.stages = [Stage(s.name, tuple(n for n in s.devices if n not in refused))
-                                  for s in self.report.stages]
-            self.report.stages = [s for s in self.report.stages if s.devices]
-        return bool(self.report.stages)
+        return True
 
     def _release(self) -> None:
         """Take this run's markers off the devices (not after an interrupt: the process is about to exit)."""

@@ -70,6 +70,17 @@ def _foreign_sessions(holds: list[Hold]) -> None:
                              "not touching it")
 
 
+def _check_holds(marker: DeviceMarker, driver: Any, break_lock: bool, earlier: Collection[str]) -> list[Hold]:
+    """The device's holds, when none refuses it: another tool's pending session always does, another deploy's
+    marker unless break_lock or it is one of our `earlier` runs'."""
+    holds = marker.holds(driver)
+    _foreign_sessions(holds)
+    foreign = [h for h in holds if h.name not in earlier]
+    if foreign and not break_lock:
+        raise MarkerHeld(_refusal(foreign[0]))
+    return holds
+
+
 def earlier_markers(artifacts: Path | str, site: str) -> frozenset[str]:
     """Markers of this artifacts folder's earlier deploys of `site` (their run folders carry the same time
     stamp). One still on a device was left by a run that died: this run, holding the host's site lock, takes it
@@ -86,13 +97,8 @@ def guard(driver: Any, platform: str, break_lock: bool = False, earlier: Collect
     does not refuse the device, nor does an `earlier` one of our own (the claim before the first commit
     removes them)."""
     marker = hook(platform)
-    if marker is None:
-        return
-    holds = marker.holds(driver)
-    _foreign_sessions(holds)
-    foreign = [h for h in holds if h.name not in earlier]
-    if foreign and not break_lock:
-        raise MarkerHeld(_refusal(foreign[0]))
+    if marker is not None:
+        _check_holds(marker, driver, break_lock, earlier)
 
 
 def claim_device(task: Task, marker_name: str, break_lock: bool = False, earlier: Collection[str] = ()) -> Result:
@@ -102,11 +108,7 @@ def claim_device(task: Task, marker_name: str, break_lock: bool = False, earlier
     if marker is None:
         return Result(host=task.host, result="no marker on this platform")
     driver = _driver(task)
-    holds = marker.holds(driver)
-    _foreign_sessions(holds)
-    foreign = [h for h in holds if h.name not in earlier]
-    if foreign and not break_lock:
-        raise MarkerHeld(_refusal(foreign[0]))
+    holds = _check_holds(marker, driver, break_lock, earlier)
     broken = []
     for hold in holds:
         marker.remove(driver, hold.name)

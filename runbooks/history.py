@@ -38,13 +38,11 @@ def collection_of(report: CheckReport, kind: str, source: str = "poll") -> Colle
 def record_collection(artifacts: Path | str, site: str, collection: Collection,
                       retention_s: float = DEFAULT_RETENTION_S) -> tuple[Recorded | None, str]:
     """Record one collection (pruning at most hourly); (what was recorded, "") or (None, why not)."""
+    recorder = HistoryRecorder(artifacts, site, retention_s)
     try:
-        with open_store(artifacts, site) as store:
-            recorded = store.record(collection)
-            store.maybe_prune(retention_s)
-            return recorded, ""
-    except Exception as exc:    # whatever went wrong (HistoryError, a full disk): the run's results stand
-        return None, f"history not recorded ({history_path(artifacts, site)}): {type(exc).__name__}: {exc}"
+        return recorder(collection)
+    finally:
+        recorder.close()
 
 
 class HistoryRecorder:
@@ -61,7 +59,8 @@ class HistoryRecorder:
             recorded = self._store.record(collection)
             self._store.maybe_prune(self.retention_s)
             return recorded, ""
-        except Exception as exc:    # the watch goes on; the next collection tries a fresh connection
+        except Exception as exc:    # HistoryError, a full disk: the run's results stand, a watch goes on and
+            # its next collection tries a fresh connection
             self.close()
             return None, f"history not recorded ({history_path(self.artifacts, self.site)}): {type(exc).__name__}: {exc}"
 

@@ -20,7 +20,8 @@ MAX_HOSTS = 100_000           # names one expression may expand to (a cluster, n
 MAX_DIGITS = 9
 MAX_LENGTH = 65_536           # characters of the expression itself
 _WORD = re.compile(r"[A-Za-z0-9._-]+")
-_RANGE = re.compile(rf"(\d{{1,{MAX_DIGITS}}})(?:-(\d{{1,{MAX_DIGITS}}}))?")
+# ASCII digits only: a str pattern's \d also takes other scripts' digits, which int() would read as 0-9
+_RANGE = re.compile(rf"(\d{{1,{MAX_DIGITS}}})(?:-(\d{{1,{MAX_DIGITS}}}))?", re.ASCII)
 
 
 class HostlistError(ValueError):

@@ -168,13 +168,22 @@ def judge(report: Any, fabric: FabricIntent, scope: JobScope) -> tuple[list[Find
     return sorted(failed, key=_order), unknown
 
 
+def merge_options(options: Mapping[str, Mapping[str, Any]] | None) -> dict[str, dict[str, Any]]:
+    """The job-check defaults with the caller's options over them, key by key: setting one counters option keeps
+    the short counter window."""
+    merged = {check: dict(values) for check, values in DEFAULT_OPTIONS.items()}
+    for check, values in (options or {}).items():
+        merged.setdefault(check, {}).update(values)
+    return merged
+
+
 def run_job_check(nr: Nornir, fabric: FabricIntent, scope: JobScope, budget_s: float = 10.0,
                   options: Mapping[str, Mapping[str, Any]] | None = None) -> JobVerdict:
     """The scoped check, within `budget_s`: past it the verdict says the check is incomplete (the work left
     runs on in a daemon thread; the CLI exits without waiting for it)."""
     from nr_run.runbooks.check import run_checks
 
-    merged = {**DEFAULT_OPTIONS, **{k: dict(v) for k, v in (options or {}).items()}}
+    merged = merge_options(options)
     scoped = scoped_fabric(fabric, scope)
     wanted = set(scope.devices)
     runner = nr.filter(filter_func=lambda h: h.name in wanted)

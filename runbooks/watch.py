@@ -87,7 +87,9 @@ class GnmiSource:
         from nr_run.platforms.telemetry import collect_counters_gnmi
 
         started = time.time()
-        got = collect_counters_gnmi(self.nr)
+        # as many gNMI sessions at once as the run allows device connections (--workers)
+        workers = int(self.nr.config.runner.options.get("num_workers", 20))
+        got = collect_counters_gnmi(self.nr, workers=workers)
         self.sources = dict(got.sources)
         errors = {host: {"counters": how} for host, how in got.sources.items() if how.startswith("none")}
         return Collection(self.kind, self.name, started, time.time(), samples=got.samples,

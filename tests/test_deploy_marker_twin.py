@@ -108,3 +108,53 @@ def test_a_marker_left_by_a_dead_run_of_this_artifacts_folder_is_taken_over(twin
     assert left not in _eos_sessions(twin, "rtsw1")
     log = (twin.artifacts / report["artifacts"]).joinpath("run.log").read_text()
     assert f"rtsw1: removed marker {left} (placed 3 min ago, left by an earlier run of this artifacts folder)" in log
+
+
+def test_a_session_only_shaped_like_a_marker_is_another_tools_and_never_removed(twin, capsys):
+    """Session names come from the device: 'nr-run-dc1-<month 13>' is no marker of ours. It refuses rtsw1 as any
+    other tool's pending session does (no traceback from its stamp), even with --break-lock, and stays."""
+    odd = "nr-run-dc1-20261399T999999Z"
+    twin.eapi("rtsw1").run_commands([f"configure session {odd}", "end"])
+    rc, report = run_json(twin, capsys, "deploy", "--commit", "--yes", "--confirm-timeout", "60", "--break-lock")
+    by = {d["device"]: d for d in report["devices"]}
+    assert rc == 1 and by["rtsw1"]["state"] == "skipped", by["rtsw1"]
+    assert by["rtsw1"]["detail"] == f"another configuration session is pending on the device ({odd}); not touching it"
+    assert _eos_sessions(twin, "rtsw1")[odd]["state"] == "pending"
+
+
+def test_marker_names_are_exact() -> None:
+    from nr_run.platforms.base import is_marker, marker_time
+
+    name = marker_name("dc1", datetime(2026, 12, 1, 13, 30, 0, 123456, tzinfo=UTC))
+    assert name == "nr-run-dc1-20261201T133000123456Z" and is_marker(name)
+    assert marker_time(name) == datetime(2026, 12, 1, 13, 30, 0, 123456, tzinfo=UTC)
+    for odd in ("nr-run-dc1-20261399T999999Z", "nr-run-dc1-20261201T133000Z extra", "nr-run--20261201T133000Z",
+                "nr-run-dc1-2026-12-01", "other-dc1-20261201T133000Z"):
+        assert not is_marker(odd) and marker_time(odd) is None, odd
+
+
+def test_a_canary_taken_after_the_dry_run_is_replaced_not_dropped(twin, capsys, monkeypatch):
+    """Another deploy marks rtsw1, the canary RTSW, after this run's diff and before its claim: the rollout
+    picks another canary RTSW instead of sending the first batch out without one."""
+    from nr_run.intent import compile_site
+    from nr_run.runbooks import deploy
+    from nr_run.runbooks.plan import plan_rollout
+    from tests.conftest import DC1
+
+    [canary] = [n for n in plan_rollout(compile_site(DC1), list(SWITCHES))[0].devices if n.startswith("rtsw")]
+    assert canary == "rtsw1"                       # the canary RTSW of a rollout of every switch
+    theirs = marker_name("dc1", datetime.now(UTC) - timedelta(seconds=5))
+    real_claim = deploy.claim_device
+
+    def rival_first(task, **kwargs):
+        if task.host.name == canary:             # the other operator's marker lands just before our claim
+            twin.eapi(canary).run_commands([f"configure session {theirs}", "end"])
+        return real_claim(task, **kwargs)
+
+    monkeypatch.setattr(deploy, "claim_device", rival_first)
+    rc, report = run_json(twin, capsys, "deploy", "--commit", "--yes", "--confirm-timeout", "60")
+    assert rc == 1 and {d["device"]: d["state"] for d in report["devices"]}[canary] == "skipped"
+    first = report["stages"][0]
+    assert first["name"] == "canary", report["stages"]
+    assert len([n for n in first["devices"] if n.startswith("rtsw")]) == 1, report["stages"]
+    assert all(canary not in s["devices"] for s in report["stages"])

@@ -48,6 +48,7 @@ def test_expands_like_slurm(expr, names):
     ("a[1-1000]b[1-1000]", "more than"),
     ("gpu[1234567890]", "bad range"),
     ("gpu\u0661", "unexpected"),                            # a non-ASCII digit is not a digit here
+    ("gpu[\u0661-\u0663]", "bad range"),                    # nor inside brackets (it would read as 1-3)
 ])
 def test_hostile_input_is_refused_with_the_reason(expr, said):
     with pytest.raises(HostlistError, match=re.escape(said)):

@@ -52,3 +52,12 @@ def test_the_drain_line_names_the_worst_port_with_its_measured_rate(dc1):
         "drain: rtsw4 Ethernet16 queue 3 lossless drops (200 drops in 1.0 s)")
     ok = JobVerdict(scope, elapsed_s=1.23)
     assert not ok.drain and ok.line() == "ok: 1 node(s), 2 NIC(s), 4 switch(es) checked in 1.2 s"
+
+
+def test_a_counters_option_keeps_the_short_counter_window() -> None:
+    from nr_run.runbooks.job import DEFAULT_OPTIONS, merge_options
+
+    merged = merge_options({"counters": {"max_pause_pps": 10.0}, "pfc": {"x": 1}})
+    assert merged["counters"] == {"interval_s": 1.0, "max_pause_pps": 10.0} and merged["pfc"] == {"x": 1}
+    assert merge_options({"counters": {"interval_s": 3.0}})["counters"]["interval_s"] == 3.0
+    assert DEFAULT_OPTIONS["counters"] == {"interval_s": 1.0}          # the defaults are not modified

@@ -106,3 +106,23 @@ def test_strict_host_keys_by_default_and_insecure_opt_out():
     assert SonicDriver("h", "u", "p", optional_args={"insecure": True}).ssh_options.strict is False
     d = SonicDriver("h", "u", "p", optional_args={"ssh_strict": False, "port": 2201})
     assert d.ssh_options.strict is False and d.ssh_options.port == 2201
+
+
+def test_checkpoint_times_are_aware_even_without_an_offset():
+    """A release that prints checkpoint times without an offset: taken as UTC, so a marker's age can be told."""
+    from datetime import UTC, datetime
+
+    driver = SonicDriver("192.0.2.1", "admin", "pw")
+    listed = '[{"name": "a", "time": "2026-12-01T12:00:00"}, {"name": "b", "time": "2026-12-01T12:00:00+01:00"}]'
+    driver._run = lambda command, stdin=None, timeout=None: (0, listed)       # the switch's answer
+    got = dict(driver.list_checkpoints())
+    assert got["a"] == datetime(2026, 12, 1, 12, tzinfo=UTC) and got["b"] == datetime(2026, 12, 1, 11, tzinfo=UTC)
+
+
+def test_rollback_takes_only_a_well_formed_checkpoint_name_from_the_switch():
+    """A checkpoint listed by the switch goes back into `config rollback NAME`: a name that is not one word of
+    [A-Za-z0-9._-] is never used."""
+    driver = SonicDriver("192.0.2.1", "admin", "pw")
+    listed = '["napalm_sonic_20261201T120000", "napalm_sonic_20261201T130000; reboot", "napalm_sonic_2026\\u00e9"]'
+    driver._run = lambda command, stdin=None, timeout=None: (0, listed)       # the switch's answer
+    assert driver._latest_checkpoint() == "napalm_sonic_20261201T120000"

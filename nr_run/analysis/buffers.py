@@ -74,7 +74,8 @@ def _pool(dev: DeviceIntent, view: BufferView, terms: dict[str, HeadroomTerms], 
         (f"headroom pool {view.headroom_pool_bytes:,} B + reserved {view.reserved_bytes:,} B "
          f"{'exceed' if overflow else 'fit in'} the pool of {view.pool_bytes:,} B"),
         passed=not overflow, fix=fix_len if overflow else "",
-        data={"pool_bytes": view.pool_bytes, "headroom_pool_bytes": view.headroom_pool_bytes,
+        data={"check": "pool", "device": dev.name, "field": f"hardware.{dev.hardware.name}.asic",
+              "pool_bytes": view.pool_bytes, "headroom_pool_bytes": view.headroom_pool_bytes,
               "reserved_bytes": view.reserved_bytes, "shared_bytes": shared}))
     short = view.headroom_pool_bytes < needed
     out.append(AnalysisFinding(
@@ -83,7 +84,7 @@ def _pool(dev: DeviceIntent, view: BufferView, terms: dict[str, HeadroomTerms], 
         f"{len(terms)} port(s) x {pgs} lossless PG(s)",
         passed=not short, fix=(f"the {dev.platform} platform plug-in sizes the pool xoff below the derived "
                                "headroom: fix nr_run/platforms/" + dev.platform) if short else "",
-        data={"needed_bytes": needed}))
+        data={"check": "headroom-pool", "device": dev.name, "field": "", "needed_bytes": needed}))
     low = [p for p, t in sorted(terms.items()) if view.pg_xoff.get(p, t.xoff_bytes) < t.xoff_bytes]
     if low:
         p = low[0]
@@ -92,7 +93,8 @@ def _pool(dev: DeviceIntent, view: BufferView, terms: dict[str, HeadroomTerms], 
             f"rendered xoff {view.pg_xoff[p]:,} B < derived {terms[p].xoff_bytes:,} B"
             + (f" (and {len(low) - 1} more port(s))" if len(low) > 1 else ""),
             passed=False, fix=f"the {dev.platform} platform plug-in renders less headroom than derived: fix "
-                              f"nr_run/platforms/{dev.platform}", data={"ports": low[:20]}))
+                              f"nr_run/platforms/{dev.platform}",
+            data={"check": "xoff", "device": dev.name, "field": "", "ports": low[:20]}))
     congested = len(terms) * pgs
     worst = pfc_trigger_bytes(max(shared, 0), view.dynamic_th, congested)
     single = pfc_trigger_bytes(max(shared, 0), view.dynamic_th, 1)
@@ -105,7 +107,9 @@ def _pool(dev: DeviceIntent, view: BufferView, terms: dict[str, HeadroomTerms], 
             passed=not late,
             fix=(f"{fabric_file}: lower roce_profiles.{dev.roce.profile}.ecn.max_kbytes below {worst // 1000} "
                  "so DCQCN slows senders before PFC pauses the link") if late else "",
-            data={"ecn_max_bytes": ecn_max, "pfc_trigger_all_bytes": worst, "pfc_trigger_one_bytes": single}))
+            data={"check": "ecn-before-pfc", "device": dev.name,
+                  "field": f"roce_profiles.{dev.roce.profile}.ecn.max_kbytes", "ecn_max_bytes": ecn_max,
+                  "pfc_trigger_all_bytes": worst, "pfc_trigger_one_bytes": single}))
     row = [dev.name, dev.platform, view.pool_bytes, view.headroom_pool_bytes, needed, view.reserved_bytes, shared,
            single, worst, ecn_max if ecn_max is not None else "-",
            "ok" if all(f.passed for f in out) else "FAIL"]
@@ -127,7 +131,8 @@ def analyse(fabric: FabricIntent, options: AnalysisOptions) -> AnalysisResult:
         if isinstance(view, str):
             result.findings.append(AnalysisFinding(
                 NAME, f"{dev.name} buffers", f"the {dev.platform} config cannot be built: {view}", passed=False,
-                fix=f"nr_run/platforms/{dev.platform} (or the intent it refuses)"))
+                fix=f"nr_run/platforms/{dev.platform} (or the intent it refuses)",
+                data={"check": "config", "device": dev.name, "field": ""}))
             continue
         if view.buffers is None:
             unmodelled.append(dev.name)

@@ -195,7 +195,7 @@ def _finding(graph: FabricGraph, failures: FailureSet, priority: int, hops: list
         passed=False, severity="error",
         fix=("remove the route that sends traffic back up (a valley: down to a switch, then up again), "
              "e.g. a static route on a CTSW toward another RTSW; keep routing valley-free"),
-        data={"failures": where, "priority": priority,
+        data={"failures": where, "priority": priority, "device": switches[0],
               "hops": [{"switch": s, "ingress_port": p} for s, p in hops],
               "switches": switches})
 

@@ -378,7 +378,9 @@ def analyse(fabric: FabricIntent, options: AnalysisOptions, model: HashModel | N
               "xlabel": "QPs per connection", "ylabel": "max / mean load"}))
     result.tables.append(Table(
         title="Most loaded uplinks", columns=["switch", "port", "to", "utilisation %"],
-        rows=[[s, p, t, round(u, 1)] for (s, p, t), u in sorted(uplinks, key=lambda x: -x[1])[:20]]))
+        # ties by name: equal loads are the rule on a balanced fabric; which 20 are shown must not depend on the
+        # order the simulation met the uplinks in
+        rows=[[s, p, t, round(u, 1)] for (s, p, t), u in sorted(uplinks, key=lambda x: (-x[1], x[0]))[:20]]))
     result.tables.append(Table(
         title="QPs per connection sweep", columns=["QPs per connection", "worst max/mean", "mean max/mean"],
         rows=[[s, round(w, 3), round(m, 3)] for s, w, m in sweep]))

@@ -43,11 +43,8 @@ def _esc(value: Any) -> str:
 
 def _svg(fig: Any) -> str:
     """A matplotlib figure as an inline <svg> element (text kept as text, no XML prologue or external refs)."""
-    import matplotlib.pyplot as plt
-
     buf = io.StringIO()
     fig.savefig(buf, format="svg", bbox_inches="tight")
-    plt.close(fig)
     text = buf.getvalue()
     start = text.index("<svg")
     # matplotlib names the SVG namespaces; the page needs neither a DOCTYPE nor a metadata block
@@ -112,15 +109,20 @@ def _topology(ax: Any, data: dict[str, Any]) -> None:
 
 
 def figure_svg(figure: Figure) -> str:
-    """One Figure drawn as inline SVG."""
+    """One Figure drawn as inline SVG (matplotlib's object API: no pyplot state, no backend switch and no global
+    settings changed in a process that imports this module)."""
     import matplotlib
+    from matplotlib.figure import Figure as MplFigure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    # text as <text>, not glyph paths (small and searchable); element ids (clip paths) are hashes salted with a
+    # random uuid unless a salt is set, and the same analysis must give the same page
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "nr-run"}):
+        return _draw(figure, MplFigure(figsize=(8, 3.6 if figure.kind != "topology" else 4.2)))
 
-    plt.rcParams["svg.fonttype"] = "none"       # text as <text>, not glyph paths: small and searchable
+
+def _draw(figure: Figure, fig: Any) -> str:
     data = figure.data
-    fig, ax = plt.subplots(figsize=(8, 3.6 if figure.kind != "topology" else 4.2))
+    ax = fig.subplots()
     if figure.kind in ("bar", "line"):
         _bar_or_line(ax, data, figure.kind)
     elif figure.kind == "histogram":

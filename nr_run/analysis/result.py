@@ -60,4 +60,5 @@ class AnalysisResult:
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["ok"] = self.ok
+        out["seconds"] = round(self.seconds, 3)      # as the document's `timing`: wall time, not a result
         return out

@@ -35,7 +35,8 @@ def buffer_overflow(fabric: FabricIntent) -> list[AnalysisFinding]:
     """An ingress lossless pool or headroom pool too small for the derived headroom (lossless packets drop)."""
     from nr_run.analysis.buffers import analyse
 
-    return [f for f in _failed(analyse(fabric, AnalysisOptions()).findings) if "ECN" not in f.subject]
+    # ECN acting after PFC costs pauses, not packets: it fails the proof, not the deploy
+    return [f for f in _failed(analyse(fabric, AnalysisOptions()).findings) if f.data.get("check") != "ecn-before-pfc"]
 
 
 def deadlock_at_k0(fabric: FabricIntent) -> list[AnalysisFinding]:
@@ -64,7 +65,7 @@ def preflight_findings(fabric: FabricIntent) -> list[Finding]:
     """The safety findings as preflight errors (file, host, field, message with the fix)."""
     out = []
     for f in safety_findings(fabric):
-        host = str(f.data.get("device", f.subject.split(" ")[0].split(":")[0]))
+        host = str(f.data.get("device", ""))
         host = host if host in fabric.devices else ""
         out.append(Finding("error", f"unsafe-{f.analysis}", fabric.fabric_file, host, str(f.data.get("field", "")),
                            f"{f.subject}: {f.message}" + (f"; fix: {f.fix}" if f.fix else "")))

@@ -32,7 +32,7 @@ def _formats(text: str) -> list[str]:
 def _selection(only: str | None) -> list[str]:
     from nr_run.analysis.registry import ANALYSES
 
-    if not only:
+    if only is None:            # an empty --only is a mistake, not "everything" (as an empty --hosts)
         return list(ANALYSES)
     names = [n.strip() for n in only.split(",") if n.strip()]
     unknown = [n for n in names if n not in ANALYSES]
@@ -51,7 +51,7 @@ def payload(site: str, results: list[Any], options: dict[str, Any], generated: s
 
 
 def run_analyses(fabric: Any, names: list[str], options: Any) -> list[Any]:
-    """Each analysis in registry order, timed (its own `seconds` when it sets one, else the wall time)."""
+    """Each analysis in registry order, timed by the wall time of its call."""
     from nr_run.analysis.registry import load
 
     results = []
@@ -121,7 +121,7 @@ def analyze(args: argparse.Namespace) -> int:
     from nr_run.cli.commands import print_findings
     from nr_run.platforms.site import load_site
     from nr_run.runbooks.inventory import site_dir
-    from nr_run.runbooks.records import RunRecords, utc_now_iso
+    from nr_run.runbooks.records import RunRecords, private_dir, utc_now_iso, write_private
 
     formats = _formats(args.format)
     names = _selection(args.only)
@@ -153,20 +153,19 @@ def analyze(args: argparse.Namespace) -> int:
     doc = {**payload(args.site, results, options.model_dump(), generated), "source": source}
     written: list[Path] = []
     if "json" in formats or "html" in formats:
-        out = Path(args.out) if args.out else RunRecords(args.artifacts, args.site, "analyze").dir
-        out.mkdir(parents=True, exist_ok=True)
+        # the reports describe the fabric (names, addresses, weak spots): private to their user, like the run folder
+        out = private_dir(Path(args.out)) if args.out else RunRecords(args.artifacts, args.site, "analyze").dir
         if "json" in formats:
-            written.append(out / "analyze.json")
-            written[-1].write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+            written.append(write_private(out / "analyze.json", json.dumps(doc, indent=2, sort_keys=True) + "\n"))
         if "html" in formats:
             from nr_run.analysis.report import to_html
 
-            written.append(out / "analyze.html")
-            written[-1].write_text(to_html(args.site, results, options.model_dump(), generated), encoding="utf-8")
+            written.append(write_private(out / "analyze.html",
+                                         to_html(args.site, results, options.model_dump(), generated)))
     if args.json:
         emit_json({**doc, "written": [str(p) for p in written]})
     elif "table" in formats or not args.quiet:
         _print(console, args.site, results, 1 if args.verbose else (-1 if args.quiet else 0))
         for path in written:
-            console.print(f"wrote {path}")
+            console.print(f"wrote {path}", markup=False, highlight=False)
     return EXIT_OK if doc["ok"] else EXIT_FAIL

@@ -19,7 +19,7 @@ MAX_PATH = 1024
 CONFIRM_TIMEOUT_RANGE = (5, 3600)       # seconds a device waits before reverting a commit
 EVERY_RANGE = (10, 7 * 86400)           # compliance interval: 10 s to a week
 LATENCY_MS_MAX = 10_000
-_DURATION = re.compile(r"(\d{1,9})([smhd])")
+_DURATION = re.compile(r"(\d{1,9})([smhd])", re.ASCII)      # \d alone would take other scripts' digits
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
@@ -154,9 +154,26 @@ def count(text: str) -> int:
     return _int_in(text, 1, MAX_COUNT, "--count")
 
 
+def top(text: str) -> int:
+    """Rows per ranking of a report."""
+    return _int_in(text, 1, MAX_COUNT, "--top")
+
+
+FAILURES_RANGE = (0, 3)                 # analyze: link or switch failures enumerated at once
+QPS_RANGE = (1, 256)                    # analyze: RoCE QPs per connection
+
+
+def failures(text: str) -> int:
+    return _int_in(text, *FAILURES_RANGE, "--failures")
+
+
+def qps(text: str) -> int:
+    return _int_in(text, *QPS_RANGE, "--qps")
+
+
 def listen(text: str) -> tuple[str, int]:
     """HOST:PORT or [IPV6]:PORT to serve on (port 0: a free one)."""
-    m = re.fullmatch(r"\[([0-9A-Fa-f:.]+)\]:(\d{1,5})|([A-Za-z0-9.-]{1,253}):(\d{1,5})", text.strip())
+    m = re.fullmatch(r"\[([0-9A-Fa-f:.]+)\]:(\d{1,5})|([A-Za-z0-9.-]{1,253}):(\d{1,5})", text.strip(), re.ASCII)
     if not m:
         raise argparse.ArgumentTypeError(f"--listen {text[:60]!r}: use HOST:PORT, e.g. 127.0.0.1:9464")
     host, port = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
@@ -164,3 +181,18 @@ def listen(text: str) -> tuple[str, int]:
     if value > 65535:
         raise argparse.ArgumentTypeError(f"--listen: port {value} is not 0-65535")
     return host, value
+
+
+BUDGET_RANGE = (1.0, 600.0)             # job-check: seconds a Slurm prolog may spend
+
+
+def budget(text: str) -> float:
+    """job-check --budget seconds, within BUDGET_RANGE."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--budget must be a number of seconds, not {text[:40]!r}") from None
+    low, high = BUDGET_RANGE
+    if not low <= value <= high:           # also refuses nan and inf
+        raise argparse.ArgumentTypeError(f"--budget must be between {low:g} and {high:g} s, not {text[:40]}")
+    return value

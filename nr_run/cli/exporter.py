@@ -2,20 +2,35 @@
 
 Collects every `--every` (as `watch` does, recording into the history too), serves /metrics from the last
 collection, and stops on Ctrl-C or SIGTERM. With --json, each collection is a JSON line on stdout (the
-`nr-run.watch/1` schema of `watch --json`) and the messages go to stderr. Exit codes: 0 after a stop, 1 when it cannot listen, 3 invalid input.
+`nr-run.watch/1` schema of `watch --json`) and the messages go to stderr. Exit codes: 0 after a stop, 1 when it
+cannot listen, 3 invalid input.
+
+/metrics is plain HTTP without authentication, and it maps the fabric (device and port names, where it hurts): it is
+served on a loopback address unless `--allow-remote` says the network may read it (behind a firewall or a TLS
+proxy).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from typing import Any
 
-from nr_run.cli.check import parse_options
-from nr_run.cli.commands import announce_lab, load_intent
-from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, make_console, verbosity
-from nr_run.cli.watch import _exit_now, tick_dict, tick_line
+from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, make_console
+from nr_run.cli.watch import _exit_now, prepare, show_tick
+
+LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost")
+
+
+def is_loopback(host: str) -> bool:
+    """A host address that only this machine reaches (a loopback IP, or a name the system resolves only there)."""
+    import ipaddress
+
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def exporter(args: argparse.Namespace) -> int:
@@ -28,38 +43,34 @@ def exporter(args: argparse.Namespace) -> int:
     from nr_run.runbooks.watch import SOURCES, watch
 
     console = make_console(stderr=args.json)
-    options = parse_options(args.options)
-    if args.source not in SOURCES:
-        raise UsageError(f"--source {args.source!r}: one of {', '.join(sorted(SOURCES))}")
-    intent, _ = load_intent(args, console)
-    if intent is None:
+    host, port = args.listen
+    if not args.allow_remote and not is_loopback(host):
+        raise UsageError(f"--listen {host}: not a loopback address; /metrics is plain HTTP without authentication, "
+                         "add --allow-remote to serve it to the network (behind a firewall or a TLS proxy)")
+    ready = prepare(args, console)
+    if ready is None:
         return EXIT_INVALID
-    announce_lab(args, console)
+    intent, options = ready
     lossless = {d.name: sorted(d.roce.lossless_queues) for d in intent.devices.values()}
     metrics = FabricMetrics(args.site, lossless, float(args.every))
     registry = CollectorRegistry(auto_describe=False)
     registry.register(metrics)
-    host, port = args.listen
-    try:
-        server = serve(registry, host, port)
-    except OSError as exc:
-        console.print(f"[red]cannot listen on {host}:{port}: {exc}[/]")
-        return EXIT_FAIL
-    shown = f"[{host}]" if ":" in host else host
-    console.print(f"serving http://{shown}:{server.server_port}/metrics for {args.site}, collecting every "
-                  f"{args.every} s; Ctrl-C stops", highlight=False)
-    recorder = HistoryRecorder(args.artifacts, args.site, args.retention)
 
     def on_tick(tick: Any) -> None:
         metrics.update(tick.collection, tick.duration_s, tick.error)
-        d = tick_dict(tick, args.site)
-        if args.json:       # the collections as `watch --json` prints them; the rest goes to stderr
-            sys.stdout.write(json.dumps(d, sort_keys=True) + "\n")
-            sys.stdout.flush()
-        elif verbosity(args) >= 1 or d["error"] or d["overrun"] or d["record_error"]:
-            console.print(tick_line(d), highlight=False, markup=False)
+        show_tick(tick, args, console, verbose_from=1)      # with --json: watch's lines; the rest on stderr
 
+    # listen only once the devices' credentials and the lab are known good (device_session refuses them first)
     with Stop() as stop, device_session(args) as nr:
+        try:
+            server = serve(registry, host, port)
+        except OSError as exc:
+            console.print(f"cannot listen on {host}:{port}: {exc}", style="red", highlight=False, markup=False)
+            return EXIT_FAIL
+        shown = f"[{host}]" if ":" in host else host
+        console.print(f"serving http://{shown}:{server.server_port}/metrics for {args.site}, collecting every "
+                      f"{args.every} s; Ctrl-C stops", highlight=False, markup=False)
+        recorder = HistoryRecorder(args.artifacts, args.site, args.retention)
         source = SOURCES[args.source](nr, intent, options, "exporter")
         watch(source, float(args.every), None, stop, on_tick, recorder)
         recorder.close()

@@ -13,30 +13,6 @@ import sys
 
 from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, emit_json, make_console, verbosity
 
-BUDGET_RANGE = (1.0, 600.0)
-
-
-def budget(text: str) -> float:
-    """--budget seconds, within BUDGET_RANGE."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--budget must be a number of seconds, not {text[:40]!r}") from None
-    low, high = BUDGET_RANGE
-    if not low <= value <= high:           # also refuses nan and inf
-        raise argparse.ArgumentTypeError(f"--budget must be between {low:g} and {high:g} s, not {text[:40]}")
-    return value
-
-
-def add_parser(sub: argparse._SubParsersAction, common, device_io, check_options) -> None:
-    p = sub.add_parser("job-check", help="check the fabric under a job's nodes (Slurm prolog): exit 0 ok, 1 drain")
-    common(p)
-    device_io(p)
-    check_options(p)
-    p.add_argument("--nodes", required=True,
-                   help="the job's nodes, Slurm hostlist syntax (e.g. 'gpu[1-4,7]', $SLURM_JOB_NODELIST)")
-    p.add_argument("--budget", type=budget, default=10.0, help="seconds the check may take (default 10)")
-
 
 def job_check(args: argparse.Namespace) -> int:
     from nr_run.cli.check import parse_options
@@ -67,10 +43,11 @@ def job_check(args: argparse.Namespace) -> int:
             print(verdict.line(), flush=True)
             if verbosity(args) >= 0 and verdict.unknown:
                 for device, why in sorted(verdict.unknown.items()):
-                    console.print(f"unreadable: {device}: {why}")
+                    console.print(f"unreadable: {device}: {why}", markup=False, highlight=False)
             if verbosity(args) >= 1:
                 for f in verdict.findings:
-                    console.print(f"{f.check} {f.device} {f.target}: {f.observed} (expected {f.expected})")
+                    console.print(f"{f.check} {f.device} {f.target}: {f.observed} (expected {f.expected})",
+                                  markup=False, highlight=False)
         if verdict.timed_out:     # device calls still run in worker threads: do not wait for them
             sys.stdout.flush()
             sys.stderr.flush()

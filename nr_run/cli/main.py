@@ -60,13 +60,16 @@ def _history_commands(sub: argparse._SubParsersAction) -> None:
         p.add_argument("--source", default="poll", help="where collections come from: poll, or gnmi for the counters (default: poll)")
     wat.add_argument("--count", type=types.count, help="stop after N collections (default: until Ctrl-C/SIGTERM)")
     exp.add_argument("--listen", type=types.listen, required=True, metavar="HOST:PORT",
-                     help="address to serve /metrics on, e.g. 127.0.0.1:9464")
+                     help="address to serve /metrics on, e.g. 127.0.0.1:9464 (loopback unless --allow-remote)")
+    exp.add_argument("--allow-remote", action="store_true",
+                     help="allow a --listen address other machines reach: /metrics is plain HTTP without "
+                          "authentication, so put a firewall or a TLS proxy in front")
     rep = sub.add_parser("report", help="what the history saw: new/resolved findings, rates, pause, timeline")
     _common(rep)
     rep.add_argument("--artifacts", type=types.folder, default=".nr-run", help="artifacts folder (default .nr-run)")
-    rep.add_argument("--since", type=types.since, default=86400, metavar="DURATION",
-                     help="the window ending now (default 24h)")
-    rep.add_argument("--top", type=types.count, default=10, help="rows per ranking (default 10)")
+    rep.add_argument("--since", type=types.since, metavar="DURATION",
+                     help="the window ending now (default 24h; not with --job, whose window is --from/--to)")
+    rep.add_argument("--top", type=types.top, default=10, help="rows per ranking (default 10)")
     rep.add_argument("--job", help="a training job's id: report on its nodes' ports (with --nodes, --from, --to)")
     rep.add_argument("--nodes", help="the job's nodes, Slurm hostlist syntax (gpu[1-4,7])")
     rep.add_argument("--from", dest="start", metavar="TIME", help="the job's start (ISO 8601, UTC unless given)")
@@ -114,9 +117,13 @@ def build_parser() -> argparse.ArgumentParser:
     chk.add_argument("--checks", help="comma-separated check names or tags")
     _check_options(chk)
 
-    from nr_run.cli.job import add_parser as add_job_check
-
-    add_job_check(sub, _common, _device_io, _check_options)
+    job = sub.add_parser("job-check", help="check the fabric under a job's nodes (Slurm prolog): exit 0 ok, 1 drain")
+    _common(job)
+    _device_io(job)
+    _check_options(job)
+    job.add_argument("--nodes", required=True,
+                     help="the job's nodes, Slurm hostlist syntax (e.g. 'gpu[1-4,7]', $SLURM_JOB_NODELIST)")
+    job.add_argument("--budget", type=types.budget, default=10.0, help="seconds the check may take (default 10)")
 
     com = sub.add_parser("compliance", help="scheduled compliance: drift + checks, reports")
     _common(com)
@@ -133,10 +140,12 @@ def build_parser() -> argparse.ArgumentParser:
     _common(ana)
     _device_io(ana)      # --lab: judge every hop by the state collected from the lab twin
     ana.add_argument("--live", action="store_true", help="judge every hop by the state collected from the devices")
-    ana.add_argument("--failures", type=int, default=1, metavar="K", help="link or switch failures to enumerate, 0-3")
+    ana.add_argument("--failures", type=types.failures, default=1, metavar="K",
+                     help="link or switch failures to enumerate, {}-{} (default 1)".format(*types.FAILURES_RANGE))
     ana.add_argument("--pattern", choices=["ring", "alltoall", "pairs"], default="alltoall",
                      help="collective traffic pattern for ECMP load (default alltoall)")
-    ana.add_argument("--qps", type=int, default=1, metavar="N", help="RoCE QPs per connection, 1-256 (default 1)")
+    ana.add_argument("--qps", type=types.qps, default=1, metavar="N",
+                     help="RoCE QPs per connection, {}-{} (default 1)".format(*types.QPS_RANGE))
     ana.add_argument("--format", default="table", help="table,json,html (json/html are written to --out)")
     ana.add_argument("--out", type=types.folder, help="report folder (default: artifacts run folder)")
     ana.add_argument("--only", help="comma-separated analysis names (default: all registered)")
@@ -160,51 +169,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# command -> "module:function" of its handler, imported lazily: each command pulls in only what it needs
+HANDLERS = {
+    "inventory": "nr_run.cli.commands:inventory_validate",
+    "render": "nr_run.cli.commands:render",
+    "deploy": "nr_run.cli.deploy:deploy",
+    "check": "nr_run.cli.check:check",
+    "job-check": "nr_run.cli.job:job_check",
+    "compliance": "nr_run.cli.check:compliance",
+    "watch": "nr_run.cli.watch:watch",
+    "exporter": "nr_run.cli.exporter:exporter",
+    "report": "nr_run.cli.report:report",
+    "analyze": "nr_run.cli.analyze:analyze",
+    "lab": "nr_run.cli.lab:lab",
+}
+
+
 def _handler(args: argparse.Namespace) -> Callable[[argparse.Namespace], int]:
-    # imported lazily: each command pulls in only what it needs
-    if args.command == "inventory":
-        from nr_run.cli.commands import inventory_validate
+    import importlib
 
-        return inventory_validate
-    if args.command == "render":
-        from nr_run.cli.commands import render
-
-        return render
-    if args.command == "analyze":
-        from nr_run.cli.analyze import analyze
-
-        return analyze
-    if args.command == "lab":
-        from nr_run.cli.lab import lab
-
-        return lab
-    if args.command == "check":
-        from nr_run.cli.check import check
-
-        return check
-    if args.command == "compliance":
-        from nr_run.cli.check import compliance
-
-        return compliance
-    if args.command == "job-check":
-        from nr_run.cli.job import job_check
-
-        return job_check
-    if args.command == "watch":
-        from nr_run.cli.watch import watch
-
-        return watch
-    if args.command == "exporter":
-        from nr_run.cli.exporter import exporter
-
-        return exporter
-    if args.command == "report":
-        from nr_run.cli.report import report
-
-        return report
-    from nr_run.cli.deploy import deploy
-
-    return deploy
+    module, _, name = HANDLERS[args.command].partition(":")
+    handler: Callable[[argparse.Namespace], int] = getattr(importlib.import_module(module), name)
+    return handler
 
 
 def main(argv: Sequence[str] | None = None) -> int:

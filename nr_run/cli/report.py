@@ -16,6 +16,7 @@ from rich.console import Console
 from nr_run.cli.common import EXIT_FAIL, EXIT_OK, UsageError, emit_json, make_console, verbosity
 
 ROWS = 20        # findings per table unless -v
+DEFAULT_SINCE_S = 86400
 _JOB = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
 
 
@@ -27,15 +28,19 @@ def _window(args: argparse.Namespace) -> tuple[float, float, dict[str, Any] | No
     if not args.job:
         if args.nodes or args.start or args.end:
             raise UsageError("--nodes, --from and --to go with --job")
-        return now - args.since, now, None
+        return now - (args.since or DEFAULT_SINCE_S), now, None
+    if args.since is not None:
+        raise UsageError("--since does not go with --job: the job's window is --from/--to")
     if not _JOB.fullmatch(args.job):
         raise UsageError(f"--job {args.job[:40]!r}: 1-64 of A-Z a-z 0-9 _ . + -")
     if not args.nodes or not args.start:
         raise UsageError("--job needs --nodes and --from (and --to, default now)")
     start = parse_iso(args.start)
+    if start is None:
+        raise UsageError(f"--from {args.start[:40]!r} is not an ISO 8601 time from 1970 on (e.g. 2026-12-01T08:00:00Z)")
     end = parse_iso(args.end) if args.end else now
-    if start is None or end is None:
-        raise UsageError(f"--from/--to: {args.start if start is None else args.end!r} is not an ISO 8601 time")
+    if end is None:
+        raise UsageError(f"--to {args.end[:40]!r} is not an ISO 8601 time from 1970 on (e.g. 2026-12-01T09:30:00Z)")
     if end <= start:
         raise UsageError("--to must be after --from")
     return start, end, {"id": args.job, "nodes": args.nodes}
@@ -120,14 +125,15 @@ def print_report(doc: dict[str, Any], console: Console, verbose: bool = False) -
         for c in ("device", "port", "priority", "rx", "tx", "total"):
             t.add_column(c, justify="right" if c in ("rx", "tx", "total") else "left")
         for r in pause["ports"]:
-            t.add_row(r["device"], r["port"], _fmt(r["priority"]), f"{r['rx']:,}", f"{r['tx']:,}", f"{r['total']:,}")
+            t.add_row(escape(r["device"]), escape(r["port"]), _fmt(r["priority"]), f"{r['rx']:,}", f"{r['tx']:,}",
+                      f"{r['total']:,}")
         console.print(t)
     if doc["rates"]:
         t = Table(title="counters that grew (per second: window average, peak, last 5m, last 1h)")
         for c in ("counter", "device", "port", "index", "increase", "avg/s", "peak/s", "5m/s", "1h/s", "resets"):
             t.add_column(c, justify="right" if c not in ("counter", "device", "port") else "left")
         for r in doc["rates"]:
-            t.add_row(r["counter"], r["device"], r["port"], _fmt(r["index"]), f"{r['increase']:,}",
+            t.add_row(escape(r["counter"]), escape(r["device"]), escape(r["port"]), _fmt(r["index"]), f"{r['increase']:,}",
                       _fmt(r["per_second"]), _fmt(r["peak_per_second"]), _fmt(r["windows"]["5m"]),
                       _fmt(r["windows"]["1h"]), str(r["resets"]))
         console.print(t)

@@ -55,6 +55,33 @@ def tick_line(d: dict[str, Any]) -> str:
     return text
 
 
+def prepare(args: argparse.Namespace, console: Any) -> tuple[Any, dict[str, dict[str, Any]]] | None:
+    """What watch and exporter validate before any device is contacted: the check options, --source and the
+    site's intent (None: its preflight findings were printed). Returns (intent, options)."""
+    from nr_run.runbooks.watch import SOURCES
+
+    options = parse_options(args.options)
+    if args.source not in SOURCES:
+        raise UsageError(f"--source {args.source!r}: one of {', '.join(sorted(SOURCES))}")
+    intent, _ = load_intent(args, console)
+    if intent is None:
+        return None
+    announce_lab(args, console)
+    return intent, options
+
+
+def show_tick(tick: Any, args: argparse.Namespace, console: Any, verbose_from: int) -> dict[str, Any]:
+    """Print one collection: its JSON line with --json, else its line from that verbosity on, or whenever it
+    failed or overran. Returns the tick as JSON."""
+    d = tick_dict(tick, args.site)
+    if args.json:
+        sys.stdout.write(json.dumps(d, sort_keys=True) + "\n")
+        sys.stdout.flush()
+    elif verbosity(args) >= verbose_from or d["error"] or d["overrun"] or d["record_error"]:
+        console.print(tick_line(d), highlight=False, markup=False)
+    return d
+
+
 def watch(args: argparse.Namespace) -> int:
     from nr_run.cli.lab import device_session
     from nr_run.runbooks.history import HistoryRecorder, history_path
@@ -63,29 +90,21 @@ def watch(args: argparse.Namespace) -> int:
     from nr_run.runbooks.watch import watch as watch_loop
 
     console = make_console(stderr=args.json)
-    options = parse_options(args.options)
-    if args.source not in SOURCES:
-        raise UsageError(f"--source {args.source!r}: one of {', '.join(sorted(SOURCES))}")
-    intent, _ = load_intent(args, console)
-    if intent is None:
+    ready = prepare(args, console)
+    if ready is None:
         return EXIT_INVALID
-    announce_lab(args, console)
+    intent, options = ready
     failures = 0
 
     def on_tick(tick: Any) -> None:
         nonlocal failures
-        d = tick_dict(tick, args.site)
+        d = show_tick(tick, args, console, verbose_from=0)
         failures += bool(d["error"] or d["record_error"])
-        if args.json:
-            sys.stdout.write(json.dumps(d, sort_keys=True) + "\n")
-            sys.stdout.flush()
-        elif verbosity(args) >= 0 or d["error"] or d["overrun"] or d["record_error"]:
-            console.print(tick_line(d), highlight=False, markup=False)
 
     recorder = HistoryRecorder(args.artifacts, args.site, args.retention)
     if verbosity(args) >= 0:
         console.print(f"watching {args.site} every {args.every} s ({args.source}) into "
-                      f"{history_path(args.artifacts, args.site)}; Ctrl-C stops", highlight=False)
+                      f"{history_path(args.artifacts, args.site)}; Ctrl-C stops", highlight=False, markup=False)
     with Stop() as stop, device_session(args) as nr:
         source = SOURCES[args.source](nr, intent, options, "watch")
         made = watch_loop(source, float(args.every), args.count, stop, on_tick, recorder)

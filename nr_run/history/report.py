@@ -21,8 +21,8 @@ from nr_run.history.store import HistoryStore, SeriesKey
 SCHEMA = "nr-run.report/1"
 WINDOWS = {"5m": 300.0, "1h": 3600.0}     # rate windows ending at the report's end, besides the whole window
 TOP = 10
-RELATE_S = 3600.0
-GROUP = 5                  # more findings than this new (or resolved) in one run: one timeline line          # a fabric event is related to the last deploy action at most this long before it
+RELATE_S = 3600.0           # a fabric event is related to the last deploy action at most this long before it
+GROUP = 5                  # more findings than this new (or resolved) in one run: one timeline line
 Port = tuple[str, str]
 
 
@@ -30,12 +30,18 @@ def iso(t: float | None) -> str | None:
     return None if t is None else datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds")
 
 
+_YEAR_10000 = 253402300800.0
+
+
 def parse_iso(text: str) -> float | None:
+    """An ISO 8601 time (UTC unless it says otherwise) as Unix seconds; None when it is not one, or lies outside
+    1970..9999 (a time the report could not print back)."""
     try:
         dt = datetime.fromisoformat(text)
     except (TypeError, ValueError):
         return None
-    return (dt if dt.tzinfo else dt.replace(tzinfo=UTC)).timestamp()
+    t = (dt if dt.tzinfo else dt.replace(tzinfo=UTC)).timestamp()
+    return t if 0 <= t < _YEAR_10000 else None
 
 
 @dataclass

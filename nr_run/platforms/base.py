@@ -124,14 +124,23 @@ def marker_name(site: str, when: datetime) -> str:
 
 
 def marker_time(name: str) -> datetime | None:
-    """When the deploy that placed marker `name` started (None: not an nr-run marker name)."""
+    """When the deploy that placed marker `name` started (None: not an nr-run marker name). Names come from the
+    devices: one shaped like a marker whose stamp is no date (month 13) is not a marker."""
     m = _MARKER.match(name)
     if m is None:
         return None
     stamp = m.group("stamp")
     digits = stamp[9:-1]
-    return datetime.strptime(stamp[:9] + digits[:6], "%Y%m%dT%H%M%S").replace(
-        microsecond=int(digits[6:].ljust(6, "0")) if len(digits) > 6 else 0, tzinfo=UTC)
+    try:
+        return datetime.strptime(stamp[:9] + digits[:6], "%Y%m%dT%H%M%S").replace(
+            microsecond=int(digits[6:].ljust(6, "0")) if len(digits) > 6 else 0, tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+def is_marker(name: str) -> bool:
+    """An nr-run deploy marker's name (exactly the shape marker_name gives): only such a name is ever removed."""
+    return marker_time(name) is not None
 
 
 @dataclass(frozen=True)

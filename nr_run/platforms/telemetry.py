@@ -17,6 +17,7 @@ accepts any certificate, explicitly. Credentials are the host's (username/passwo
 
 from __future__ import annotations
 
+import logging
 import re
 import ssl
 import time
@@ -58,7 +59,7 @@ class GnmiTarget:
     host: str
     port: int
     username: str
-    password: str
+    password: str = field(repr=False)       # never in a log line or a traceback's locals
     tls_ca: str | None = None
     insecure: bool = False
     timeout_s: float = 5.0
@@ -88,7 +89,7 @@ def split_path(path: str) -> list[tuple[str, dict[str, str]]]:
 
 # ---------------------------------------------------------------- transport
 
-def _credentials_file(target: GnmiTarget) -> str | None:
+def _ca_file(target: GnmiTarget) -> str | None:
     """The CA file the device's certificate must chain to (None with insecure)."""
     if target.insecure:
         return None
@@ -101,12 +102,22 @@ def _credentials_file(target: GnmiTarget) -> str | None:
     return default
 
 
+def _quiet_pygnmi() -> None:
+    """pygnmi attaches a handler that prints its errors on stdout: that would break `--json` output and put device
+    errors on the screen. Its records go through the logging tree instead (a run's log file)."""
+    log = logging.getLogger("pygnmi.client")
+    for handler in list(log.handlers):
+        if type(handler) is logging.StreamHandler:
+            log.removeHandler(handler)
+
+
 def connect(target: GnmiTarget) -> Any:
     """An open pygnmi client (Capabilities answered), or GnmiUnavailable with the cause."""
     from pygnmi.client import gNMIclient
 
+    _quiet_pygnmi()
     try:
-        ca = _credentials_file(target)
+        ca = _ca_file(target)
         client = gNMIclient(target=(target.host, target.port), username=target.username, password=target.password,
                             path_cert=ca, skip_verify=target.insecure, gnmi_timeout=int(max(1, target.timeout_s)))
         client.connect(timeout=target.timeout_s)

@@ -140,3 +140,24 @@ def test_more_congested_pgs_never_raise_the_pfc_trigger(shared, th, n):
     assert pfc_trigger_bytes(shared, th, n + 1) <= pfc_trigger_bytes(shared, th, n) <= shared
 
 
+
+
+@pytest.mark.parametrize(("case", "defect", "check", "field"), [
+    ("pool-overflow", huge_headroom_pool, "pool", "hardware.sonic-rtsw.asic"),
+    ("headroom-pool-too-small", small_headroom_pool, "headroom-pool", ""),
+    ("rendered-xoff-below-derived", low_headroom, "xoff", ""),
+])
+def test_unsafe_buffers_are_preflight_errors_naming_host_and_field(case, defect, check, field):
+    from nr_run.analysis.safety import preflight_findings
+
+    fabric = with_device(DC1_FABRIC, "rtsw3", defect)
+    [finding] = [f for f in preflight_findings(fabric) if f.rule == "unsafe-buffers"]
+    assert (finding.severity, finding.host, finding.field) == ("error", "rtsw3", field)
+    failed = [f for f in analyse(fabric, OPTIONS).findings if not f.passed]
+    assert [f.data["check"] for f in failed] == [check]
+
+
+def test_ecn_after_pfc_fails_the_proof_but_is_no_preflight_error():
+    from nr_run.analysis.safety import preflight_findings
+
+    assert not [f for f in preflight_findings(with_device(DC1_FABRIC, "rtsw3", late_ecn)) if f.rule == "unsafe-buffers"]

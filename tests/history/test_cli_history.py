@@ -56,7 +56,9 @@ def test_report_without_history_exits_1(tmp_path: Path, capsys: pytest.CaptureFi
     assert "no history for dc1" in capsys.readouterr().out
 
 
-def test_exporter_refuses_a_busy_port(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_exporter_refuses_a_busy_port(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NR_RUN_LAB_STATE_DIR", str(tmp_path / "lab"))    # the port is opened once the lab is up
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         s.listen()

@@ -83,9 +83,10 @@ def test_cron_lines_run_valid_commands() -> None:
         fields = line.split(None, 6 if not line.startswith("@") else 2)
         user, command = (fields[5], fields[6]) if not line.startswith("@") else (fields[1], fields[2])
         assert user == "nr-run"
-        cd, run = command.split("&&", 1)
-        assert cd.strip() == "cd /srv/nr-run"
-        nr_run_args(run.split(">>")[0])
+        steps = [step.strip() for step in command.split("&&")]
+        # the credentials reach nr-run's environment only when exported (cron has no EnvironmentFile)
+        assert steps[:4] == ["cd /srv/nr-run", "set -a", ". /etc/nr-run/credentials.env", "set +a"], steps
+        nr_run_args(steps[4].split(">>")[0])
 
 
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze not installed (no systemd)")

@@ -20,16 +20,28 @@ def _report(twin: TwinSite, capsys: pytest.CaptureFixture[str]) -> dict[str, Any
 
 
 def test_gnmi_watch_records_counters_between_polled_checks(deployed_twin: TwinSite,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+                                                           capsys: pytest.CaptureFixture[str],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from nr_run.platforms import telemetry
+
+    def no_fallback(task: Any) -> Any:
+        raise RuntimeError("polled: gNMI was not used")
+
+    # a switch whose gNMI failed would be polled for its counters and the run would look the same: forbid that
+    monkeypatch.setattr(telemetry, "_poll", no_fallback)
     w = deployed_twin
     w.fault("pfc_storm", device="rtsw3", port="Ethernet16", priority=3)
     try:
         # tick 1 polls the light checks, ticks 2 and 3 read the switches' counters over gNMI
-        assert w.cli("watch", "--every", "1s", "--count", "3", "--source", "gnmi",
+        capsys.readouterr()
+        assert w.cli("watch", "--every", "1s", "--count", "3", "--source", "gnmi", "--json",
                      "--option", "counters.interval_s=0.2") == 0
+        ticks = [json.loads(line) for line in capsys.readouterr().out.splitlines()]   # stdout: JSON lines only
         time.sleep(0.1)
     finally:
         w.clear_faults()
+    assert [t["index"] for t in ticks] == [1, 2, 3]
+    assert [t["collection_errors"] for t in ticks[1:]] == [{}, {}] and all(t["devices"] >= 4 for t in ticks[1:])
     doc = _report(w, capsys)
     runs = doc["runs"]
     assert runs["by_kind"] == {"watch": 3} and runs["by_source"] == {"poll": 1, "gnmi": 2}

@@ -1,4 +1,4 @@
-"""napalm_sonic against the SONiC twin over SSH: the config lifecycle (acceptance, issue 4)."""
+"""napalm_sonic against the SONiC twin over SSH: the config lifecycle."""
 
 from __future__ import annotations
 
@@ -176,3 +176,14 @@ def test_an_ssh_config_names_the_switch(twin: TwinSite, tmp_path):
         assert drv.get_facts()["hostname"] == "rtsw4"
     finally:
         drv.close()
+
+
+def test_output_beyond_the_limit_is_refused(dev, monkeypatch):
+    """A switch that answers with more than the driver holds in memory fails the read instead of growing it."""
+    from napalm_sonic import ssh
+
+    monkeypatch.setattr(ssh, "MAX_OUTPUT", 200)       # the factory running config is larger than this
+    with pytest.raises(Exception, match="more than 200 bytes of output"):
+        dev.get_config(retrieve="running")
+    monkeypatch.undo()
+    assert "DEVICE_METADATA" in _running(dev)        # the connection is still usable

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nr_run.platforms.base import MARKER_PREFIX, Hold, marker_time
+from nr_run.platforms.base import Hold, is_marker, marker_time
 
 # session states that say a change is in progress ("completed" ones are history)
 _ACTIVE = ("pending", "pendingCommitTimer")
@@ -37,7 +37,8 @@ class EosMarker:
             # NAPALM's own session of this very driver (a candidate being loaded) is not a hold
             if name == getattr(driver, "config_session", None):
                 continue
-            out.append(Hold(name, name.startswith(MARKER_PREFIX), marker_time(name)))
+            # a pending session that only looks like a marker is another tool's: refused, never removed
+            out.append(Hold(name, is_marker(name), marker_time(name)))
         return out
 
     def place(self, driver: Any, name: str) -> None:

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from nr_run.platforms.base import MARKER_PREFIX, Hold, marker_time
+from nr_run.platforms.base import Hold, is_marker, marker_time
 
 
 class SonicMarker:
     def holds(self, driver: Any) -> list[Hold]:
         mine = getattr(driver, "nr_run_marker", None)
+        # checkpoints not named exactly as markers are history (GCU's, napalm_sonic's), never holds
         return [Hold(name, True, when or marker_time(name)) for name, when in sorted(driver.list_checkpoints(),
                                                                                      key=lambda nw: nw[0])
-                if name.startswith(MARKER_PREFIX) and name != mine]
+                if is_marker(name) and name != mine]
 
     def place(self, driver: Any, name: str) -> None:
         driver.create_checkpoint(name)
