@@ -51,6 +51,7 @@ from nr_run.lab.twin.linux import sshd
 from nr_run.lab.twin.platforms import (
     DEFAULT_BASE_PORT,
     LOOPBACK,
+    MAX_PORT,
     LabContext,
     PlatformService,
     PortsBusy,
@@ -287,6 +288,10 @@ def _check_baseline(state_dir: Path, name: str) -> None:
 
 
 def _ports_busy(busy: list[int]) -> PortsBusy:
+    beyond = [p for p in busy if p > MAX_PORT]
+    if beyond:
+        return PortsBusy(f"ports up to {max(beyond)} would be needed, past 65535: choose a lower --base-port, "
+                         "or omit it for free ports")
     return PortsBusy(f"ports {', '.join(map(str, busy[:5]))} are in use (another lab?): choose another "
                      "--base-port, or omit it for free ports")
 

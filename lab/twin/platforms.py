@@ -61,6 +61,9 @@ class LabContext:
             fh.write(f"{time.time():.3f}\t{fmt}\t{json.dumps(command)}\n")
 
 
+MAX_PORT = 65535
+
+
 class PortsBusy(OSError):
     """A lab port is taken (another lab or program listens on it)."""
 
@@ -75,9 +78,13 @@ def lab_ports(topology: Topology, base_port: int) -> list[int]:
 
 
 def busy_ports(topology: Topology, base_port: int) -> list[int]:
-    """The lab ports on base_port that cannot be bound on the loopback now."""
+    """The lab ports on base_port that cannot be bound on the loopback now (a port past 65535, which a high
+    base port gives the upper channels, can never be)."""
     busy = []
     for port in lab_ports(topology, base_port):
+        if port > MAX_PORT:
+            busy.append(port)
+            continue
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:

@@ -50,11 +50,11 @@ def latency_ms(text: str) -> int:
 
 
 def base_port(text: str) -> int:
-    """0 (free ports chosen by the system) or 1024-60000: the twin listens on BASE + device index, plus a
-    stride per extra channel, so the top of the range stays clear."""
-    value = _int_in(text, 0, 60000, "--base-port")
+    """0 (free ports chosen by the system) or 1024-53000: the twin listens on BASE + device index on each of
+    up to three channels 4,096 ports apart (eAPI https, http, gNMI), which must all stay below 65536."""
+    value = _int_in(text, 0, 53000, "--base-port")
     if 0 < value < 1024:
-        raise argparse.ArgumentTypeError(f"--base-port must be 0 (free ports) or 1024-60000, not {value}")
+        raise argparse.ArgumentTypeError(f"--base-port must be 0 (free ports) or 1024-53000, not {value}")
     return value
 
 

@@ -83,10 +83,23 @@ def test_commit_timers_survive_a_restart_and_still_revert(tmp_path: Path):
         again.stop()
 
 
+def _listen_below(limit: int) -> socket.socket:
+    """A listening socket on a free loopback port below `limit` (an ephemeral port may sit too high for a
+    base port: the lab's upper channels would pass 65535)."""
+    for port in range(20000, limit):
+        sock = socket.socket()
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            sock.close()
+            continue
+        sock.listen()
+        return sock
+    raise RuntimeError(f"no free port below {limit}")
+
+
 def test_busy_base_port_is_refused_or_replaced_by_free_ports(tmp_path: Path):
-    with socket.socket() as busy:
-        busy.bind(("127.0.0.1", 0))
-        busy.listen()
+    with _listen_below(30000) as busy:
         port = busy.getsockname()[1]
         topology = site_topology(DC1, tmp_path / "clab")
         with pytest.raises(PortsBusy, match=str(port)):
@@ -98,6 +111,19 @@ def test_busy_base_port_is_refused_or_replaced_by_free_ports(tmp_path: Path):
             assert port not in {a["port"] for a in addresses.values()}
         finally:
             lab.stop()
+
+
+def test_a_base_port_whose_channels_pass_65535_is_refused_or_replaced(tmp_path: Path):
+    topology = site_topology(DC1, tmp_path / "clab")
+    with pytest.raises(PortsBusy, match="past 65535"):
+        Lab(topology, tmp_path / "a", base_port=60000)
+    lab = Lab(topology, tmp_path / "b", base_port=60000, auto_port=True)
+    addresses = lab.start()
+    try:
+        assert all(0 < a["port"] <= 65535 and 0 < a["gnmi_port"] <= 65535 for a in addresses.values()
+                   if "gnmi_port" in a)
+    finally:
+        lab.stop()
 
 
 def test_two_sites_side_by_side(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory):
