@@ -126,23 +126,22 @@ class JobVerdict:
 
 def reason(f: Finding, findings: list[Finding]) -> str:
     """A finding as a drain reason: device, port, what is wrong, the measured value."""
-    if f.check == "pfc" and "storm" in f.expected:
-        port, _, prio = f.target.partition(" priority ")
-        rate = next((g.observed for g in findings if g.check == "counters" and g.device == f.device
-                     and g.target == f"{port} pfc rx"), "")
-        return (f"{f.device} {port} prio {prio} PFC storm"
-                + (f" ({rate.removesuffix('/s')} pause frames/s)" if rate else " (watchdog: queue stormed)"))
-    if f.check == "counters" and f.target.endswith(" drops"):
-        port, _, queue = f.target.removesuffix(" drops").partition(" queue ")
-        return f"{f.device} {port} queue {queue} lossless drops ({f.observed})"
-    if f.check == "counters" and " pfc " in f.target:
-        port, _, direction = f.target.partition(" pfc ")
-        return f"{f.device} {port} PFC pause {direction} {f.observed} (at most {f.expected.split('<= ')[-1]})"
+    if f.kind == "pfc-storm":
+        rate = next((g.value for g in findings if g.kind == "pause-rate-rx" and g.device == f.device
+                     and g.port == f.port and g.value is not None), None)
+        return (f"{f.device} {f.port} prio {f.index} PFC storm"
+                + (f" ({rate:.1f} pause frames/s)" if rate is not None else " (watchdog: queue stormed)"))
+    if f.kind == "lossless-drops":
+        queue = f"queue {f.index} " if f.index is not None else ""
+        return f"{f.device} {f.port} {queue}lossless drops ({f.observed})"
+    if f.kind in ("pause-rate-rx", "pause-rate-tx"):
+        return (f"{f.device} {f.port} PFC pause {f.kind.rsplit('-', 1)[1]} {f.observed} "
+                f"(expected {f.expected})")
     return f"{f.device} {f.target}: {f.observed} (expected {f.expected})"
 
 
 def _order(f: Finding) -> tuple[Any, ...]:
-    storm = 0 if f.check == "pfc" and "storm" in f.expected else 1
+    storm = 0 if f.kind == "pfc-storm" else 1
     return (SEVERITY_ORDER[f.severity], storm, _RANK.get(f.check, 9), f.device, f.port, f.target)
 
 
@@ -154,8 +153,8 @@ def judge(report: Any, fabric: FabricIntent, scope: JobScope) -> tuple[list[Find
     for f in report.findings:
         if f.passed:
             continue
-        if f.target.startswith("section:") or f.observed == "no state":
-            unknown.setdefault(f.device, f"{f.target.removeprefix('section:')}: {f.observed}")
+        if f.kind in ("unreachable", "not-collected"):
+            unknown.setdefault(f.device, f"{f.target.removeprefix('section:') or 'device'}: {f.observed}")
             continue
         if f.port and f.port not in scope.ports.get(f.device, ()):
             continue

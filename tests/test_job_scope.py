@@ -36,15 +36,20 @@ def test_nodes_that_are_not_servers_are_refused(dc1):
         job_scope(dc1, ["gpu1", "rtsw1", "gpu9"])
 
 
-def _f(check, device, target, expected, observed, port, severity="error"):
-    return Finding(check, device, target, expected, observed, False, severity, "", port)
+def _f(check, device, target, expected, observed, port, severity="error", kind="", index=None, value=None):
+    return Finding(check, device, target, expected, observed, False, severity, "", port, kind=kind, index=index,
+                   value=value)
 
 
 def test_the_drain_line_names_the_worst_port_with_its_measured_rate(dc1):
     scope = job_scope(dc1, ["gpu3"])
-    storm = _f("pfc", "rtsw3", "Ethernet16 priority 3", "no PFC storm", "storm detected (queue stormed)", "Ethernet16")
-    rate = _f("counters", "rtsw3", "Ethernet16 pfc rx", "pause <= 50/s", "5000.0/s", "Ethernet16", "warning")
-    drops = _f("counters", "rtsw4", "Ethernet16 queue 3 drops", "0 drops", "200 drops in 1.0 s", "Ethernet16")
+    # the wording is the checks'; the verdict reads only the structured fields (kind, index, value)
+    storm = _f("pfc", "rtsw3", "storm wording", "x", "storm detected (queue stormed)", "Ethernet16",
+               kind="pfc-storm", index=3)
+    rate = _f("counters", "rtsw3", "rate wording", "pause <= 50/s", "5000.0/s", "Ethernet16", "warning",
+              kind="pause-rate-rx", value=5000.0)
+    drops = _f("counters", "rtsw4", "drops wording", "0 drops", "200 drops in 1.0 s", "Ethernet16",
+               kind="lossless-drops", index=3, value=200)
     verdict = JobVerdict(scope, findings=[storm, drops, rate])
     assert verdict.drain
     assert verdict.line() == "drain: rtsw3 Ethernet16 prio 3 PFC storm (5000.0 pause frames/s) (+1 more)"

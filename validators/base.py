@@ -37,13 +37,20 @@ SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 OWN_CONFIG_SECTIONS = frozenset({"qos", "buffers"})
 
 
+# Finding.kind values code acts on (job-check's drain reasons): a check sets one where a consumer needs to
+# know what failed without reading its wording.
+KINDS = frozenset({"unreachable", "not-collected", "pfc-storm", "pause-rate-rx", "pause-rate-tx", "lossless-drops"})
+
+
 @dataclass(frozen=True)
 class Finding:
     """One verified or failed expectation.
 
     `target` is the human wording of what was checked. The structured fields say where: `port` is the
     device's own port or NIC, `peer_device`/`peer_port` the intended far end of that port, BGP session,
-    route or probe ("" when not applicable). Code reads these, never the wording.
+    route or probe ("" when not applicable); and what: `kind` names the condition judged where code acts on
+    it (KINDS), `index` the PFC priority or queue it concerns, `value` the measured number behind `observed`.
+    Code reads these, never the wording.
     """
 
     check: str
@@ -57,6 +64,9 @@ class Finding:
     port: str = ""
     peer_device: str = ""
     peer_port: str = ""
+    kind: str = ""
+    index: int | None = None
+    value: float | None = None
 
     def sort_key(self) -> tuple[Any, ...]:
         return (self.passed, SEVERITY_ORDER[self.severity], self.check, self.device, self.target,
@@ -127,14 +137,16 @@ class Check:
         raise NotImplementedError
 
     # Helpers so checks read as comparisons.
-    def ok(self, device: str, target: str, expected: Any, observed: Any = None, where: Where = DEVICE) -> Finding:
+    def ok(self, device: str, target: str, expected: Any, observed: Any = None, where: Where = DEVICE, *,
+           kind: str = "", index: int | None = None, value: float | None = None) -> Finding:
         return Finding(self.name, device, target, str(expected), str(expected if observed is None else observed),
-                       True, "info", "", where.port, where.peer_device, where.peer_port)
+                       True, "info", "", where.port, where.peer_device, where.peer_port, kind, index, value)
 
     def fail(self, device: str, target: str, expected: Any, observed: Any, hint: str = "",
-             severity: Severity = "error", where: Where = DEVICE) -> Finding:
+             severity: Severity = "error", where: Where = DEVICE, *, kind: str = "", index: int | None = None,
+             value: float | None = None) -> Finding:
         return Finding(self.name, device, target, str(expected), str(observed), False, severity, hint,
-                       where.port, where.peer_device, where.peer_port)
+                       where.port, where.peer_device, where.peer_port, kind, index, value)
 
 
 def parse_options(cls: type[Check], options: Mapping[str, Any] | CheckOptions | None) -> CheckOptions:
@@ -253,13 +265,14 @@ def evaluate_all(checks: list[Check], fabric: FabricIntent, states: dict[str, De
             state = states.get(name)
             if state is None:
                 findings.append(check.fail(name, "", "device state collected", "no state",
-                                           "device unreachable or not in the run"))
+                                           "device unreachable or not in the run", kind="unreachable"))
                 continue
             missing = state.missing(check.requires)
             if missing:
                 for section, why in sorted(missing.items()):
                     findings.append(check.fail(name, f"section:{section}", "collected", why,
-                                               "collection failed; fix connectivity/credentials and rerun"))
+                                               "collection failed; fix connectivity/credentials and rerun",
+                                               kind="not-collected"))
                 continue
             try:
                 found = check.evaluate(intent, state, fabric, states)

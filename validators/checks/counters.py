@@ -51,11 +51,13 @@ class CountersCheck(Check):
             queues = sorted({intent.roce.pfc_priority_to_queue.get(p, p) for p in prios})
             drops = _delta(a.queue_drops, b.queue_drops, queues)
             qs = ",".join(map(str, queues))
-            out.append(self.ok(intent.name, f"{itf.name} queue {qs} drops", "0 drops", where=at) if drops == 0 else
+            queue = queues[0] if len(queues) == 1 else None
+            out.append(self.ok(intent.name, f"{itf.name} queue {qs} drops", "0 drops", where=at,
+                               kind="lossless-drops", index=queue, value=0) if drops == 0 else
                        self.fail(intent.name, f"{itf.name} queue {qs} drops", "0 drops",
                                  f"{drops} drops in {dt:.1f} s",
                                  "lossless queue dropping: check PFC on both ends, headroom and the watchdog",
-                                 where=at))
+                                 where=at, kind="lossless-drops", index=queue, value=drops))
             for direction in ("rx", "tx"):
                 per_a, per_b = getattr(a, f"pfc_{direction}"), getattr(b, f"pfc_{direction}")
                 if per_a or per_b:
@@ -64,14 +66,16 @@ class CountersCheck(Check):
                     n = max(0, getattr(b, f"pfc_{direction}_total") - getattr(a, f"pfc_{direction}_total"))
                 rate = n / dt
                 target = f"{itf.name} pfc {direction}"
+                kind = f"pause-rate-{direction}"
                 if rate <= limit:
-                    out.append(self.ok(intent.name, target, f"pause <= {limit:g}/s", f"{rate:.1f}/s", at))
+                    out.append(self.ok(intent.name, target, f"pause <= {limit:g}/s", f"{rate:.1f}/s", at,
+                                       kind=kind, value=round(rate, 1)))
                     continue
                 toward_rtsw = intent.role == "ctsw" and direction == "tx"
                 hint = (f"persistent pause from CTSW toward {itf.peer_device}: abnormal, find the congested egress"
                         if toward_rtsw else f"sustained pause on {itf.name}: congestion or a stuck receiver")
                 out.append(self.fail(intent.name, target, f"pause <= {limit:g}/s", f"{rate:.1f}/s", hint,
-                                     "error" if toward_rtsw else "warning", at))
+                                     "error" if toward_rtsw else "warning", at, kind=kind, value=round(rate, 1)))
             out.append(self._ecn(intent, itf.name, a, b, dt, first.unreadable or second.unreadable, at))
         return out
 

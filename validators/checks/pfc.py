@@ -43,9 +43,10 @@ class PfcCheck(Check):
             if s.stormed:
                 out.append(self.fail(intent.name, target, "no PFC storm", "storm detected (queue stormed)",
                                      f"a device behind {s.port} keeps sending PFC pause: find the stuck receiver",
-                                     where=at))
+                                     where=at, kind="pfc-storm", index=s.priority))
             elif s.port in by_port:
-                out.append(self.ok(intent.name, target, "no PFC storm", "operational", at))
+                out.append(self.ok(intent.name, target, "no PFC storm", "operational", at, kind="pfc-storm",
+                                   index=s.priority))
         return out
 
     def _agree(self, device: str, itf: Interface, got: list[int] | None,
