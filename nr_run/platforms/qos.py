@@ -63,7 +63,6 @@ class DeviceQos:
     watchdog: Watchdog | None = None
     watchdog_problems: tuple[str, ...] = ()        # what the platform would refuse or cannot honour
     non_ect: str = "drop"                          # non-ECT packets on an ECN queue: "drop" (WRED curve) | "admit"
-    ecmp_hash_fields: frozenset[str] | None = None  # fields the ECMP hash uses; None: not known
     buffers: BufferView | None = None               # None: the platform's own buffer defaults (not configured)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
