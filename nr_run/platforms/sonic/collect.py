@@ -30,6 +30,7 @@ from typing import Any
 
 from nr_run.intent.models import DeviceIntent
 from nr_run.platforms.collector import FunctionCollector
+from nr_run.platforms.sonic.qosview import numbers
 from nr_run.platforms.state import (
     BgpPeerState,
     BufferPgState,
@@ -241,16 +242,11 @@ def _ref(value: str) -> str:
     return value.strip("[]").split("|")[-1]
 
 
-def _expand(qkey: str) -> list[int]:
-    lo, _, hi = qkey.partition("-")
-    return list(range(int(lo), int(hi or lo) + 1))
-
-
 def _queue_entries(db: dict[str, Any]) -> dict[tuple[str, int], dict[str, str]]:
     out = {}
     for key, fields in db.get("QUEUE", {}).items():
         port, _, qs = key.partition("|")
-        for q in _expand(qs):
+        for q in sorted(numbers(qs)):
             out[(port, q)] = fields
     return out
 
@@ -298,7 +294,7 @@ def parse_buffers(db: dict[str, Any]) -> dict[str, list[BufferPgState]]:
         prof = profiles.get(name, {})
         if "xoff" not in prof:
             continue
-        out.setdefault(port, []).append(BufferPgState(port, _expand(pgs), name, as_int(prof.get("xoff")),
+        out.setdefault(port, []).append(BufferPgState(port, sorted(numbers(pgs)), name, as_int(prof.get("xoff")),
                                                       as_int(prof.get("xon")), as_int(prof.get("size"))))
     return out
 

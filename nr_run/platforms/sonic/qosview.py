@@ -21,7 +21,7 @@ def _int_map(table: Mapping[str, Any], name: str | None) -> dict[int, int]:
     return {int(k): int(v) for k, v in entries.items()}
 
 
-def _numbers(text: str) -> set[int]:
+def numbers(text: str) -> set[int]:
     """'3,4' or '3-4' -> {3, 4} (SONiC writes priority lists and PG/queue ranges both ways)."""
     out: set[int] = set()
     for part in filter(None, (p.strip() for p in text.split(","))):
@@ -64,10 +64,10 @@ def _buffers(db: Mapping[str, Any]) -> BufferView | None:
     for key, entry in db.get("BUFFER_PG", {}).items():
         port, _, pgs = key.partition("|")
         prof = profiles.get(entry.get("profile", ""), {})
-        reserved += int(prof.get("size", "0")) * len(_numbers(pgs))
+        reserved += int(prof.get("size", "0")) * len(numbers(pgs))
         if entry.get("profile") in lossless:
             pg_xoff[port] = int(prof["xoff"])
-            per_port[port] = per_port.get(port, 0) + len(_numbers(pgs))
+            per_port[port] = per_port.get(port, 0) + len(numbers(pgs))
             alphas.add(int(prof.get("dynamic_th", "0")))
     return BufferView(pool_bytes=int(pool["size"]), headroom_pool_bytes=int(pool.get("xoff", "0")),
                       dynamic_th=min(alphas, default=0), pg_xoff=pg_xoff,
@@ -82,7 +82,7 @@ def qos_view(device: DeviceIntent, db: Mapping[str, Any]) -> DeviceQos:
     for key, entry in db.get("BUFFER_PG", {}).items():
         port, _, pg = key.partition("|")
         if entry.get("profile") in lossless_profiles:
-            pgs.setdefault(port, set()).update(_numbers(pg))
+            pgs.setdefault(port, set()).update(numbers(pg))
     wred = db.get("WRED_PROFILE", {})
     ecn: dict[str, dict[int, tuple[int, int]]] = {}
     strict: set[int] = set()
@@ -91,14 +91,14 @@ def qos_view(device: DeviceIntent, db: Mapping[str, Any]) -> DeviceQos:
         port, _, queue = key.partition("|")
         prof = wred.get(entry.get("wred_profile", ""))
         if prof and prof.get("ecn", "ecn_none") != "ecn_none":
-            for q in _numbers(queue):
+            for q in numbers(queue):
                 ecn.setdefault(port, {})[q] = (int(prof["green_min_threshold"]), int(prof["green_max_threshold"]))
         if schedulers.get(entry.get("scheduler", ""), {}).get("type") == "STRICT":
-            strict |= _numbers(queue)
+            strict |= numbers(queue)
     ports: dict[str, PortQos] = {}
     for name, port in db.get("PORT", {}).items():
         maps = port_qos.get(name, {})
-        pfc = frozenset(_numbers(maps.get("pfc_enable", "")))
+        pfc = frozenset(numbers(maps.get("pfc_enable", "")))
         ports[name] = PortQos(
             dscp_to_tc=_int_map(db.get("DSCP_TO_TC_MAP", {}), maps.get("dscp_to_tc_map") or glob.get("dscp_to_tc_map")),
             tc_to_queue=_int_map(db.get("TC_TO_QUEUE_MAP", {}), maps.get("tc_to_queue_map")),
@@ -107,7 +107,7 @@ def qos_view(device: DeviceIntent, db: Mapping[str, Any]) -> DeviceQos:
             pfc_priorities=pfc, lossless_pgs=frozenset(pgs.get(name, set())), ecn_queues=ecn.get(name, {}),
             mtu=int(port.get("mtu", "9100")),     # portmgrd's default when the PORT entry has no mtu
             # PFCWD watches pfcwd_sw_enable, not pfc_enable (swss pfcwdorch, 202205+)
-            watchdog_priorities=frozenset(_numbers(maps.get("pfcwd_sw_enable", ""))), trust="dscp")
+            watchdog_priorities=frozenset(numbers(maps.get("pfcwd_sw_enable", ""))), trust="dscp")
     problems: list[str] = []
     wd = _watchdog(db, problems)
     # WRED_PROFILE's wred_<colour>_enable drives the one curve that marks ECT and drops non-ECT packets
