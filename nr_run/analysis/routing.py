@@ -87,8 +87,7 @@ def static_pins(graph: FabricGraph, statics: tuple[StaticRoute, ...]) -> set[str
     """Switches a static route names (its switch, next hop and destination): symmetry must keep them fixed."""
     if not statics:
         return set()
-    routes = Routes(graph, statics=statics, symmetric=False)
-    return {s.switch for s in statics} | {s.via for s in statics} | routes.static_dests
+    return Routes(graph, statics=statics, symmetric=False).pinned
 
 
 class Routes:
@@ -104,10 +103,10 @@ class Routes:
         # destinations: live switches that originate a prefix
         self.dests = sorted(n for n in self.adj if graph.switches[n].prefixes)
         self.static_hops = self._resolve_statics()
-        pinned = {s.switch for s in statics} | {s.via for s in statics} | self.static_dests
+        self.pinned = {s.switch for s in statics} | {s.via for s in statics} | self.static_dests
         self.rep_of: dict[str, str] = {}
         if symmetric:
-            for members in graph.twin_classes(failed, fixed=pinned):
+            for members in graph.twin_classes(failed, fixed=self.pinned):
                 rep = members[0]
                 for m in members:
                     self.rep_of[m] = rep
