@@ -163,6 +163,7 @@ class _Checker:
         self.ref = roce_class(fabric)
         self.view: Callable[[str], DeviceQos] = cache(self._view)
         self.port: Callable[[PortRef], list[Problem]] = cache(self._port)
+        self.rendered: Callable[[str], DeviceQos | None] = cache(self._rendered)
         self.unbuildable: dict[str, str] = {}
         self._host_cache: dict[tuple[str, str], list[tuple[str, str, str, Problem]]] = {}
 
@@ -173,6 +174,13 @@ class _Checker:
         except (ValueError, KeyError, LookupError) as exc:    # a config the platform cannot build
             self.unbuildable[name] = str(exc)
             return from_intent(dev)
+
+    def _rendered(self, name: str) -> DeviceQos | None:
+        """The view of the config rendered from the intent (None: the platform cannot build it)."""
+        try:
+            return device_qos(self.fabric.devices[name], self.fabric)
+        except (ValueError, KeyError, LookupError):
+            return None
 
     def _port(self, ref: PortRef) -> list[Problem]:
         dev = self.fabric.devices[ref.device]
@@ -216,10 +224,8 @@ class _Checker:
         if problem.message.startswith("state not collected"):
             return f"collect {device}'s state again (reachable, credentials, collector for {dev.platform})"
         if self.view(device).source.endswith("collected state"):
-            try:
-                rendered = port_problems(self.ref, dev, device_qos(dev, self.fabric), port, direction)
-            except (ValueError, KeyError, LookupError):
-                rendered = []
+            view = self.rendered(device)
+            rendered = port_problems(self.ref, dev, view, port, direction) if view is not None else []
             if not any(p.check == problem.check for p in rendered):
                 return (f"{device} runs another config than the one rendered from the intent (drift): "
                         "`nr-run compliance` shows the difference, `nr-run deploy` restores it")
