@@ -260,7 +260,7 @@ def worst_case(graph: FabricGraph, k: int) -> tuple[dict[str, tuple[float, Failu
 
 def analyse(fabric: FabricIntent, options: AnalysisOptions) -> AnalysisResult:
     t0 = time.perf_counter()
-    graph = FabricGraph.from_intent(fabric)
+    graph = FabricGraph.of(fabric)
     result = AnalysisResult(name="capacity", title="Capacity, bisection and failures")
     over = oversubscription(graph)
     result.tables.append(Table(

@@ -216,7 +216,7 @@ def evaluate(graph: FabricGraph, k: int, statics: tuple[StaticRoute, ...] = ()
 def analyse(fabric: FabricIntent, options: AnalysisOptions, statics: tuple[StaticRoute, ...] = ()
             ) -> AnalysisResult:
     t0 = time.perf_counter()
-    graph = FabricGraph.from_intent(fabric)
+    graph = FabricGraph.of(fabric)
     found, counts = evaluate(graph, options.failures, statics)
     result = AnalysisResult(name="deadlock", title="PFC deadlock (cyclic buffer dependency)")
     total = sum(comb(graph.failure_elements(), i) for i in range(options.failures + 1))
@@ -260,6 +260,6 @@ def _neighbourhood(graph: FabricGraph, core: Iterable[str], limit: int = 48) -> 
 def deadlock_safety(fabric: FabricIntent) -> list[AnalysisFinding]:
     """The K=0 deadlock proof as safety findings: a cycle with no failure makes the fabric unsafe to deploy
     (an empty list when the fabric is acyclic)."""
-    graph = FabricGraph.from_intent(fabric)
+    graph = FabricGraph.of(fabric)
     cycles, _how = find_cycles(graph)
     return [_finding(graph, frozenset(), p, hops) for p, hops in cycles]

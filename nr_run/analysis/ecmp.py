@@ -343,7 +343,7 @@ def hash_model_for(fabric: FabricIntent, seed: int) -> HashModel:
 
 def analyse(fabric: FabricIntent, options: AnalysisOptions, model: HashModel | None = None) -> AnalysisResult:
     t0 = time.perf_counter()
-    graph = FabricGraph.from_intent(fabric)
+    graph = FabricGraph.of(fabric)
     routes = Routes(graph)
     model = model or hash_model_for(fabric, options.hash_seed)
     result = AnalysisResult(name="ecmp", title=f"ECMP entropy and QP scaling ({options.pattern})")

@@ -136,6 +136,15 @@ class FabricGraph:
             entries.sort(key=lambda e: (e[1], graph.links[e[0]].port(name)))
         return graph
 
+    @classmethod
+    def of(cls, fabric: FabricIntent) -> FabricGraph:
+        """from_intent, remembered for the most recent fabric (the intent is immutable): the analyses of one run
+        and the safety preflight share one graph."""
+        global _LAST
+        if _LAST is None or _LAST[0] is not fabric:
+            _LAST = (fabric, cls.from_intent(fabric))
+        return _LAST[1]
+
     @cached_property
     def rails(self) -> dict[int, list[NicEnd]]:
         """NICs per rail, servers in natural order."""
@@ -332,3 +341,6 @@ class FabricGraph:
         edges = sorted({tuple(sorted((lk.a, lk.b))) for lk in self.links if lk.a in keep and lk.b in keep})
         marked = sorted({tuple(sorted(e)) for e in highlight})
         return {"nodes": nodes, "edges": [list(e) for e in edges], "highlight": [list(e) for e in marked]}
+
+
+_LAST: tuple[FabricIntent, FabricGraph] | None = None
