@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field
 
-Pattern = Literal["ring", "alltoall", "pairs"]
+from nr_run.analysis.limits import FAILURES_RANGE, QPS_RANGE, Pattern
 
 
 class AnalysisOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    failures: int = Field(default=1, ge=0, le=3)          # K: link or switch failures to enumerate
+    failures: int = Field(default=1, ge=FAILURES_RANGE[0], le=FAILURES_RANGE[1])   # K: link or switch failures
     pattern: Pattern = "alltoall"                 # collective traffic pattern for ECMP load
-    qps_per_connection: int = Field(default=1, ge=1, le=256)
+    qps_per_connection: int = Field(default=1, ge=QPS_RANGE[0], le=QPS_RANGE[1])
     hash_seed: int = Field(default=0, ge=0, le=2**32 - 1)
     max_imbalance: float = Field(default=1.25, gt=1.0, le=10.0)   # max/mean per-uplink load considered balanced

@@ -11,6 +11,7 @@ import os
 import re
 from pathlib import Path
 
+from nr_run.analysis.limits import FAILURES_RANGE, QPS_RANGE
 from nr_run.intent.names import NAME_MAX, is_safe_name, is_site_name
 
 MAX_WORKERS = 1000
@@ -157,10 +158,6 @@ def count(text: str) -> int:
 def top(text: str) -> int:
     """Rows per ranking of a report."""
     return _int_in(text, 1, MAX_COUNT, "--top")
-
-
-FAILURES_RANGE = (0, 3)                 # analyze: link or switch failures enumerated at once
-QPS_RANGE = (1, 256)                    # analyze: RoCE QPs per connection
 
 
 def failures(text: str) -> int:

@@ -9,6 +9,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
+from nr_run.analysis.limits import PATTERNS
 from nr_run.cli import args as types
 from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, quiet_broken_pipe
 
@@ -142,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     ana.add_argument("--live", action="store_true", help="judge every hop by the state collected from the devices")
     ana.add_argument("--failures", type=types.failures, default=1, metavar="K",
                      help="link or switch failures to enumerate, {}-{} (default 1)".format(*types.FAILURES_RANGE))
-    ana.add_argument("--pattern", choices=["ring", "alltoall", "pairs"], default="alltoall",
+    ana.add_argument("--pattern", choices=PATTERNS, default="alltoall",
                      help="collective traffic pattern for ECMP load (default alltoall)")
     ana.add_argument("--qps", type=types.qps, default=1, metavar="N",
                      help="RoCE QPs per connection, {}-{} (default 1)".format(*types.QPS_RANGE))
