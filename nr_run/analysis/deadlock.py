@@ -181,7 +181,7 @@ def find_cycles(graph: FabricGraph, failures: FailureSet = frozenset(), statics:
     return cycles, "search"
 
 
-def describe_cycle(graph: FabricGraph, hops: list[Node]) -> str:
+def describe_cycle(hops: list[Node]) -> str:
     return " -> ".join(f"{s}:{p}" for s, p in hops)
 
 
@@ -190,7 +190,7 @@ def _finding(graph: FabricGraph, failures: FailureSet, priority: int, hops: list
     switches = [s for s, _ in hops]
     return AnalysisFinding(
         analysis="deadlock", subject=f"failures: {where}",
-        message=(f"cyclic buffer dependency on lossless priority {priority}: {describe_cycle(graph, hops)} "
+        message=(f"cyclic buffer dependency on lossless priority {priority}: {describe_cycle(hops)} "
                  f"({'no failures' if not failures else 'after ' + where}); PFC can deadlock"),
         passed=False, severity="error",
         fix=("remove the route that sends traffic back up (a valley: down to a switch, then up again), "
@@ -242,7 +242,7 @@ def analyse(fabric: FabricIntent, options: AnalysisOptions, statics: tuple[Stati
             kind="topology", data=graph.topology(highlight=pairs, only=show)))
     result.tables.append(Table(
         title="Buffer-dependency cycles", columns=["failures", "priority", "cycle"],
-        rows=[[graph.describe(f), p, describe_cycle(graph, h)] for f, p, h in found[:50]]))
+        rows=[[graph.describe(f), p, describe_cycle(h)] for f, p, h in found[:50]]))
     result.seconds = time.perf_counter() - t0
     return result
 
