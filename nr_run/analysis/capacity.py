@@ -237,7 +237,7 @@ def worst_case(graph: FabricGraph, k: int) -> tuple[dict[str, tuple[float, Failu
     reps = graph.failure_reps(k)
     for failures in reps:
         dead = Failed.of(failures).switches
-        caps = capacities(graph, failures)
+        caps = capacities(graph, failures) if failures else healthy
         shares = []
         for d, base in healthy.items():
             if d in dead or not base:
