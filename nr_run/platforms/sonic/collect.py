@@ -114,17 +114,11 @@ def runner(task: Any) -> Runner:
             drop_connection(task, "napalm")
             raise RuntimeError(f"session lost ({exc})") from exc
         for cmd in cmds:
-            try:
-                text = texts[cmd]
-                if isinstance(text, Exception):
-                    raise text
-            except (OSError, EOFError) as exc:     # dead session: reopen on the next run
-                drop_connection(task, "napalm")
-                raise RuntimeError(f"{cmd!r}: session lost ({exc})") from exc
-            except Exception:
+            text = texts[cmd]
+            if isinstance(text, Exception):     # _texts raised a lost session above: this is the command's own
                 if cmd in OPTIONAL:
                     continue
-                raise
+                raise text
             first = text.strip().splitlines()[0] if text.strip() else ""
             if first.startswith(_ERRORS):
                 if cmd in OPTIONAL:
