@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from nr_run.history.model import GAUGES, NO_INDEX, PAUSE_FRAMES, PAUSE_TIME
-from nr_run.history.rates import delta, resets
+from nr_run.history.rates import delta, increase, resets
 from nr_run.history.store import HistoryStore, SeriesKey
 
 SCHEMA = "nr-run.report/1"
@@ -54,7 +54,7 @@ class SeriesWindow:
 
     def increase(self, start: float | None = None) -> int:
         pts = self.points if start is None else self._from(start)
-        return sum(delta(a[1], b[1]) for a, b in zip(pts, pts[1:], strict=False))
+        return increase(v for _, v in pts)
 
     def _from(self, start: float) -> list[tuple[float, int]]:
         """The points from the value in force at `start` (the last reading at or before it) on."""
