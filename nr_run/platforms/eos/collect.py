@@ -67,9 +67,10 @@ COMMANDS: dict[str, list[tuple[str, str]]] = {
                  ("show qos interfaces ecn counters queue", "json")],
 }
 
-# commands a platform may not support: run on their own, a refusal leaves their data out
-OPTIONAL: dict[str, list[tuple[str, str]]] = {"counters": [("show queue-monitor length", "json")]}
 LANZ = "show queue-monitor length"
+# commands a platform may not support: run on their own, a refusal leaves their data out
+OPTIONAL: dict[str, list[tuple[str, str]]] = {"counters": [(LANZ, "json")]}
+_OPTIONAL_NAMES = {c for cmds in OPTIONAL.values() for c, _ in cmds}
 
 Runner = Callable[[list[tuple[str, str]]], dict[str, Any]]
 
@@ -101,9 +102,6 @@ def runner(task: Any) -> Runner:
         return out
 
     return run
-
-
-_OPTIONAL_NAMES = {c for cmds in OPTIONAL.values() for c, _ in cmds}
 
 
 def section_commands(section: str, device: DeviceIntent) -> list[tuple[str, str]]:
