@@ -13,7 +13,7 @@ from typing import Any
 
 from rich.console import Console
 
-from nr_run.cli.common import EXIT_FAIL, EXIT_OK, UsageError, emit_json, make_console, verbosity
+from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, emit_json, make_console, verbosity
 
 ROWS = 20        # findings per table unless -v
 DEFAULT_SINCE_S = 86400
@@ -64,7 +64,7 @@ def report(args: argparse.Namespace) -> int:
             raise UsageError(f"--nodes: {exc}") from None
         intent, _ = load_intent(args, console)
         if intent is None:
-            return 3
+            return EXIT_INVALID
         try:
             ports = job_scope(intent, nodes).port_set()
         except UnknownNodes as exc:
