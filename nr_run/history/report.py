@@ -2,7 +2,7 @@
 the most pause, and one timeline of fabric events, findings and deploy actions (the audit log).
 
 `site_report(store, since, until, audit)` returns the JSON document (schema "nr-run.report/1",
-docs/history.md); `ports` restricts it to a set of (device, port) (a job's ports, jobs.py).
+docs/history.md); `ports` restricts it to a set of (device, port) (a job's ports, runbooks.job).
 """
 
 from __future__ import annotations
