@@ -8,6 +8,7 @@ docs/history.md); `ports` restricts it to a set of (device, port) (a job's ports
 from __future__ import annotations
 
 import bisect
+from collections import Counter
 from collections.abc import Collection as Container
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -325,7 +326,4 @@ def _all_series(store: HistoryStore) -> list[Port]:
 
 
 def _count(items: Iterable[str]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for i in items:
-        out[i] = out.get(i, 0) + 1
-    return dict(sorted(out.items()))
+    return dict(sorted(Counter(items).items()))
