@@ -25,19 +25,20 @@ from prometheus_client import CollectorRegistry, make_wsgi_app
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from nr_run.history.model import LINK_CHANGES, NO_INDEX, Collection, counter_values
+from nr_run.history.model import COUNTERS, LINK_CHANGES, NO_INDEX, Collection, counter_values
 from nr_run.history.rates import delta
 from nr_run.validators.base import SEVERITY_ORDER
 
 P = "nr_run_"
-# history series -> (metric stem, index label, unit divisor): frames/packets as counted, microseconds as seconds
-SERIES: dict[str, tuple[str, str, float]] = {
-    "pfc_rx_frames": ("pfc_rx_pause_frames", "priority", 1.0),
-    "pfc_tx_frames": ("pfc_tx_pause_frames", "priority", 1.0),
-    "pfc_rx_pause_us": ("pfc_rx_pause_seconds", "priority", 1e6),
-    "pfc_tx_pause_us": ("pfc_tx_pause_seconds", "priority", 1e6),
-    "ecn_marked_packets": ("ecn_marked_packets", "queue", 1.0),
-    "queue_dropped_packets": ("queue_dropped_packets", "queue", 1.0),
+# history series -> (metric stem, unit divisor): frames/packets as counted, microseconds as seconds; the index
+# label (priority or queue) is the series' own (nr_run.history.model.COUNTERS)
+SERIES: dict[str, tuple[str, float]] = {
+    "pfc_rx_frames": ("pfc_rx_pause_frames", 1.0),
+    "pfc_tx_frames": ("pfc_tx_pause_frames", 1.0),
+    "pfc_rx_pause_us": ("pfc_rx_pause_seconds", 1e6),
+    "pfc_tx_pause_us": ("pfc_tx_pause_seconds", 1e6),
+    "ecn_marked_packets": ("ecn_marked_packets", 1.0),
+    "queue_dropped_packets": ("queue_dropped_packets", 1.0),
 }
 HELP = {
     "pfc_rx_pause_frames": "PFC pause frames received on the port for the priority",
@@ -130,7 +131,7 @@ class FabricMetrics(Collector):
             if name == LINK_CHANGES:
                 changes.add_metric([self.site, device, port], value)
                 continue
-            stem, label, div = SERIES[name]
+            (stem, div), label = SERIES[name], COUNTERS[name][1]
             if stem not in totals:
                 totals[stem] = CounterMetricFamily(P + stem, HELP[stem], labels=["site", "device", "port", label])
                 rates[stem] = GaugeMetricFamily(P + stem + "_per_second", HELP[stem] + ", per second between the "

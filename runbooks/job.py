@@ -145,7 +145,7 @@ def _order(f: Finding) -> tuple[Any, ...]:
     return (SEVERITY_ORDER[f.severity], storm, _RANK.get(f.check, 9), f.device, f.port, f.target)
 
 
-def judge(report: Any, fabric: FabricIntent, scope: JobScope) -> tuple[list[Finding], dict[str, str]]:
+def judge(report: Any, scope: JobScope) -> tuple[list[Finding], dict[str, str]]:
     """Failed findings on the job's ports (or whole-device ones on the job's switches), worst first; and the
     switches that could not be read (a management-plane problem, not a reason to drain)."""
     unknown: dict[str, str] = {}
@@ -204,5 +204,5 @@ def run_job_check(nr: Nornir, fabric: FabricIntent, scope: JobScope, budget_s: f
         return verdict
     if "error" in box:
         raise box["error"]
-    verdict.findings, verdict.unknown = judge(box["report"], scoped, scope)
+    verdict.findings, verdict.unknown = judge(box["report"], scope)
     return verdict

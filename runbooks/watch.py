@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from nornir.core import Nornir
 
-from nr_run.history.model import Collection
+from nr_run.history.model import Collection, wall_time
 from nr_run.intent.models import FabricIntent
 from nr_run.runbooks.check import run_checks
 from nr_run.runbooks.history import collection_of
@@ -83,7 +83,6 @@ class GnmiSource:
         self.ticks += 1
         if (self.ticks - 1) % self.checks_every == 0:
             return self.poll.collect()
-        from nr_run.history.model import wall_time
         from nr_run.platforms.telemetry import collect_counters_gnmi
 
         started = time.time()

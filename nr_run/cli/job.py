@@ -8,32 +8,49 @@ written to the artifacts folder: a prolog runs for every job. Slurm use: docs/sl
 from __future__ import annotations
 
 import argparse
-import os
-import sys
+from typing import TYPE_CHECKING
 
 from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, emit_json, make_console, verbosity
+
+if TYPE_CHECKING:
+    from nr_run.intent.models import FabricIntent
+    from nr_run.runbooks.job import JobScope
+
+
+def job_nodes(expression: str) -> list[str]:
+    """The node names of a --nodes hostlist (UsageError when it is not one)."""
+    from nr_run.runbooks.hostlist import HostlistError, expand
+
+    try:
+        return expand(expression)
+    except HostlistError as exc:
+        raise UsageError(f"--nodes: {exc}") from None
+
+
+def scope_of(intent: FabricIntent, nodes: list[str]) -> JobScope:
+    """The job's JobScope in the site's intent (UsageError when a node is not one of its servers)."""
+    from nr_run.runbooks.job import UnknownNodes, job_scope
+
+    try:
+        return job_scope(intent, nodes)
+    except UnknownNodes as exc:
+        raise UsageError(f"--nodes: {exc}") from None
 
 
 def job_check(args: argparse.Namespace) -> int:
     from nr_run.cli.check import parse_options
     from nr_run.cli.commands import load_intent
     from nr_run.cli.lab import device_session
-    from nr_run.runbooks.hostlist import HostlistError, expand
-    from nr_run.runbooks.job import UnknownNodes, job_scope, run_job_check
+    from nr_run.cli.watch import _exit_now
+    from nr_run.runbooks.job import run_job_check
 
     console = make_console(stderr=True)       # stdout carries the verdict line only
-    try:
-        nodes = expand(args.nodes)
-    except HostlistError as exc:
-        raise UsageError(f"--nodes: {exc}") from None
+    nodes = job_nodes(args.nodes)
     options = parse_options(args.options)
     intent, _ = load_intent(args, console)
     if intent is None:
         return EXIT_INVALID
-    try:
-        scope = job_scope(intent, nodes)
-    except UnknownNodes as exc:
-        raise UsageError(f"--nodes: {exc}") from None
+    scope = scope_of(intent, nodes)
     with device_session(args) as nr:
         verdict = run_job_check(nr, intent, scope, args.budget, options)
         code = EXIT_FAIL if verdict.drain else EXIT_OK
@@ -49,7 +66,5 @@ def job_check(args: argparse.Namespace) -> int:
                     console.print(f"{f.check} {f.device} {f.target}: {f.observed} (expected {f.expected})",
                                   markup=False, highlight=False)
         if verdict.timed_out:     # device calls still run in worker threads: do not wait for them
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(code)
+            _exit_now(code)
     return code

@@ -13,7 +13,7 @@ from typing import Any
 
 from rich.console import Console
 
-from nr_run.cli.common import EXIT_FAIL, EXIT_OK, UsageError, emit_json, make_console, verbosity
+from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, emit_json, make_console, verbosity
 
 ROWS = 20        # findings per table unless -v
 DEFAULT_SINCE_S = 86400
@@ -48,27 +48,20 @@ def _window(args: argparse.Namespace) -> tuple[float, float, dict[str, Any] | No
 
 def report(args: argparse.Namespace) -> int:
     from nr_run.cli.commands import load_intent
+    from nr_run.cli.job import job_nodes, scope_of
     from nr_run.history.report import site_report
     from nr_run.runbooks.history import history_path, open_store
-    from nr_run.runbooks.hostlist import HostlistError, expand
-    from nr_run.runbooks.job import UnknownNodes, job_scope
     from nr_run.runbooks.records import read_audit
 
     console = make_console(stderr=args.json)
     since, until, job = _window(args)
     ports = devices = None
     if job is not None:
-        try:
-            nodes = expand(job["nodes"])
-        except HostlistError as exc:
-            raise UsageError(f"--nodes: {exc}") from None
+        nodes = job_nodes(job["nodes"])
         intent, _ = load_intent(args, console)
         if intent is None:
-            return 3
-        try:
-            ports = job_scope(intent, nodes).port_set()
-        except UnknownNodes as exc:
-            raise UsageError(f"--nodes: {exc}") from None
+            return EXIT_INVALID
+        ports = scope_of(intent, nodes).port_set()
         devices = set(nodes)
         job.update(nodes_expanded=nodes, ports=[{"device": d, "port": p} for d, p in sorted(ports)])
     path = history_path(args.artifacts, args.site)

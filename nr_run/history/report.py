@@ -2,12 +2,13 @@
 the most pause, and one timeline of fabric events, findings and deploy actions (the audit log).
 
 `site_report(store, since, until, audit)` returns the JSON document (schema "nr-run.report/1",
-docs/history.md); `ports` restricts it to a set of (device, port) (a job's ports, jobs.py).
+docs/history.md); `ports` restricts it to a set of (device, port) (a job's ports, runbooks.job).
 """
 
 from __future__ import annotations
 
 import bisect
+from collections import Counter
 from collections.abc import Collection as Container
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from nr_run.history.model import GAUGES, NO_INDEX, PAUSE_FRAMES, PAUSE_TIME
-from nr_run.history.rates import delta, resets
+from nr_run.history.rates import delta, increase, resets
 from nr_run.history.store import HistoryStore, SeriesKey
 
 SCHEMA = "nr-run.report/1"
@@ -54,7 +55,7 @@ class SeriesWindow:
 
     def increase(self, start: float | None = None) -> int:
         pts = self.points if start is None else self._from(start)
-        return sum(delta(a[1], b[1]) for a, b in zip(pts, pts[1:], strict=False))
+        return increase(v for _, v in pts)
 
     def _from(self, start: float) -> list[tuple[float, int]]:
         """The points from the value in force at `start` (the last reading at or before it) on."""
@@ -325,7 +326,4 @@ def _all_series(store: HistoryStore) -> list[Port]:
 
 
 def _count(items: Iterable[str]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for i in items:
-        out[i] = out.get(i, 0) + 1
-    return dict(sorted(out.items()))
+    return dict(sorted(Counter(items).items()))

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nr_run.history.model import Collection
+from nr_run.history.model import Collection, counter_values
 from nr_run.history.schema import connect
 from nr_run.validators.base import Finding
 
@@ -103,8 +103,6 @@ class HistoryStore:
         return Recorded(run, new, resolved, events, samples)
 
     def _record_samples(self, run: int, c: Collection) -> int:
-        from nr_run.history.model import counter_values
-
         series = self._load_series()
         rows: list[tuple[int, int, int]] = []
         for device in sorted(c.samples):

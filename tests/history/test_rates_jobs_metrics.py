@@ -89,3 +89,13 @@ def test_metrics_values_and_rates() -> None:
     s = _scrape(m)
     assert s[("nr_run_last_collection_success", site)] == 0
     assert s[("nr_run_last_collection_timestamp_seconds", site)] == 1030.0     # the last successful one
+
+
+def test_metrics_rate_across_a_device_reset() -> None:
+    """After the device's counters restart, the per-second gauge is the growth since the reset, never negative."""
+    m = FabricMetrics("dc1", {"rtsw3": [3]}, 30.0)
+    m.update(_collection(1000.0, 5000, 10, False), 1.0)
+    m.update(_collection(1030.0, 600, 10, False), 1.0)          # rebooted: counted 600 from zero
+    s = _scrape(m)
+    assert s[("nr_run_pfc_rx_pause_frames_total", _at(priority="3"))] == 600
+    assert s[("nr_run_pfc_rx_pause_frames_per_second", _at(priority="3"))] == pytest.approx(20.0)

@@ -67,9 +67,10 @@ COMMANDS: dict[str, list[tuple[str, str]]] = {
                  ("show qos interfaces ecn counters queue", "json")],
 }
 
-# commands a platform may not support: run on their own, a refusal leaves their data out
-OPTIONAL: dict[str, list[tuple[str, str]]] = {"counters": [("show queue-monitor length", "json")]}
 LANZ = "show queue-monitor length"
+# commands a platform may not support: run on their own, a refusal leaves their data out
+OPTIONAL: dict[str, list[tuple[str, str]]] = {"counters": [(LANZ, "json")]}
+_OPTIONAL_NAMES = {c for cmds in OPTIONAL.values() for c, _ in cmds}
 
 Runner = Callable[[list[tuple[str, str]]], dict[str, Any]]
 
@@ -80,30 +81,24 @@ def runner(task: Any) -> Runner:
 
     device = task.host.get_connection("napalm", task.nornir.config)
 
+    def results(group: list[str], encoding: str) -> dict[str, Any]:
+        replies = device.device.run_commands(group, encoding=encoding)
+        return {c: r if encoding == "json" else r.get("output", "") for c, r in zip(group, replies, strict=True)}
+
     def run(cmds: list[tuple[str, str]]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for encoding in ("json", "text"):
-            group = [c for c, e in cmds if e == encoding]
-            if not group:
-                continue
-            optional = [c for c in group if c in _OPTIONAL_NAMES]
-            required = [c for c in group if c not in _OPTIONAL_NAMES]
+            required = [c for c, e in cmds if e == encoding and c not in _OPTIONAL_NAMES]
             if required:
-                results = device.device.run_commands(required, encoding=encoding)
-                for cmd, res in zip(required, results, strict=True):
-                    out[cmd] = res if encoding == "json" else res.get("output", "")
-            for cmd in optional:
+                out.update(results(required, encoding))
+            for cmd in (c for c, e in cmds if e == encoding and c in _OPTIONAL_NAMES):
                 try:
-                    res = device.device.run_commands([cmd], encoding=encoding)[0]
+                    out.update(results([cmd], encoding))
                 except CommandError:          # the device refuses it: its data is left out
                     continue
-                out[cmd] = res if encoding == "json" else res.get("output", "")
         return out
 
     return run
-
-
-_OPTIONAL_NAMES = {c for cmds in OPTIONAL.values() for c, _ in cmds}
 
 
 def section_commands(section: str, device: DeviceIntent) -> list[tuple[str, str]]:

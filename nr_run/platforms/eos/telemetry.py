@@ -42,7 +42,7 @@ _UNICAST = re.compile(r"^(?P<port>.+)-(?P<queue>\d+)$")
 def _queue(port: str, name: str) -> int | None:
     """The unicast queue number of an EOS queue name ("Ethernet1-3" -> 3; multicast "Ethernet1-MC-3" -> None)."""
     m = _UNICAST.match(name)
-    if not m or m["port"] != port or m["port"].endswith("-MC"):
+    if not m or m["port"] != port:          # a multicast queue's prefix is "<port>-MC", not the port
         return None
     return int(m["queue"])
 

@@ -115,17 +115,11 @@ def runner(task: Any) -> Runner:
             drop_connection(task, "napalm")
             raise RuntimeError(f"session lost ({exc})") from exc
         for cmd in cmds:
-            try:
-                text = texts[cmd]
-                if isinstance(text, Exception):
-                    raise text
-            except (OSError, EOFError) as exc:     # dead session: reopen on the next run
-                drop_connection(task, "napalm")
-                raise RuntimeError(f"{cmd!r}: session lost ({exc})") from exc
-            except Exception:
+            text = texts[cmd]
+            if isinstance(text, Exception):     # _texts raised a lost session above: this is the command's own
                 if cmd in OPTIONAL:
                     continue
-                raise
+                raise text
             first = text.strip().splitlines()[0] if text.strip() else ""
             if first.startswith(_ERRORS):
                 if cmd in OPTIONAL:
@@ -145,9 +139,15 @@ def section_commands(section: str, device: DeviceIntent) -> list[str]:
 _ACTIONS = {"drop": "drop", "forward": "forward", "alert": "forward"}
 
 
-def _num(value: str) -> int:
+def _count(value: str) -> int | None:
+    """A counter cell as sonic-utilities prints it ("2,450,120"); None for N/A or anything else not a count."""
     value = value.replace(",", "").strip()
-    return int(value) if value.isdigit() else 0
+    return int(value) if value.isdigit() else None
+
+
+def _num(value: str) -> int:
+    count = _count(value)
+    return 0 if count is None else count
 
 
 def _speed_mbps(value: str) -> int | None:
@@ -173,9 +173,10 @@ def parse_flaps(text: str) -> dict[str, int]:
     """`show interfaces flap` -> {port: flap count} ("Never": no oper status change yet)."""
     out = {}
     for r in parse_table(text, "Interface"):
-        count = r.get("Flap Count", "").replace(",", "")
-        if count.isdigit() or count == "Never":
-            out[r["Interface"]] = int(count) if count.isdigit() else 0
+        cell = r.get("Flap Count", "")
+        count = 0 if cell == "Never" else _count(cell)
+        if count is not None:
+            out[r["Interface"]] = count
     return out
 
 
@@ -315,11 +316,12 @@ def parse_counters(pfc: str, queues: str, wred: str | None, taken_at: float) -> 
         unreadable["ecn"] = "show queue wredcounters failed"
     for r in parse_table(wred or "", "Port"):
         if r["TxQ"].startswith("UC") and "EcnMarked/pkts" in r:
-            value = r["EcnMarked/pkts"].replace(",", "").strip()
-            if value.isdigit():
-                ports.setdefault(r["Port"], PortCounters()).ecn_marks[int(r["TxQ"][2:])] = int(value)
+            marks = _count(r["EcnMarked/pkts"])
+            if marks is not None:
+                ports.setdefault(r["Port"], PortCounters()).ecn_marks[int(r["TxQ"][2:])] = marks
             else:           # N/A: the WRED_ECN_QUEUE counter group is not polled
-                unreadable.setdefault("ecn", f"show queue wredcounters: {value} (counterpoll wredqueue off?)")
+                unreadable.setdefault("ecn", f"show queue wredcounters: {r['EcnMarked/pkts']} "
+                                      "(counterpoll wredqueue off?)")
     return CounterSample(taken_at, dict(sorted(ports.items())), unreadable)
 
 
@@ -346,9 +348,9 @@ def parse_pfc_history(text: str) -> dict[str, dict[int, int]]:
     groups = "\n".join(lines[head + 2:]).split("\n\n")
     out: dict[str, dict[int, int]] = {}
     for r in (row for group in groups if group.strip() for row in parse_table(top + group.strip("\n"), "Port")):
-        prio, total = r.get("Priority", ""), r.get("Total RX Pause Time US", "").replace(",", "")
-        if r.get("Port") and prio.startswith("PFC") and prio[3:].isdigit() and total.isdigit():
-            out.setdefault(r["Port"], {})[int(prio[3:])] = int(total)
+        prio, total = r.get("Priority", ""), _count(r.get("Total RX Pause Time US", ""))
+        if r.get("Port") and prio.startswith("PFC") and prio[3:].isdigit() and total is not None:
+            out.setdefault(r["Port"], {})[int(prio[3:])] = total
     return out
 
 
