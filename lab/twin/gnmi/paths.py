@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from nr_run.lab.twin.fabric import Fabric
+from nr_run.lab.twin.sonic import wred
 
 Elem = tuple[str, tuple[tuple[str, str], ...]]
 EOS_WATERMARKS = "lanz"         # the set `clear queue-monitor length statistics` clears (lab/twin/eos/show.py)
@@ -84,12 +85,12 @@ def eos_leaves(fabric: Fabric, dev: str, origin: str, now: float | None = None) 
     return out
 
 
-def sonic_tables(fabric: Fabric, dev: str, running: Mapping[str, Any], wred_polled: bool,
-                 now: float | None = None) -> dict[str, dict[str, dict[str, str]]]:
+def sonic_tables(fabric: Fabric, dev: str, running: Mapping[str, Any], now: float | None = None) -> dict[str, dict[str, dict[str, str]]]:
     """COUNTERS_DB as sonic-gnmi's virtual paths see it: {"ports"|"queues"|"pfcwd": {key: {field: "n"}}},
     port keys by their PORT alias when they have one (as the virtual paths key them)."""
     now = time.time() if now is None else now
     ports_tbl = running.get("PORT", {})
+    wred_polled = wred.polled(running)
     ports: dict[str, dict[str, str]] = {}
     queues: dict[str, dict[str, str]] = {}
     pfcwd: dict[str, dict[str, str]] = {}
@@ -127,8 +128,8 @@ class PathError(LookupError):
     """A path the device does not serve (gNMI NOT_FOUND)."""
 
 
-def sonic_value(fabric: Fabric, dev: str, running: Mapping[str, Any], wred_polled: bool, target: str,
-                elems: list[str], now: float | None = None) -> Any:
+def sonic_value(fabric: Fabric, dev: str, running: Mapping[str, Any], target: str, elems: list[str],
+                now: float | None = None) -> Any:
     """The value sonic-gnmi returns for a path under target COUNTERS_DB or CONFIG_DB (PathError if none)."""
     if target == "CONFIG_DB":
         table = running.get(elems[0]) if elems else None
@@ -141,7 +142,7 @@ def sonic_value(fabric: Fabric, dev: str, running: Mapping[str, Any], wred_polle
         return table
     if target != "COUNTERS_DB" or len(elems) < 2 or elems[0] != "COUNTERS":
         raise PathError(f"no virtual path {target}:{'/'.join(elems)}")
-    tables = sonic_tables(fabric, dev, running, wred_polled, now)
+    tables = sonic_tables(fabric, dev, running, now)
     key, rest = elems[1], elems[2:]
     by_alias = {name: alias for name, alias in
                 ((p, str(f.get("alias") or p)) for p, f in running.get("PORT", {}).items())}

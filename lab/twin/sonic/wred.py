@@ -7,13 +7,14 @@ a wred_profile, drops them otherwise) and are polled only when FLEX_COUNTER_TABL
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 HEADERS = ["Port", "TxQ", "WredDrp/pkts", "WredDrp/bytes", "EcnMarked/pkts", "EcnMarked/bytes"]
 FRAME_BYTES = 1500        # the byte columns assume full-size RoCE frames
 
 
-def polled(running: dict[str, Any]) -> bool:
+def polled(running: Mapping[str, Any]) -> bool:
     entry = running.get("FLEX_COUNTER_TABLE", {}).get("WRED_ECN_QUEUE", {})
     return isinstance(entry, dict) and entry.get("FLEX_COUNTER_STATUS") == "enable"
 
