@@ -703,6 +703,12 @@ class Fabric:
                 out[q] = (out[q] or 0) + self._grown(f, rate, now)
         return out
 
+    def wred_counters(self, dev: str, port: str, now: float | None = None) -> dict[int, tuple[int, int]]:
+        """Per queue where WRED/ECN runs (ECN configured on it): (packets dropped, packets ECN-marked)."""
+        now = time.time() if now is None else now
+        drops = self.queue_drops(dev, port, now)
+        return {q: (drops[q], m) for q, m in self.ecn_marks(dev, port, now).items() if m is not None}
+
     def clear_watermarks(self, dev: str, kind: str = "user", now: float | None = None) -> None:
         """A watermark clear on the device (every port): later reads start from the occupancy since then.
         `kind` names the set cleared ("user", "persistent"): a device may keep several, cleared apart."""

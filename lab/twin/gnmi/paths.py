@@ -106,13 +106,14 @@ def sonic_tables(fabric: Fabric, dev: str, running: Mapping[str, Any], now: floa
             fields[f"SAI_PORT_STAT_PFC_{prio}_RX_PAUSE_DURATION_US"] = str(c["rx_us"])
             fields[f"SAI_PORT_STAT_PFC_{prio}_TX_PAUSE_DURATION_US"] = str(c["tx_us"])
         ports[alias] = dict(sorted(fields.items()))
-        marks = fabric.ecn_marks(dev, port, now)
+        counts = fabric.wred_counters(dev, port, now)
         for q in range(8):
-            qf = {"SAI_QUEUE_STAT_PACKETS": "0", "SAI_QUEUE_STAT_BYTES": "0",
-                  "SAI_QUEUE_STAT_DROPPED_PACKETS": str(drops[q]), "SAI_QUEUE_STAT_DROPPED_BYTES": str(drops[q] * 1500)}
+            qf = {"SAI_QUEUE_STAT_PACKETS": "0", "SAI_QUEUE_STAT_BYTES": "0", "SAI_QUEUE_STAT_DROPPED_PACKETS":
+                  str(drops[q]), "SAI_QUEUE_STAT_DROPPED_BYTES": str(drops[q] * wred.FRAME_BYTES)}
             if wred_polled:      # the WRED_ECN_QUEUE counter group writes these only while it is polled
-                qf["SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS"] = str(marks.get(q) or 0)
-                qf["SAI_QUEUE_STAT_WRED_DROPPED_PACKETS"] = str(drops[q] if marks.get(q) is not None else 0)
+                wred_dropped, marked = counts.get(q, (0, 0))
+                qf["SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS"] = str(marked)
+                qf["SAI_QUEUE_STAT_WRED_DROPPED_PACKETS"] = str(wred_dropped)
             queues[f"{alias}:{q}"] = qf
         for prio, wd in fabric.watchdog_status(dev, port, now).items():
             if wd["enabled"]:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 HEADERS = ["Port", "TxQ", "WredDrp/pkts", "WredDrp/bytes", "EcnMarked/pkts", "EcnMarked/bytes"]
-FRAME_BYTES = 1500        # the byte columns assume full-size RoCE frames
+FRAME_BYTES = 1500        # byte counters (here and over gNMI) assume full-size RoCE frames
 
 
 def polled(running: Mapping[str, Any]) -> bool:
@@ -25,13 +25,11 @@ def wredcounters(dev: Any, ports: list[str], only: str | None, table: Any) -> tu
     for port in ports:
         if only and port != only:
             continue
-        marks = dev.fabric.ecn_marks(dev.node.name, port)
-        drops = dev.fabric.queue_drops(dev.node.name, port)
+        counts = dev.fabric.wred_counters(dev.node.name, port)
         for q in range(8):
             if not on:
                 rows.append([port, f"UC{q}", "N/A", "N/A", "N/A", "N/A"])
                 continue
-            m = marks.get(q) or 0
-            d = drops[q] if marks.get(q) is not None else 0        # WRED drops only where WRED runs
+            d, m = counts.get(q, (0, 0))        # WRED drops and marks only where WRED runs
             rows.append([port, f"UC{q}", f"{d:,}", f"{d * FRAME_BYTES:,}", f"{m:,}", f"{m * FRAME_BYTES:,}"])
     return 0, table(HEADERS, rows, 0), ""
