@@ -14,8 +14,9 @@ HEADERS = ["Port", "TxQ", "WredDrp/pkts", "WredDrp/bytes", "EcnMarked/pkts", "Ec
 FRAME_BYTES = 1500        # byte counters (here and over gNMI) assume full-size RoCE frames
 
 
-def polled(running: Mapping[str, Any]) -> bool:
-    entry = running.get("FLEX_COUNTER_TABLE", {}).get("WRED_ECN_QUEUE", {})
+def polled(running: Mapping[str, Any], group: str = "WRED_ECN_QUEUE") -> bool:
+    """Whether FLEX_COUNTER_TABLE|<group> is enabled (what `counterpoll wredqueue|watermark enable` sets)."""
+    entry = running.get("FLEX_COUNTER_TABLE", {}).get(group, {})
     return isinstance(entry, dict) and entry.get("FLEX_COUNTER_STATUS") == "enable"
 
 
