@@ -89,13 +89,12 @@ def sonic_tables(fabric: Fabric, dev: str, running: Mapping[str, Any], now: floa
     """COUNTERS_DB as sonic-gnmi's virtual paths see it: {"ports"|"queues"|"pfcwd": {key: {field: "n"}}},
     port keys by their PORT alias when they have one (as the virtual paths key them)."""
     now = time.time() if now is None else now
-    ports_tbl = running.get("PORT", {})
+    aliases = _aliases(running)
     wred_polled = wred.polled(running)
     ports: dict[str, dict[str, str]] = {}
     queues: dict[str, dict[str, str]] = {}
     pfcwd: dict[str, dict[str, str]] = {}
-    for port in sorted(ports_tbl):           # every port of CONFIG_DB, as the counter tables have them
-        alias = str(ports_tbl.get(port, {}).get("alias") or port)
+    for port, alias in sorted(aliases.items()):     # every port of CONFIG_DB, as the counter tables have them
         fields: dict[str, str] = {"SAI_PORT_STAT_IF_IN_OCTETS": "0", "SAI_PORT_STAT_IF_OUT_OCTETS": "0"}
         pfc = fabric.pfc_counters(dev, port, now)
         drops = fabric.queue_drops(dev, port, now)
@@ -125,6 +124,11 @@ def sonic_tables(fabric: Fabric, dev: str, running: Mapping[str, Any], now: floa
     return {"ports": ports, "queues": queues, "pfcwd": pfcwd}
 
 
+def _aliases(running: Mapping[str, Any]) -> dict[str, str]:
+    """CONFIG_DB port name -> the key the counter paths use (its PORT alias, else the name)."""
+    return {p: str(f.get("alias") or p) for p, f in running.get("PORT", {}).items()}
+
+
 class PathError(LookupError):
     """A path the device does not serve (gNMI NOT_FOUND)."""
 
@@ -145,8 +149,7 @@ def sonic_value(fabric: Fabric, dev: str, running: Mapping[str, Any], target: st
         raise PathError(f"no virtual path {target}:{'/'.join(elems)}")
     tables = sonic_tables(fabric, dev, running, now)
     key, rest = elems[1], elems[2:]
-    by_alias = {name: alias for name, alias in
-                ((p, str(f.get("alias") or p)) for p, f in running.get("PORT", {}).items())}
+    by_alias = _aliases(running)
     wanted: Callable[[str], bool]
     if key.endswith("*"):
         prefix = key[:-1]
