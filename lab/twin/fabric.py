@@ -387,9 +387,6 @@ class Fabric:
             return out
         return self._cached(f"bgp:{dev}", build)
 
-    def _advertised(self, dev: str) -> set[str]:
-        return set(self.originated(dev)) | set(self.bgp_table(dev))
-
     def track_sessions(self) -> None:
         """After any change, note which sessions changed state (and since when); the others keep their time."""
         key = (self._version, self.faults.version)
