@@ -32,11 +32,11 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from nr_run.lab.twin.eos.show import LANZ
 from nr_run.lab.twin.fabric import Fabric
 from nr_run.lab.twin.sonic import wred
 
 Elem = tuple[str, tuple[tuple[str, str], ...]]
-EOS_WATERMARKS = "lanz"         # the set `clear queue-monitor length statistics` clears (lab/twin/eos/show.py)
 Leaf = tuple[Elem, ...]
 
 
@@ -65,7 +65,7 @@ def eos_leaves(fabric: Fabric, dev: str, origin: str, now: float | None = None) 
             continue
         drops = fabric.queue_drops(dev, port, now)
         marks = fabric.ecn_marks(dev, port, now)
-        peaks = fabric.queue_watermarks(dev, port, now, kind=EOS_WATERMARKS)
+        peaks = fabric.queue_watermarks(dev, port, now, kind=LANZ)
         intf = (_e("interfaces"), _e("interface", name=port))
         out[intf + (_e("state"), _e("oper-status"))] = "UP" if fabric.link_up(dev, port) else "DOWN"
         out[intf + (_e("state"), _e("counters"), _e("out-discards"))] = sum(drops.values())
