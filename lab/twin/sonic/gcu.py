@@ -237,7 +237,7 @@ def reload(dev: Any, path: str) -> tuple[int, str, str]:
 
 def traffic_shift(dev: Any, command: str) -> tuple[int, str, str]:
     """TSA (isolate: BGP stops attracting transit traffic), TSB (back), TSC (show the state)."""
-    shifted = bool(getattr(dev, "traffic_shifted", False))
+    shifted = bool(dev.traffic_shifted)
     if command == "TSC":
         return 0, f"System Mode: {'Maintenance' if shifted else 'Normal'}\n", ""
     if command == "TSA":
@@ -251,9 +251,8 @@ def _appl_view(dev: Any) -> dict[str, Any]:
     """The CONFIG_DB the daemons have caught up with: the previous one until `appl_lag` ms have passed."""
     import time
     slow = sum(int(f.params["ms"]) for f in dev.fabric.faults.of("appl_lag", device=dev.node.name))
-    changed = float(getattr(dev, "appl_changed", 0.0))
-    if slow and time.time() - changed < slow / 1000:
-        return dict(getattr(dev, "appl_prev", {}) or {})
+    if slow and time.time() - dev.appl_changed < slow / 1000:
+        return dict(dev.appl_prev)
     return dict(dev.running)
 
 
