@@ -272,9 +272,7 @@ def db_cli(dev: Any, args: list[str]) -> tuple[int, str, str]:
     import fnmatch
     if len(args) < 2:
         return 1, "", "usage: sonic-db-cli [-h] [-s] [-n NAMESPACE] db_or_op [cmd ...]\n"
-    db, op, rest = args[0], args[1].upper(), args[2:]
-    if db != "APPL_DB":
-        return 0, "", ""                      # other databases: nothing modelled, as an empty reply
+    op, rest = args[1].upper(), args[2:]      # args[0] is APPL_DB: SonicDevice sends the other databases elsewhere
     data = appl_db(dev)
     if op == "KEYS" and rest:
         return 0, "".join(k + "\n" for k in sorted(data) if fnmatch.fnmatchcase(k, rest[0])), ""
