@@ -784,6 +784,11 @@ class Fabric:
         return changes
 
 
+def pause_totals(pfc: dict[int, dict[str, int]]) -> tuple[int, int]:
+    """(received, sent) pause frames of a port over all priorities, from its Fabric.pfc_counters."""
+    return sum(c["rx"] for c in pfc.values()), sum(c["tx"] for c in pfc.values())
+
+
 def queue_depth(ecn: EcnQueue | None, depth: object = None) -> int:
     """The standing queue (bytes) of a congestion: its `depth`, else halfway between the ECN thresholds, else
     (no ECN on the queue: it overflows) a full queue."""

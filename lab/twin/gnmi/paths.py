@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from nr_run.lab.twin.eos.show import LANZ
-from nr_run.lab.twin.fabric import Fabric
+from nr_run.lab.twin.fabric import Fabric, pause_totals
 from nr_run.lab.twin.sonic import wred
 
 Elem = tuple[str, tuple[tuple[str, str], ...]]
@@ -71,8 +71,7 @@ def eos_leaves(fabric: Fabric, dev: str, origin: str, now: float | None = None) 
         out[intf + (_e("state"), _e("counters"), _e("out-discards"))] = sum(drops.values())
         out[intf + (_e("state"), _e("counters"), _e("carrier-transitions"))] = fabric.link_changes(dev, port)
         eth = intf + (_e("ethernet"), _e("state"), _e("counters"))
-        out[eth + (_e("in-mac-pause-frames"),)] = sum(c["rx"] for c in pfc.values())
-        out[eth + (_e("out-mac-pause-frames"),)] = sum(c["tx"] for c in pfc.values())
+        out[eth + (_e("in-mac-pause-frames"),)], out[eth + (_e("out-mac-pause-frames"),)] = pause_totals(pfc)
         for q, d in drops.items():
             queue: Leaf = (_e("qos"), _e("interfaces"), _e("interface", **{"interface-id": port}), _e("output"),
                            _e("queues"), _e("queue", name=f"{port}-{q}"), _e("state"))
