@@ -387,9 +387,6 @@ class Fabric:
             return out
         return self._cached(f"bgp:{dev}", build)
 
-    def _advertised(self, dev: str) -> set[str]:
-        return set(self.originated(dev)) | set(self.bgp_table(dev))
-
     def track_sessions(self) -> None:
         """After any change, note which sessions changed state (and since when); the others keep their time."""
         key = (self._version, self.faults.version)
@@ -703,6 +700,12 @@ class Fabric:
                 out[q] = (out[q] or 0) + self._grown(f, rate, now)
         return out
 
+    def wred_counters(self, dev: str, port: str, now: float | None = None) -> dict[int, tuple[int, int]]:
+        """Per queue where WRED/ECN runs (ECN configured on it): (packets dropped, packets ECN-marked)."""
+        now = time.time() if now is None else now
+        drops = self.queue_drops(dev, port, now)
+        return {q: (drops[q], m) for q, m in self.ecn_marks(dev, port, now).items() if m is not None}
+
     def clear_watermarks(self, dev: str, kind: str = "user", now: float | None = None) -> None:
         """A watermark clear on the device (every port): later reads start from the occupancy since then.
         `kind` names the set cleared ("user", "persistent"): a device may keep several, cleared apart."""
@@ -779,6 +782,11 @@ class Fabric:
             changes += 2 * sum(1 for f in self.faults.ended if f.matches("link_down", device=d, port=p))
             changes += sum(1 for f in self.faults.of("link_down", device=d, port=p))
         return changes
+
+
+def pause_totals(pfc: dict[int, dict[str, int]]) -> tuple[int, int]:
+    """(received, sent) pause frames of a port over all priorities, from its Fabric.pfc_counters."""
+    return sum(c["rx"] for c in pfc.values()), sum(c["tx"] for c in pfc.values())
 
 
 def queue_depth(ecn: EcnQueue | None, depth: object = None) -> int:

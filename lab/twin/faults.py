@@ -15,6 +15,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from nr_run.lab.twin.topology import Topology
+
 # kind -> required params
 KINDS: dict[str, tuple[str, ...]] = {
     "link_down": ("device", "port"),
@@ -105,9 +107,9 @@ class WatchdogEvents:
     stormed_s: float        # seconds the queue spent stormed (what the drop action drops during)
 
 
-def check_fault_targets(topology: object, kind: str, params: dict) -> None:
+def check_fault_targets(topology: Topology, kind: str, params: dict) -> None:
     """Refuse a fault on a device or port the topology does not have (FaultError names it)."""
-    nodes = getattr(topology, "nodes", {})
+    nodes = topology.nodes
     for dev_key, port_key in (("device", "port"), ("device_a", "port_a"), ("device_b", "port_b")):
         if dev_key not in params:
             continue

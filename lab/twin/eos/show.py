@@ -21,6 +21,7 @@ from typing import Any
 
 from nr_run.lab.twin.eos.device import MODEL, VERSION, CommandFailed, EosDevice
 from nr_run.lab.twin.eos.show_routing import neighbor_details
+from nr_run.lab.twin.fabric import pause_totals
 
 
 def _mac(name: str, salt: str = "") -> str:
@@ -111,6 +112,7 @@ def interfaces(dev: EosDevice) -> dict:
             entry["lanes"] = {400_000: 8, 200_000: 4, 100_000: 4, 50_000: 2}.get(_port_speed_mbps(dev, name), 1)
             entry["physicalAddress"] = entry["burnedInAddress"] = _mac(dev.name, name)
             drops = sum(dev.fabric.queue_drops(dev.name, name).values())
+            rx_pause, tx_pause = pause_totals(dev.fabric.pfc_counters(dev.name, name))
             entry["interfaceCounters"] = {
                 "inOctets": 0, "inUcastPkts": 0, "inMulticastPkts": 0, "inBroadcastPkts": 0, "inDiscards": 0,
                 "inTotalPkts": 0, "outOctets": 0, "outUcastPkts": 0, "outMulticastPkts": 0, "outBroadcastPkts": 0,
@@ -118,11 +120,9 @@ def interfaces(dev: EosDevice) -> dict:
                 "linkStatusChanges": dev.fabric.link_changes(dev.name, name),
                 "counterRefreshTime": time.time(),
                 "inputErrorsDetail": {"runtFrames": 0, "giantFrames": 0, "fcsErrors": 0, "alignmentErrors": 0,
-                                      "symbolErrors": 0, "rxPause": sum(
-                                          v["rx"] for v in dev.fabric.pfc_counters(dev.name, name).values())},
+                                      "symbolErrors": 0, "rxPause": rx_pause},
                 "outputErrorsDetail": {"collisions": 0, "lateCollisions": 0, "deferredTransmissions": 0,
-                                       "txPause": sum(v["tx"] for v in
-                                                      dev.fabric.pfc_counters(dev.name, name).values())},
+                                       "txPause": tx_pause},
             }
         elif name.startswith("Management"):
             entry["bandwidth"] = 1_000_000_000
@@ -308,7 +308,8 @@ def pfc_counters(dev: EosDevice) -> dict:
     out = {}
     for name in _intf_arg(dev, None):
         c = dev.fabric.pfc_counters(dev.name, name)
-        out[name] = {"rxFrames": sum(v["rx"] for v in c.values()), "txFrames": sum(v["tx"] for v in c.values()),
+        rx, tx = pause_totals(c)
+        out[name] = {"rxFrames": rx, "txFrames": tx,
                      "priorities": {str(p): {"rxFrames": v["rx"], "txFrames": v["tx"]} for p, v in c.items()}}
     return {"interfaceCounters": out}
 

@@ -133,9 +133,9 @@ def clock(dev: EosDevice) -> dict:
 
 # ---- interface counters ----------------------------------------------------------------------------
 def _ethernet(dev: EosDevice) -> list[str]:
-    from nr_run.lab.twin.eos.show import _iface_names
+    from nr_run.lab.twin.eos.show import _intf_arg
 
-    return [n for n in _iface_names(dev) if n.startswith("Ethernet")]
+    return _intf_arg(dev, None)
 
 
 def counters_errors(dev: EosDevice) -> dict:

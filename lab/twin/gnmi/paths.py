@@ -32,10 +32,11 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from nr_run.lab.twin.fabric import Fabric
+from nr_run.lab.twin.eos.show import LANZ
+from nr_run.lab.twin.fabric import Fabric, pause_totals
+from nr_run.lab.twin.sonic import wred
 
 Elem = tuple[str, tuple[tuple[str, str], ...]]
-EOS_WATERMARKS = "lanz"         # the set `clear queue-monitor length statistics` clears (lab/twin/eos/show.py)
 Leaf = tuple[Elem, ...]
 
 
@@ -64,14 +65,13 @@ def eos_leaves(fabric: Fabric, dev: str, origin: str, now: float | None = None) 
             continue
         drops = fabric.queue_drops(dev, port, now)
         marks = fabric.ecn_marks(dev, port, now)
-        peaks = fabric.queue_watermarks(dev, port, now, kind=EOS_WATERMARKS)
+        peaks = fabric.queue_watermarks(dev, port, now, kind=LANZ)
         intf = (_e("interfaces"), _e("interface", name=port))
         out[intf + (_e("state"), _e("oper-status"))] = "UP" if fabric.link_up(dev, port) else "DOWN"
         out[intf + (_e("state"), _e("counters"), _e("out-discards"))] = sum(drops.values())
         out[intf + (_e("state"), _e("counters"), _e("carrier-transitions"))] = fabric.link_changes(dev, port)
         eth = intf + (_e("ethernet"), _e("state"), _e("counters"))
-        out[eth + (_e("in-mac-pause-frames"),)] = sum(c["rx"] for c in pfc.values())
-        out[eth + (_e("out-mac-pause-frames"),)] = sum(c["tx"] for c in pfc.values())
+        out[eth + (_e("in-mac-pause-frames"),)], out[eth + (_e("out-mac-pause-frames"),)] = pause_totals(pfc)
         for q, d in drops.items():
             queue: Leaf = (_e("qos"), _e("interfaces"), _e("interface", **{"interface-id": port}), _e("output"),
                            _e("queues"), _e("queue", name=f"{port}-{q}"), _e("state"))
@@ -84,17 +84,16 @@ def eos_leaves(fabric: Fabric, dev: str, origin: str, now: float | None = None) 
     return out
 
 
-def sonic_tables(fabric: Fabric, dev: str, running: Mapping[str, Any], wred_polled: bool,
-                 now: float | None = None) -> dict[str, dict[str, dict[str, str]]]:
+def sonic_tables(fabric: Fabric, dev: str, running: Mapping[str, Any], now: float | None = None) -> dict[str, dict[str, dict[str, str]]]:
     """COUNTERS_DB as sonic-gnmi's virtual paths see it: {"ports"|"queues"|"pfcwd": {key: {field: "n"}}},
     port keys by their PORT alias when they have one (as the virtual paths key them)."""
     now = time.time() if now is None else now
-    ports_tbl = running.get("PORT", {})
+    aliases = _aliases(running)
+    wred_polled = wred.polled(running)
     ports: dict[str, dict[str, str]] = {}
     queues: dict[str, dict[str, str]] = {}
     pfcwd: dict[str, dict[str, str]] = {}
-    for port in sorted(ports_tbl):           # every port of CONFIG_DB, as the counter tables have them
-        alias = str(ports_tbl.get(port, {}).get("alias") or port)
+    for port, alias in sorted(aliases.items()):     # every port of CONFIG_DB, as the counter tables have them
         fields: dict[str, str] = {"SAI_PORT_STAT_IF_IN_OCTETS": "0", "SAI_PORT_STAT_IF_OUT_OCTETS": "0"}
         pfc = fabric.pfc_counters(dev, port, now)
         drops = fabric.queue_drops(dev, port, now)
@@ -105,13 +104,14 @@ def sonic_tables(fabric: Fabric, dev: str, running: Mapping[str, Any], wred_poll
             fields[f"SAI_PORT_STAT_PFC_{prio}_RX_PAUSE_DURATION_US"] = str(c["rx_us"])
             fields[f"SAI_PORT_STAT_PFC_{prio}_TX_PAUSE_DURATION_US"] = str(c["tx_us"])
         ports[alias] = dict(sorted(fields.items()))
-        marks = fabric.ecn_marks(dev, port, now)
+        counts = fabric.wred_counters(dev, port, now)
         for q in range(8):
-            qf = {"SAI_QUEUE_STAT_PACKETS": "0", "SAI_QUEUE_STAT_BYTES": "0",
-                  "SAI_QUEUE_STAT_DROPPED_PACKETS": str(drops[q]), "SAI_QUEUE_STAT_DROPPED_BYTES": str(drops[q] * 1500)}
+            qf = {"SAI_QUEUE_STAT_PACKETS": "0", "SAI_QUEUE_STAT_BYTES": "0", "SAI_QUEUE_STAT_DROPPED_PACKETS":
+                  str(drops[q]), "SAI_QUEUE_STAT_DROPPED_BYTES": str(drops[q] * wred.FRAME_BYTES)}
             if wred_polled:      # the WRED_ECN_QUEUE counter group writes these only while it is polled
-                qf["SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS"] = str(marks.get(q) or 0)
-                qf["SAI_QUEUE_STAT_WRED_DROPPED_PACKETS"] = str(drops[q] if marks.get(q) is not None else 0)
+                wred_dropped, marked = counts.get(q, (0, 0))
+                qf["SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS"] = str(marked)
+                qf["SAI_QUEUE_STAT_WRED_DROPPED_PACKETS"] = str(wred_dropped)
             queues[f"{alias}:{q}"] = qf
         for prio, wd in fabric.watchdog_status(dev, port, now).items():
             if wd["enabled"]:
@@ -123,12 +123,17 @@ def sonic_tables(fabric: Fabric, dev: str, running: Mapping[str, Any], wred_poll
     return {"ports": ports, "queues": queues, "pfcwd": pfcwd}
 
 
+def _aliases(running: Mapping[str, Any]) -> dict[str, str]:
+    """CONFIG_DB port name -> the key the counter paths use (its PORT alias, else the name)."""
+    return {p: str(f.get("alias") or p) for p, f in running.get("PORT", {}).items()}
+
+
 class PathError(LookupError):
     """A path the device does not serve (gNMI NOT_FOUND)."""
 
 
-def sonic_value(fabric: Fabric, dev: str, running: Mapping[str, Any], wred_polled: bool, target: str,
-                elems: list[str], now: float | None = None) -> Any:
+def sonic_value(fabric: Fabric, dev: str, running: Mapping[str, Any], target: str, elems: list[str],
+                now: float | None = None) -> Any:
     """The value sonic-gnmi returns for a path under target COUNTERS_DB or CONFIG_DB (PathError if none)."""
     if target == "CONFIG_DB":
         table = running.get(elems[0]) if elems else None
@@ -141,10 +146,9 @@ def sonic_value(fabric: Fabric, dev: str, running: Mapping[str, Any], wred_polle
         return table
     if target != "COUNTERS_DB" or len(elems) < 2 or elems[0] != "COUNTERS":
         raise PathError(f"no virtual path {target}:{'/'.join(elems)}")
-    tables = sonic_tables(fabric, dev, running, wred_polled, now)
+    tables = sonic_tables(fabric, dev, running, now)
     key, rest = elems[1], elems[2:]
-    by_alias = {name: alias for name, alias in
-                ((p, str(f.get("alias") or p)) for p, f in running.get("PORT", {}).items())}
+    by_alias = _aliases(running)
     wanted: Callable[[str], bool]
     if key.endswith("*"):
         prefix = key[:-1]

@@ -41,7 +41,6 @@ class Device:
     fabric: Fabric
     credentials: tuple[str, str] | None
     running: Callable[[], Mapping[str, Any]] = dict        # SONiC: the running CONFIG_DB
-    wred_polled: Callable[[], bool] = lambda: False        # SONiC: WRED/ECN queue counters polled
 
 
 def _elems(path: Any) -> list[tuple[str, dict[str, str]]]:
@@ -89,8 +88,7 @@ class Query:
         now = time.time()
         if self.dev.platform == "sonic":
             names = [n for n, _ in self.want]
-            value = sonic_value(self.dev.fabric, self.dev.name, self.dev.running(), self.dev.wred_polled(),
-                                self.target or "CONFIG_DB", names, now)
+            value = sonic_value(self.dev.fabric, self.dev.name, self.dev.running(), self.target or "CONFIG_DB", names, now)
             return {tuple((n, ()) for n in names): value}
         if self.target:
             raise PathError(f"{self.dev.name} serves no target {self.target!r}")

@@ -23,13 +23,11 @@ class GnmiService:
 
     def _device(self, name: str, platform: str) -> Any:
         from nr_run.lab.twin.gnmi.server import Device
-        from nr_run.lab.twin.sonic import wred
 
         dev = Device(name, platform, self.ctx.fabric, self.ctx.credentials.get(platform))
         if platform == "sonic":
             svc = self.services["sonic"]
             dev.running = lambda: svc.devices[name].running
-            dev.wred_polled = lambda: wred.polled(svc.devices[name].running)
         return dev
 
     async def start(self) -> dict[str, int]:

@@ -70,6 +70,9 @@ class SonicDevice:
         self.files: dict[str, str] = {}
         self.timers: dict[str, dict[str, Any]] = {}     # unit -> {"deadline", "argv"}
         self.mtimes: dict[str, float] = {}               # checkpoint file -> when it was written
+        self.appl_prev: dict[str, Any] = {}              # CONFIG_DB before the last change (`appl_lag`)
+        self.appl_changed = 0.0                          # when CONFIG_DB last changed
+        self.traffic_shifted = False                     # TSA in effect
         self._load()
         self.files.setdefault(STARTUP, json.dumps(self.running, indent=4, sort_keys=True) + "\n")
         self.publish()

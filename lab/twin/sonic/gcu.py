@@ -237,7 +237,7 @@ def reload(dev: Any, path: str) -> tuple[int, str, str]:
 
 def traffic_shift(dev: Any, command: str) -> tuple[int, str, str]:
     """TSA (isolate: BGP stops attracting transit traffic), TSB (back), TSC (show the state)."""
-    shifted = bool(getattr(dev, "traffic_shifted", False))
+    shifted = bool(dev.traffic_shifted)
     if command == "TSC":
         return 0, f"System Mode: {'Maintenance' if shifted else 'Normal'}\n", ""
     if command == "TSA":
@@ -251,9 +251,8 @@ def _appl_view(dev: Any) -> dict[str, Any]:
     """The CONFIG_DB the daemons have caught up with: the previous one until `appl_lag` ms have passed."""
     import time
     slow = sum(int(f.params["ms"]) for f in dev.fabric.faults.of("appl_lag", device=dev.node.name))
-    changed = float(getattr(dev, "appl_changed", 0.0))
-    if slow and time.time() - changed < slow / 1000:
-        return dict(getattr(dev, "appl_prev", {}) or {})
+    if slow and time.time() - dev.appl_changed < slow / 1000:
+        return dict(dev.appl_prev)
     return dict(dev.running)
 
 
@@ -273,9 +272,7 @@ def db_cli(dev: Any, args: list[str]) -> tuple[int, str, str]:
     import fnmatch
     if len(args) < 2:
         return 1, "", "usage: sonic-db-cli [-h] [-s] [-n NAMESPACE] db_or_op [cmd ...]\n"
-    db, op, rest = args[0], args[1].upper(), args[2:]
-    if db != "APPL_DB":
-        return 0, "", ""                      # other databases: nothing modelled, as an empty reply
+    op, rest = args[1].upper(), args[2:]      # args[0] is APPL_DB: SonicDevice sends the other databases elsewhere
     data = appl_db(dev)
     if op == "KEYS" and rest:
         return 0, "".join(k + "\n" for k in sorted(data) if fnmatch.fnmatchcase(k, rest[0])), ""

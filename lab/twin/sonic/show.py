@@ -91,7 +91,7 @@ def show(dev: SonicDevice, args: list[str]) -> Result:
                 continue
             drops = dev.fabric.queue_drops(dev.node.name, p)
             for q in range(8):
-                rows.append([p, f"UC{q}", "0", "0", f"{drops[q]:,}", f"{drops[q] * 1500:,}"])
+                rows.append([p, f"UC{q}", "0", "0", f"{drops[q]:,}", f"{drops[q] * wred.FRAME_BYTES:,}"])
         return 0, "For namespace :\n" + table(["Port", "TxQ", "Counter/pkts", "Counter/bytes", "Drop/pkts",
                                                 "Drop/bytes"], rows, 0), ""
     if cmd == "buffer configuration":

@@ -187,19 +187,16 @@ def running_bgp(dev: SonicDevice) -> Result:
 
 
 def lldp_neighbors(dev: SonicDevice) -> Result:
+    from nr_run.lab.twin.sonic.device import _mac  # the MAC a SONiC node's DEVICE_METADATA gets at day 0
+
     rule = "-" * 79
     out = [rule, "LLDP neighbors:", rule]
     for n in dev.fabric.lldp_neighbors(dev.node.name):
         out += [f"Interface:    {n.port}, via: LLDP, RID: 1, Time: 0 day, 00:10:00", "  Chassis:",
-                f"    ChassisID:    mac {_peer_mac(n.device)}", f"    SysName:      {n.hostname}",
+                f"    ChassisID:    mac {_mac(n.device)}", f"    SysName:      {n.hostname}",
                 "    Capability:   Router, on", "  Port:", f"    PortID:       {n.port_id_subtype} {n.neighbor_port}",
                 f"    PortDescr:    {n.neighbor_port_descr or n.neighbor_port}", "    TTL:          120", rule]
     return 0, "\n".join(out) + "\n", ""
-
-
-def _peer_mac(name: str) -> str:
-    h = sum(ord(c) * (i + 1) for i, c in enumerate(name))
-    return f"52:54:00:{h >> 8 & 0xff:02x}:{h & 0xff:02x}:{len(name):02x}"
 
 
 def buffer_pool_watermark(dev: SonicDevice, persistent: bool) -> Result:

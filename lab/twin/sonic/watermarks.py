@@ -11,21 +11,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from nr_run.lab.twin.sonic import wred
+
 Result = tuple[int, str, str]
 KINDS = {"watermark": "user", "persistent-watermark": "persistent"}
 TITLE = "Egress shared pool occupancy per unicast queue:"
-
-
-def polled(running: dict[str, Any]) -> bool:
-    entry = running.get("FLEX_COUNTER_TABLE", {}).get("QUEUE_WATERMARK", {})
-    return isinstance(entry, dict) and entry.get("FLEX_COUNTER_STATUS") == "enable"
 
 
 def show_queue(dev: Any, ports: list[str], which: str, queues: str, table: Any) -> Result:
     """`show queue watermark|persistent-watermark unicast`."""
     if queues != "unicast":
         return 2, "", f"Error: No such command \"{queues}\".\n"
-    on = polled(dev.running)
+    on = wred.polled(dev.running, "QUEUE_WATERMARK")
     rows = []
     for port in ports:
         marks = dev.fabric.queue_watermarks(dev.node.name, port, kind=KINDS[which])

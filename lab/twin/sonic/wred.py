@@ -7,14 +7,16 @@ a wred_profile, drops them otherwise) and are polled only when FLEX_COUNTER_TABL
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 HEADERS = ["Port", "TxQ", "WredDrp/pkts", "WredDrp/bytes", "EcnMarked/pkts", "EcnMarked/bytes"]
-FRAME_BYTES = 1500        # the byte columns assume full-size RoCE frames
+FRAME_BYTES = 1500        # byte counters (here and over gNMI) assume full-size RoCE frames
 
 
-def polled(running: dict[str, Any]) -> bool:
-    entry = running.get("FLEX_COUNTER_TABLE", {}).get("WRED_ECN_QUEUE", {})
+def polled(running: Mapping[str, Any], group: str = "WRED_ECN_QUEUE") -> bool:
+    """Whether FLEX_COUNTER_TABLE|<group> is enabled (what `counterpoll wredqueue|watermark enable` sets)."""
+    entry = running.get("FLEX_COUNTER_TABLE", {}).get(group, {})
     return isinstance(entry, dict) and entry.get("FLEX_COUNTER_STATUS") == "enable"
 
 
@@ -24,13 +26,11 @@ def wredcounters(dev: Any, ports: list[str], only: str | None, table: Any) -> tu
     for port in ports:
         if only and port != only:
             continue
-        marks = dev.fabric.ecn_marks(dev.node.name, port)
-        drops = dev.fabric.queue_drops(dev.node.name, port)
+        counts = dev.fabric.wred_counters(dev.node.name, port)
         for q in range(8):
             if not on:
                 rows.append([port, f"UC{q}", "N/A", "N/A", "N/A", "N/A"])
                 continue
-            m = marks.get(q) or 0
-            d = drops[q] if marks.get(q) is not None else 0        # WRED drops only where WRED runs
+            d, m = counts.get(q, (0, 0))        # WRED drops and marks only where WRED runs
             rows.append([port, f"UC{q}", f"{d:,}", f"{d * FRAME_BYTES:,}", f"{m:,}", f"{m * FRAME_BYTES:,}"])
     return 0, table(HEADERS, rows, 0), ""
