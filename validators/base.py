@@ -68,12 +68,20 @@ class Finding:
     index: int | None = None
     value: float | None = None
 
+    @property
+    def id(self) -> str:
+        """Stable identity of what was judged, built from the structured fields only (never `target`, `expected`,
+        `observed` or `hint`), so rewording a message keeps it: `check/device/port/peer_device:peer_port/kind/index`.
+        Baselines, history, gates and reports key findings on it."""
+        index = "" if self.index is None else str(self.index)
+        return "/".join((self.check, self.device, self.port, f"{self.peer_device}:{self.peer_port}", self.kind, index))
+
     def sort_key(self) -> tuple[Any, ...]:
         return (self.passed, SEVERITY_ORDER[self.severity], self.check, self.device, self.target,
                 self.expected, self.observed)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {"id": self.id, **asdict(self)}
 
 
 class CheckOptions(BaseModel):
