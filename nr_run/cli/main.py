@@ -118,13 +118,15 @@ def build_parser() -> argparse.ArgumentParser:
     chk.add_argument("--checks", help="comma-separated check names or tags")
     _check_options(chk)
 
-    job = sub.add_parser("job-check", help="check the fabric under a job's nodes (Slurm prolog): exit 0 ok, 1 drain")
+    job = sub.add_parser("job-check", help="check the fabric under a job's nodes (Slurm prolog): exit 0 ok, 1 drain, "
+                                           "4 not checked")
     _common(job)
     _device_io(job)
     _check_options(job)
     job.add_argument("--nodes", required=True,
                      help="the job's nodes, Slurm hostlist syntax (e.g. 'gpu[1-4,7]', $SLURM_JOB_NODELIST)")
-    job.add_argument("--budget", type=types.budget, default=10.0, help="seconds the check may take (default 10)")
+    job.add_argument("--budget", type=types.budget, default=None,
+                     help="seconds the check may take (default: the catalog's job_check.budget_s, else 10)")
 
     com = sub.add_parser("compliance", help="scheduled compliance: drift + checks, reports")
     _common(com)
