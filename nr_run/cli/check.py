@@ -20,6 +20,7 @@ from nr_run.cli.common import (
     EXIT_FAIL,
     EXIT_INVALID,
     EXIT_OK,
+    EXIT_UNKNOWN,
     UsageError,
     emit_json,
     make_console,
@@ -73,7 +74,7 @@ def _interrupted(stop: Any, console: Console) -> None:
 
 def check(args: argparse.Namespace) -> int:
     from nr_run.cli.lab import device_session
-    from nr_run.runbooks.check import print_report, run_checks
+    from nr_run.runbooks.check import print_report, run_checks, verdict_line
     from nr_run.runbooks.history import record_report
     from nr_run.runbooks.interrupt import Interrupted, Stop, bounded
     from nr_run.runbooks.records import RunRecords
@@ -99,10 +100,22 @@ def check(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(report.to_dict())
     else:
-        print_report(report, console, show_passed=verbosity(args) >= 1, quiet=verbosity(args) < 0)
+        print_report(report, console, show_passed=verbosity(args) >= 1, quiet=verbosity(args) < 0, verdict=False)
         if verbosity(args) >= 0:
             console.print(f"results: {records.dir / 'results.json'}")
-    return EXIT_OK if report.passed else EXIT_FAIL
+        console.print(verdict_line(report))
+    return report_exit(report)
+
+
+def report_exit(report: Any) -> int:
+    """0 passed; 4 when the only failures are devices or sections that could not be read (could not check);
+    1 when anything that was read failed."""
+    from nr_run.validators.correlate import UNREAD
+
+    failed = [f for f in report.findings if not f.passed]
+    if not failed:
+        return EXIT_OK
+    return EXIT_UNKNOWN if all(f.kind in UNREAD for f in failed) else EXIT_FAIL
 
 
 def _history(args: argparse.Namespace, console: Console, records: Any, error: str) -> None:
@@ -165,11 +178,25 @@ def _compliance_once(args: argparse.Namespace, console: Console, options: dict[s
         emit_json(payload)
     else:
         if "table" in formats:
-            print_report(result.report, console, show_passed=verbosity(args) >= 1, quiet=verbosity(args) < 0)
-        console.print(f"compliance {args.site}: {result.outcome}; drift: {', '.join(result.drifted) or 'none'}")
+            print_report(result.report, console, show_passed=verbosity(args) >= 1, quiet=verbosity(args) < 0,
+                         verdict=False)
         if written and verbosity(args) >= 0:
             console.print("reports: " + ", ".join(str(p) for p in written))
-    return _EXIT[result.outcome]
+        console.print(compliance_line(args.site, result))
+    code = _EXIT[result.outcome]
+    if code == EXIT_FAIL and report_exit(result.report) != EXIT_FAIL:
+        return EXIT_UNKNOWN         # nothing read failed: devices that could not be read or diffed
+    return code
+
+
+def compliance_line(site: str, result: Any) -> str:
+    """The last line of a compliance run: its outcome, the checks' verdict and counts, the drift."""
+    from nr_run.runbooks.check import verdict_line
+
+    drifted = result.drifted
+    drift = (f"drift on {len(drifted)} device(s): {', '.join(drifted[:5])}" + (" ..." if len(drifted) > 5 else "")
+             if drifted else "no drift")
+    return f"compliance {site}: {result.outcome}; {drift}; checks: {verdict_line(result.report)}"
 
 
 def compliance(args: argparse.Namespace) -> int:
