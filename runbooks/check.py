@@ -18,15 +18,16 @@ JSON schema of `CheckReport.to_dict()` ("schema": "nr-run.check/2"); lists are s
 {
   "schema": "nr-run.check/2",
   "site": "dc1",
-  "passed": false,                               # true iff no finding has passed=false
+  "passed": false,                               # true iff every failed finding is a declared degradation
   "checks": ["bgp", "pfc", ...],                 # checks that ran, name order
-  "summary": {"findings": 120, "passed": 118, "failed": 2, "error": 1, "warning": 1, "info": 118,
+  "summary": {"findings": 120, "passed": 118, "failed": 2, "declared": 0, "error": 1, "warning": 1, "info": 118,
               "devices": 10, "by_check": {"pfc": {"passed": 40, "failed": 1}, ...}},
   "findings": [                                   # failed first, then by severity, check, device, target
     {"check": "pfc", "device": "rtsw1", "target": "Ethernet1", "expected": "pfc priorities 3",
      "observed": "pfc priorities 4", "passed": false, "severity": "error", "hint": "...",
      "port": "Ethernet1", "peer_device": "ctsw1", "peer_port": "Ethernet1",
-     "cause": "<cause id>" | null}, ...],          # null on a passed finding
+     "cause": "<cause id>" | null,                # null on a passed or a declared finding
+     "declared": false}, ...],                    # true: a known degradation the inventory declares (fails nothing)
   "causes": [                                     # failed findings grouped by probable cause (validators.correlate):
     {"id": "link:ctsw1:Ethernet1|rtsw1:Ethernet1", "kind": "link" | "device" | "config",
      "layer": "physical" | "device" | "config",   # physical first, then devices, then configuration
@@ -61,6 +62,7 @@ from nr_run.validators.base import (
     Check,
     Finding,
     Selection,
+    all_checks,
     evaluate_all,
     required_sections,
     select,
@@ -113,14 +115,26 @@ class CheckReport:
     _causes: list[Cause] | None = field(default=None, init=False, repr=False, compare=False)
 
     def causes(self) -> list[Cause]:
-        """The failed findings grouped by probable cause, physical layer first."""
+        """The failed findings the inventory does not declare, grouped by probable cause, physical layer first."""
         if self._causes is None:
-            self._causes = correlate(self.findings, self.fabric)
+            known = self.declared_ids()
+            self._causes = correlate([f for f in self.findings if f.id not in known], self.fabric)
         return self._causes
+
+    def declared(self) -> list[Finding]:
+        """Failed findings that report what the inventory declares (a removed link, a NIC out of service):
+        known degradations, reported every run, failing nothing."""
+        checks = all_checks()
+        return [f for f in self.findings if not f.passed and f.check in checks and checks[f.check].declared]
+
+    def declared_ids(self) -> set[str]:
+        return {f.id for f in self.declared()}
 
     @property
     def passed(self) -> bool:
-        return all(f.passed for f in self.findings)
+        """No failed finding besides the declared degradations."""
+        known = self.declared_ids()
+        return all(f.passed or f.id in known for f in self.findings)
 
     def summary(self) -> dict[str, Any]:
         by_check: dict[str, dict[str, int]] = {c: {"passed": 0, "failed": 0} for c in self.checks}
@@ -131,6 +145,7 @@ class CheckReport:
             "findings": len(self.findings),
             "passed": len(self.findings) - len(failed),
             "failed": len(failed),
+            "declared": len(self.declared()),
             **{sev: sum(1 for f in self.findings if f.severity == sev) for sev in SEVERITY_ORDER},
             "devices": self.devices,
             "by_check": dict(sorted(by_check.items())),
@@ -139,13 +154,15 @@ class CheckReport:
     def to_dict(self) -> dict[str, Any]:
         causes = self.causes()
         owner = cause_of(causes)
+        known = self.declared_ids()
         return {
             "schema": SCHEMA,
             "site": self.site,
             "passed": self.passed,
             "checks": list(self.checks),
             "summary": self.summary(),
-            "findings": [{**f.to_dict(), "cause": owner.get(f.id) if not f.passed else None} for f in self.findings],
+            "findings": [{**f.to_dict(), "cause": owner.get(f.id) if not f.passed else None,
+                          "declared": f.id in known} for f in self.findings],
             "causes": [c.to_dict() for c in causes],
             "collection_errors": {d: dict(sorted(e.items())) for d, e in sorted(self.collection_errors.items())},
             "port_counters": {d: dict(sorted(p.items())) for d, p in sorted(self.port_counters.items())},
@@ -254,9 +271,27 @@ def verdict_line(report: CheckReport) -> str:
     warnings = sum(1 for f in report.findings if not f.passed and f.severity == "warning")
     verdict = "[bold green]PASS[/]" if report.passed else "[bold red]FAIL[/]"
     causes = len(report.causes())
+    known = s["declared"]
+    failed = s["failed"] - known
     why = f" from {causes} probable cause(s)" if causes else ""
+    errors -= sum(1 for f in report.declared() if f.severity == "error")
+    warnings -= sum(1 for f in report.declared() if f.severity == "warning")
+    tail = f"; {known} known degradation(s) declared in the inventory" if known else ""
     return (f"{verdict} {report.site}: {len(report.checks)} checks on {s['devices']} devices, "
-            f"{s['passed']} passed, {s['failed']} failed ({errors} errors, {warnings} warnings){why}")
+            f"{s['passed']} passed, {failed} failed ({errors} errors, {warnings} warnings){why}{tail}")
+
+
+def declared_table(report: CheckReport) -> Any:
+    """The known degradations: what the inventory declares, reported every run, failing nothing."""
+    from rich.table import Table
+
+    rows = report.declared()
+    t = Table(title=f"known degradations, declared in the inventory ({len(rows)})", title_style="yellow")
+    for col in ("check", "device", "target", "observed", "hint"):
+        t.add_column(col, overflow="fold")
+    for f in rows:
+        t.add_row(f.check, f.device, f.target, f.observed, f.hint)
+    return t
 
 
 def causes_table(report: CheckReport, all_consequences: bool = False) -> Any:
@@ -293,6 +328,8 @@ def print_report(report: CheckReport, console: Any, show_passed: bool = False, q
 
     if report.causes():
         console.print(causes_table(report, all_consequences=show_passed))
+    if report.declared():
+        console.print(declared_table(report))
     passed = [f for f in report.findings if f.passed] if show_passed else []
     if passed:
         t = Table(title=f"passed ({len(passed)})", title_style=_STYLE["info"], show_lines=False)

@@ -24,7 +24,12 @@ SEVERITIES = ("error", "warning", "info")
 
 
 def _failed(payload: Payload) -> list[dict]:
-    return [f for f in payload["findings"] if not f.get("passed")]
+    """Failed findings the inventory does not declare (declared ones are known degradations: they fail nothing)."""
+    return [f for f in payload["findings"] if not f.get("passed") and not f.get("declared")]
+
+
+def _declared(payload: Payload) -> list[dict]:
+    return [f for f in payload["findings"] if not f.get("passed") and f.get("declared")]
 
 
 def _outcome(payload: Payload) -> str:
@@ -38,14 +43,16 @@ def _outcome(payload: Payload) -> str:
 def _by_check(payload: Payload) -> dict[str, dict[str, int]]:
     counts: dict[str, dict[str, int]] = {}
     for f in payload["findings"]:
-        c = counts.setdefault(f["check"], {"passed": 0, "failed": 0, **dict.fromkeys(SEVERITIES, 0)})
+        c = counts.setdefault(f["check"], {"passed": 0, "failed": 0, "declared": 0, **dict.fromkeys(SEVERITIES, 0)})
         if f.get("passed"):
             c["passed"] += 1
+        elif f.get("declared"):
+            c["declared"] += 1
         else:
             c["failed"] += 1
             c[f.get("severity", "error")] += 1
     for name in payload.get("checks", []):
-        counts.setdefault(name, {"passed": 0, "failed": 0, **dict.fromkeys(SEVERITIES, 0)})
+        counts.setdefault(name, {"passed": 0, "failed": 0, "declared": 0, **dict.fromkeys(SEVERITIES, 0)})
     return dict(sorted(counts.items()))
 
 
@@ -90,15 +97,20 @@ def to_junit(payload: Payload) -> str:
            f'failures="{all_failures}" errors="0" time="{float(payload.get("duration_s", 0)):.3f}">']
     for check in sorted(suites):
         cases = suites[check]
-        failures = sum(1 for c in cases if not c.get("passed"))
+        failures = sum(1 for c in cases if not c.get("passed") and not c.get("declared"))
+        skipped = sum(1 for c in cases if not c.get("passed") and c.get("declared"))
         out.append(f"  <testsuite name={quoteattr(check)} tests=\"{len(cases)}\" failures=\"{failures}\" "
-                   f"errors=\"0\" skipped=\"0\" time=\"0\"" + (f" timestamp={quoteattr(stamp)}" if stamp else "")
+                   f"errors=\"0\" skipped=\"{skipped}\" time=\"0\"" + (f" timestamp={quoteattr(stamp)}" if stamp else "")
                    + ">")
         for c in cases:
             name = quoteattr(f"{c['device']} {c.get('target', '')}".strip())
             classname = quoteattr(f"{check}.{c['device']}")
             if c.get("passed"):
                 out.append(f"    <testcase classname={classname} name={name} time=\"0\"/>")
+            elif c.get("declared"):
+                msg = quoteattr(f"known degradation, declared in the inventory: {c.get('observed')}")
+                out.append(f"    <testcase classname={classname} name={name} time=\"0\"><skipped message={msg}/>"
+                           "</testcase>")
             else:
                 msg = quoteattr(f"expected {c.get('expected')}, observed {c.get('observed')}")
                 body = (f"device: {c['device']}\ntarget: {c.get('target', '')}\nexpected: {c.get('expected')}\n"
@@ -186,7 +198,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .sev-error{background:#c5221f}.sev-warning{background:#e37400}.sev-info{background:#5f6b7a}
 tr.row-error td:first-child{border-left:4px solid #c5221f}
 tr.row-warning td:first-child{border-left:4px solid #e37400}
-.pass{color:#1e8e3e;font-weight:600}.fail{color:#c5221f;font-weight:600}
+.pass{color:#1e8e3e;font-weight:600}.fail{color:#c5221f;font-weight:600}.known{color:#b26a00;font-weight:600}
 pre.diff{background:#fff;padding:10px 12px;overflow-x:auto;white-space:pre-wrap;word-break:break-all;
 box-shadow:0 1px 2px rgba(0,0,0,.12);font:12px/1.4 "DejaVu Sans Mono",Menlo,Consolas,monospace}
 pre.diff .add{color:#137333;background:#e6f4ea;display:block}
@@ -256,7 +268,8 @@ def to_html(payload: Payload) -> str:
         "<th>warnings</th></tr>",
     ]
     for name, c in by_check.items():
-        result = '<span class="fail">FAIL</span>' if c["failed"] else '<span class="pass">PASS</span>'
+        result = ('<span class="fail">FAIL</span>' if c["failed"] else
+                  '<span class="known">KNOWN</span>' if c["declared"] else '<span class="pass">PASS</span>')
         parts.append(f"<tr><td>{_e(name)}</td><td>{result}</td><td class=\"num\">{c['passed']}</td>"
                      f"<td class=\"num\">{c['failed']}</td><td class=\"num\">{c['error']}</td>"
                      f"<td class=\"num\">{c['warning']}</td></tr>")
@@ -282,6 +295,13 @@ def to_html(payload: Payload) -> str:
         parts.append("</table>")
     else:
         parts.append("<p class=\"pass\">none</p>")
+    known = _declared(payload)
+    if known:
+        parts.append(f"<h2>Known degradations, declared in the inventory ({len(known)})</h2>"
+                     "<table><tr><th>check</th><th>device</th><th>target</th><th>observed</th><th>hint</th></tr>")
+        parts += ["<tr>" + "".join(f"<td>{_e(f.get(k, ''))}</td>" for k in ("check", "device", "target", "observed",
+                                                                           "hint")) + "</tr>" for f in known]
+        parts.append("</table>")
     errors = {**{d: "; ".join(f"{k}: {v}" for k, v in sorted(e.items()))
                  for d, e in payload.get("collection_errors", {}).items()}, **payload.get("drift_errors", {})}
     if errors:
@@ -340,7 +360,7 @@ def to_prom(payload: Payload) -> str:
     per_device: dict[tuple[str, str], int] = {}
     for f in payload["findings"]:
         where = (f["check"], f["device"])
-        per_device[where] = per_device.get(where, 0) + (0 if f.get("passed") else 1)
+        per_device[where] = per_device.get(where, 0) + (0 if f.get("passed") or f.get("declared") else 1)
     family("nr_run_check_failures", "gauge", "Failed findings per check and device.",
            [({"site": site, "check": c, "device": d}, n) for (c, d), n in sorted(per_device.items())])
     family("nr_run_config_drift", "gauge", "1 if the running config differs from intent.",

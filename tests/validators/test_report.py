@@ -32,7 +32,8 @@ def test_report_schema_and_determinism():
                        "port_counters", "rdma"]
     assert a["summary"]["failed"] == 0 and a["summary"]["passed"] == a["summary"]["findings"] > 100
     assert set(a["findings"][0]) == {"id", "check", "device", "target", "expected", "observed", "passed", "severity",
-                                     "hint", "port", "peer_device", "peer_port", "kind", "index", "value", "cause"}
+                                     "hint", "port", "peer_device", "peer_port", "kind", "index", "value", "cause",
+                                     "declared"}
     assert a["causes"] == [] and all(f["cause"] is None for f in a["findings"])
     # every pair of 8 NICs on 4 servers: 48 cells, each NIC a source
     assert len(a["rdma"]["cells"]) == 48 and len(a["rdma"]["sources"]) == 8
