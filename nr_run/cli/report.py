@@ -56,6 +56,7 @@ def report(args: argparse.Namespace) -> int:
     console = make_console(stderr=args.json)
     since, until, job = _window(args)
     ports = devices = None
+    intent = None
     if job is not None:
         nodes = job_nodes(job["nodes"])
         intent, _ = load_intent(args, console)
@@ -70,7 +71,7 @@ def report(args: argparse.Namespace) -> int:
         return EXIT_FAIL
     with open_store(args.artifacts, args.site) as store:
         doc = site_report(store, since, until, read_audit(args.artifacts), ports=ports, devices=devices,
-                          top=args.top)
+                          top=args.top, peers=_peers(args, intent))
     if job is not None:
         doc["job"] = job
     if args.json:
@@ -78,6 +79,24 @@ def report(args: argparse.Namespace) -> int:
     else:
         print_report(doc, console, verbose=verbosity(args) >= 1)
     return EXIT_OK
+
+
+def _peers(args: argparse.Namespace, intent: Any) -> dict[tuple[str, str], str]:
+    """(device, port) -> the cabled far device, from the site's intent: the timeline relates an event to a
+    deploy step on its link's far end. An inventory that does not compile gives none (the report still runs)."""
+    if intent is None:
+        from nr_run.intent import compile_site
+        from nr_run.runbooks.inventory import site_dir
+
+        try:
+            intent = compile_site(site_dir(args.site, args.inventory_dir))
+        except Exception:          # the history report does not depend on the inventory being valid today
+            return {}
+    out: dict[tuple[str, str], str] = {}
+    for lk in intent.links:
+        out[(lk.a_device, lk.a_port)] = lk.b_device
+        out[(lk.b_device, lk.b_port)] = lk.a_device
+    return out
 
 
 def _fmt(x: Any) -> str:
