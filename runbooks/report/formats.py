@@ -378,7 +378,33 @@ def to_prom(payload: Payload) -> str:
     return "\n".join(lines) + "\n"
 
 
+# ---------------------------------------------------------------- CSV
+
+CSV_COLUMNS = ("id", "check", "device", "target", "port", "peer_device", "peer_port", "severity", "passed", "declared",
+               "cause", "expected", "observed", "hint")
+
+
+def to_csv(payload: Payload) -> str:
+    """One row per finding (failed first, as in the JSON), the columns of CSV_COLUMNS; spreadsheets and
+    `csvkit` read it. A cell that a spreadsheet would run as a formula (=, +, -, @ first) is prefixed with '."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for f in payload["findings"]:
+        row = []
+        for col in CSV_COLUMNS:
+            value = f.get(col)
+            text = "" if value is None else ("true" if value is True else "false" if value is False else str(value))
+            row.append("'" + text if text[:1] in ("=", "+", "-", "@") else text)
+        writer.writerow(row)
+    return buf.getvalue()
+
+
 WRITERS: dict[str, tuple[str, Callable[[Payload], str]]] = {
+    "csv": ("findings.csv", to_csv),
     "json": ("compliance.json", to_json),
     "junit": ("compliance.junit.xml", to_junit),
     "md": ("compliance.md", to_markdown),
