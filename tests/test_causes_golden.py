@@ -10,7 +10,6 @@ import os
 import re
 from pathlib import Path
 
-
 from tests.twin_site import TwinSite
 
 GOLDEN = Path(__file__).parent / "golden" / "causes"
