@@ -28,7 +28,7 @@ def test_real_400g_hwsku_is_its_port_config_ini():
     assert prof is not None and prof.asic == "th5" and prof.platform == "x86_64-arista_7060x6_64pe"
     assert len(prof.ports) == 130 and sum(p.speed_mbps == 400_000 for p in prof.ports) == 128
     first = prof.by_name("Ethernet0")
-    assert (first.lanes, first.alias, first.index) == ((17, 18, 19, 20), "Ethernet1/1", "1")
+    assert (first.lanes, first.alias, first.index) == ((17, 18, 19, 20), "etp1a", "1")     # master's alias
     assert hwsku.profile("Force10-S6000").asic == "td2"
     assert hwsku.profile("../etc/passwd") is None and hwsku.profile("No-Such-SKU") is None
 
@@ -36,15 +36,13 @@ def test_real_400g_hwsku_is_its_port_config_ini():
 @pytest.mark.parametrize(("speed", "lanes"), [(400_000, "17,18,19,20"), (200_000, "17,18"), (100_000, "17")])
 def test_sonic_lanes_follow_the_link_speed(speed, lanes):
     entry = hwsku.port_entry(hwsku.profile("Arista-7060X6-64PE-O128S2"), "Ethernet0", speed)
-    assert entry == {"lanes": lanes, "alias": "Ethernet1/1", "index": "1", "speed": str(speed)}
+    assert entry == {"lanes": lanes, "alias": "etp1a", "index": "1", "speed": str(speed)}
 
 
 def test_sonic_refuses_what_the_port_cannot_run():
     prof = hwsku.profile("Arista-7060X6-64PE-O128S2")
     with pytest.raises(hwsku.HwskuError, match="cannot run 800G"):
         hwsku.port_entry(prof, "Ethernet0", 800_000)
-    with pytest.raises(hwsku.HwskuError, match="repeats a lane"):        # upstream typo, kept as published
-        hwsku.port_entry(prof, "Ethernet468", 400_000)
     with pytest.raises(hwsku.HwskuError, match="not a port"):
         hwsku.port_entry(prof, "Ethernet2", 400_000)
 
@@ -77,7 +75,7 @@ def test_eos_renders_a_speed_line_per_link(fabric):
 
 def test_ecn_thresholds_and_buffers_are_the_same_bytes_on_both_platforms(fabric):
     """EOS `random-detect ecn ... bytes` and SONiC WRED_PROFILE thresholds (sonic-wred-profile.yang, `units
-    bytes`) carry the identical integer; SONiC's lossless PG profile carries the intent's headroom bytes."""
+    bytes`) carry the identical integer; SONiC's lossless PG profile (the SKU's table) is at least the intent's headroom."""
     eos_dev, sonic_dev = fabric.devices["rtsw1"], fabric.devices["rtsw3"]
     text = render_device(eos_dev)
     line = next(ln.split() for ln in text.splitlines() if "random-detect ecn minimum-threshold" in ln)
@@ -89,7 +87,7 @@ def test_ecn_thresholds_and_buffers_are_the_same_bytes_on_both_platforms(fabric)
     assert (eos_min, eos_max) == (eos_dev.roce.ecn.min_kbytes * 1000, eos_dev.roce.ecn.max_kbytes * 1000)
     for itf in sonic_dev.interfaces:
         prof = db["BUFFER_PROFILE"][db["BUFFER_PG"][f"{itf.name}|3"]["profile"]]
-        assert int(prof["xoff"]) == itf.headroom.xoff_bytes
+        assert int(prof["xoff"]) >= itf.headroom.xoff_bytes      # the SKU's table, at least the physics
     assert EosConfig().suffix == ".cfg" and SonicConfig().suffix == ".json"
 
 
