@@ -78,14 +78,21 @@ def _pool(dev: DeviceIntent, view: BufferView, terms: dict[str, HeadroomTerms], 
         data={"check": "pool", "device": dev.name, "field": f"hardware.{dev.hardware.name}.asic",
               "pool_bytes": view.pool_bytes, "headroom_pool_bytes": view.headroom_pool_bytes,
               "reserved_bytes": view.reserved_bytes, "shared_bytes": shared}))
-    short = view.headroom_pool_bytes < needed
-    out.append(AnalysisFinding(
+    if view.headroom_pool_bytes == 0:
+        # no shared headroom pool (e.g. Spectrum's traditional model): each lossless PG reserves its own
+        # headroom, the profile's size, which the pool check above already counts as reserved
+        out.append(AnalysisFinding(
+            NAME, f"{dev.name} headroom pool", f"no shared headroom pool: each lossless PG reserves its headroom "
+            f"in its profile (reserved {view.reserved_bytes:,} B in all)", passed=True, severity="info",
+            data={"check": "headroom-pool", "device": dev.name, "field": "", "needed_bytes": needed}))
+    short = 0 < view.headroom_pool_bytes < needed
+    out += [] if view.headroom_pool_bytes == 0 else [AnalysisFinding(
         NAME, f"{dev.name} headroom pool",
         f"headroom pool {view.headroom_pool_bytes:,} B {'<' if short else '>='} {needed:,} B, the derived xoff of "
         f"{len(terms)} port(s) x {pgs} lossless PG(s)",
         passed=not short, fix=(f"the {dev.platform} platform plug-in sizes the pool xoff below the derived "
                                "headroom: fix nr_run/platforms/" + dev.platform) if short else "",
-        data={"check": "headroom-pool", "device": dev.name, "field": "", "needed_bytes": needed}))
+        data={"check": "headroom-pool", "device": dev.name, "field": "", "needed_bytes": needed})]
     low = [p for p, t in sorted(terms.items()) if view.pg_xoff.get(p, t.xoff_bytes) < t.xoff_bytes]
     if low:
         # the platform's table (SONiC: the SKU's pg_profile_lookup.ini) is what the switch runs and wins; a
