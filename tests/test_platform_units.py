@@ -99,6 +99,11 @@ def test_gcu_rules_of_driver_and_twin_are_the_same_transcription():
     twin = json.loads((repo / "lab" / "twin" / "sonic" / "gcu_rules.json").read_text())
     assert driver == twin and "691b1bbc" in driver["source"]
     assert driver["tables"]["BUFFER_POOL"]["scenarios"]["Shared/headroom pool size changes"]["fields"] == []
+    per_release = json.loads((repo / "napalm_sonic" / "gcu_rules_releases.json").read_text())
+    assert per_release == json.loads((repo / "lab" / "twin" / "sonic" / "gcu_rules_releases.json").read_text())
+    assert sorted(per_release["releases"]) == ["202305", "202311", "202405", "202411", "202505", "202511"]
+    for release, rules in per_release["releases"].items():
+        assert f"({release} branch)" in rules["source"]
 
 
 def test_gcu_prediction_per_asic_family_and_release():
@@ -111,15 +116,42 @@ def test_gcu_prediction_per_asic_family_and_release():
                "BUFFER_PROFILE": {"p": {"pool": "x", "size": "0", "xoff": "1", "dynamic_th": "0"}}}
     wd = {**running, "PFC_WD": {**running["PFC_WD"], "Ethernet0": {"detection_time": "300"}}}
     assert gcu.refusals(running, wd, "Arista-7060X6-64PE-O128S2") == []
-    # th5 needs 202405: an older image is refused, a master build (no release in its name) is not checked
+    # the switch's release picks its branch's rules: 202311 lists no th5 switch at all, 202405 the Nokia H5
+    # only, 202411 "Arista-7060X6-64PE" (matched as a substring of the O128S2 HWSKU, as GCU does)
     [old] = gcu.refusals(running, wd, "Arista-7060X6-64PE-O128S2", "broadcom", "SONiC.20231110.5")
-    assert "needs release 20240500" in old.reason and "PFC_WD table is illegal" in old.message
+    assert "no ASIC family" in old.reason and "PFC_WD table is illegal" in old.message
+    assert gcu.refusals(running, wd, "Arista-7060X6-64PE-O128S2", "broadcom", "SONiC.20240515.1")
+    assert gcu.refusals(running, wd, "Nokia-IXR7220-H5-64D", "broadcom", "SONiC.20240515.1") == []
+    assert gcu.refusals(running, wd, "Arista-7060X6-64PE-O128S2", "broadcom", "SONiC.20241110.3") == []
     xoff = {**running, "BUFFER_PROFILE": {"p": {**running["BUFFER_PROFILE"]["p"], "xoff": "2"}}}
     size = {**running, "BUFFER_PROFILE": {"p": {**running["BUFFER_PROFILE"]["p"], "size": "2"}}}
     assert gcu.refusals(running, xoff, "Arista-7060X6-64PE-O128S2") == []
     assert [r.path for r in gcu.refusals(running, size, "Arista-7060X6-64PE-O128S2")] == ["/BUFFER_PROFILE/p/size"]
     assert gcu.apply_method(running, size, "Arista-7060X6-64PE-O128S2")[0] == "drained apply"
     assert gcu.apply_method(running, xoff, "Arista-7060X6-64PE-O128S2")[0] == "gcu"
+
+
+@pytest.mark.parametrize(("build", "release"), [
+    ("SONiC.20230531.24", "202305"), ("SONiC.20231110.5", "202311"), ("SONiC.20240510.12", "202405"),
+    ("SONiC.20241130.2", "202411"), ("SONiC.20250515.1", "202505"), ("SONiC.20251120.9", "202511"),
+    ("SONiC.master.923411-3f1d7c2a", "master"), ("SONiC.20260601.1", "master"), ("SONiC.20221130.1", "202305")])
+def test_gcu_rules_follow_the_reported_release(build, release):
+    from napalm_sonic import gcu
+
+    assert gcu.release_of(build) == release
+
+
+def test_wred_changes_per_release():
+    """202305-202411: only AZURE_LOSSLESS's green thresholds (exact field names); 202505: those fields of any
+    profile (matched by their end); 202511 and master: WRED_PROFILE has no validator."""
+    from napalm_sonic import gcu
+
+    running = {"WRED_PROFILE": {"ROCE_LOSSLESS": {"green_min_threshold": "1", "ecn": "ecn_all"}}}
+    target = {"WRED_PROFILE": {"ROCE_LOSSLESS": {"green_min_threshold": "2", "ecn": "ecn_all"}}}
+    sku = "Nokia-IXR7220-H5-64D"
+    assert [r.table for r in gcu.refusals(running, target, sku, "broadcom", "SONiC.20240515.1")] == ["WRED_PROFILE"]
+    assert gcu.refusals(running, target, sku, "broadcom", "SONiC.20250515.1") == []
+    assert gcu.refusals(running, target, sku, "broadcom", "SONiC.20251115.1") == []
 
 
 def test_eos_preflight_refuses_a_link_the_port_cannot_run(fabric):

@@ -14,6 +14,7 @@ from typing import Any
 from nr_run.lab.twin.fabric import Fabric
 from nr_run.lab.twin.sonic import factory, gcu, show, show_ops, watermarks
 from nr_run.lab.twin.sonic.interpret import to_state
+from nr_run.lab.twin.sonic.release import version_string
 from nr_run.lab.twin.topology import Node
 
 CHECKPOINTS = "/etc/sonic/checkpoints"
@@ -143,6 +144,11 @@ class SonicDevice:
         self.set_running(json.loads(self.files[STARTUP]))
 
     @property
+    def build(self) -> str:
+        """The SONiC build the node runs (`show version`), which picks the release's GCU rules."""
+        return version_string(self.node.image) if self.node.image else ""
+
+    @property
     def hostname(self) -> str:
         return self.running.get("DEVICE_METADATA", {}).get("localhost", {}).get("hostname", self.node.name)
 
@@ -211,7 +217,7 @@ class SonicDevice:
             if rest[0] not in self.files:
                 return 2, "", f"Error: Invalid value for 'PATCH_FILE_PATH': Path '{rest[0]}' does not exist.\n"
             try:
-                target, ops = gcu.simulate(self.running, self.files[rest[0]])
+                target, ops = gcu.simulate(self.running, self.files[rest[0]], self.build)
             except gcu.GcuError as exc:
                 return 2, "", gcu.failure_text("apply patch", str(exc))
             out = gcu.success_text(ops, gcu.changes(self.running, target), dry)
@@ -221,7 +227,7 @@ class SonicDevice:
         if verb == "replace" and rest:
             try:
                 target = json.loads(self.files[rest[0]])
-                gcu.validate_field_operations(self.running, target)
+                gcu.validate_field_operations(self.running, target, self.build)
                 gcu.validate(target)
             except (KeyError, ValueError, gcu.GcuError) as exc:
                 return 2, "", gcu.failure_text("replace config", str(exc))
@@ -238,7 +244,7 @@ class SonicDevice:
             if cp is None:
                 return 2, "", gcu.failure_text("rollback config", f"Checkpoint '{rest[0]}' does not exist")
             try:
-                gcu.validate_field_operations(self.running, json.loads(cp))
+                gcu.validate_field_operations(self.running, json.loads(cp), self.build)
             except gcu.GcuError as exc:
                 return 2, "", gcu.failure_text("rollback config", str(exc))
             if not dry:
