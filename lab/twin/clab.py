@@ -7,8 +7,9 @@ containerlab merges them (node > group > kind > defaults).
 
 Endpoint names per kind (containerlab's conventions):
 - ceos / arista_ceos: `ethN` is EthernetN, `ethN_M` is EthernetN/M (an `EthernetN[/M]` alias is accepted too);
-- sonic-vs / sonic-vm: `ethK` is the K-th front-panel port of the node's config_db PORT table (by index), or
-  Ethernet{4(K-1)} without a startup config (SONiC's default four lanes per port);
+- sonic-vs / sonic-vm: `ethK` is Ethernet{4(K-1)}: eth1 is Ethernet0 and each next interface the previous port
+  + 4 (containerlab docs/manual/kinds/sonic-vm.md and sonic-vs.md, "Interfaces mapping"), whatever the node's
+  PORT table holds; a cable on an ethK whose port is not in the node's PORT table lands on nothing configured;
 - linux: the interface name as written.
 """
 
@@ -61,13 +62,12 @@ def load_clab(path: str | Path) -> Topology:
         pair = tuple(_endpoint(str(e), specs, path, i) for e in eps)
         endpoints.append((pair[0], pair[1]))
     startup = {name: _startup_text(spec, path, name) for name, spec in specs.items()}
-    port_maps = {name: _port_map(specs[name]["kind"], startup[name]) for name in specs}
     cables: list[Cable] = []
     used: dict[tuple[str, str], int] = {}
     for i, ((a, ai), (b, bi)) in enumerate(endpoints):
         ends = []
         for dev, raw in ((a, ai), (b, bi)):
-            port = _port_name(specs[dev]["kind"], raw, port_maps[dev])
+            port = _port_name(specs[dev]["kind"], raw)
             if port is None:
                 raise ClabError(f"{path}: links[{i}]: {dev}:{raw} is not a data interface of kind "
                                 f"{specs[dev]['kind']}")
@@ -150,23 +150,7 @@ def _startup_text(spec: dict, path: Path, name: str) -> str | None:
         raise ClabError(f"{path}: node {name}: startup-config {ref}: {exc.strerror}") from None
 
 
-def _port_map(kind: str, startup: str | None) -> list[str]:
-    """SONiC: front-panel ports in index order, from the startup config_db."""
-    if KIND_PLATFORM[kind] != "sonic" or not startup:
-        return []
-    try:
-        ports = json.loads(startup).get("PORT") or {}
-    except ValueError:
-        return []
-
-    def order(item: tuple[str, dict]) -> tuple[int, list]:
-        index = str(item[1].get("index", ""))
-        return (int(index) if index.isdigit() else 1 << 30, port_sort([item[0]]))
-
-    return [name for name, _ in sorted(ports.items(), key=order)]
-
-
-def _port_name(kind: str, iface: str, port_map: list[str]) -> str | None:
+def _port_name(kind: str, iface: str) -> str | None:
     platform = KIND_PLATFORM[kind]
     if platform == "eos":
         if EOS_ALIAS.match(iface):
@@ -177,12 +161,7 @@ def _port_name(kind: str, iface: str, port_map: list[str]) -> str | None:
         return "Ethernet" + m.group(1) + m.group(2).replace("_", "/")
     if platform == "sonic":
         m = SONIC_ENDPOINT.match(iface)
-        if not m:
-            return iface if iface in port_map else None
-        k = int(m.group(1))
-        if port_map:
-            return port_map[k - 1] if k <= len(port_map) else None
-        return f"Ethernet{4 * (k - 1)}"
+        return f"Ethernet{4 * (int(m.group(1)) - 1)}" if m else None
     return iface
 
 

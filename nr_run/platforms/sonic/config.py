@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from json.encoder import encode_basestring_ascii
 from typing import Any
@@ -87,6 +88,22 @@ def _hardware_findings(dev: DeviceIntent, file: str, hw: str) -> tuple[list[Find
     return out, prof
 
 
+def image_release(image: str) -> str:
+    """The release branch (YYYYMM) an image tag names ("vrnetlab/sonic_sonic-vs:202511" -> "202511"), "" if none."""
+    m = re.search(r":(\d{6})(?:$|[^\d])", image)
+    return m.group(1) if m else ""
+
+
+def _release_findings(dev: DeviceIntent, prof: hwsku.HwskuProfile, file: str, hw: str, release: str) -> list[Finding]:
+    """A lab switch runs the release its image tag names: a HWSKU first shipped in a later release cannot
+    exist on it (its device folder is not on that image)."""
+    if release and prof.first_release and release < prof.first_release:
+        return [Finding("error", "sonic-release", file, dev.name, f"{hw}.model",
+                        f"HWSKU {prof.hwsku} first ships in SONiC {prof.first_release}; the lab image runs {release}, "
+                        "which has no device folder for it")]
+    return []
+
+
 def _headroom_findings(dev: DeviceIntent, prof: hwsku.HwskuProfile, file: str, hw: str) -> list[Finding]:
     """Every lossless port needs a row of the SKU's table (buffermgrd programs nothing without one); a row
     whose xoff is below the physics-based headroom of the port is a warning: the table still wins on the
@@ -149,10 +166,21 @@ def _bgp_findings(dev: DeviceIntent, file: str) -> list[Finding]:
                     "SONiC's bgpcfgd cannot carry " + "; ".join(lost))]
 
 
+def clab_index(port: str) -> int:
+    """K of the sonic-vm container interface ethK that carries SONiC port `port` (EthernetN -> N/4 + 1)."""
+    number = port.removeprefix("Ethernet")
+    if not number.isdigit() or int(number) % 4:
+        raise ValueError(f"{port}: containerlab's sonic-vm maps eth1, eth2, ... to Ethernet0, Ethernet4, ...; "
+                         f"{port} is none of them")
+    return int(number) // 4 + 1
+
+
 class SonicConfig:
     suffix = ".json"
     bgp_neighbor_bfd = False       # bgpcfgd renders BGP_NEIGHBOR into FRR without per-neighbor BFD
-    clab = ClabNode(kind="sonic-vm", image="vrnetlab/sonic_sonic-vs:202305", startup_suffix=".config_db.json")
+    # containerlab kind sonic-vm (a vrnetlab-built VM of sonic-vs; docs/manual/kinds/sonic-vm.md): its startup
+    # config is the VM's /etc/sonic/config_db.json; 202511 is the newest release whose GCU knows every shipped SKU
+    clab = ClabNode(kind="sonic-vm", image="vrnetlab/sonic_sonic-vs:202511", startup_suffix=".config_db.json")
 
     def structured_config(self, device: DeviceIntent, fabric: FabricIntent | None = None) -> dict[str, Any]:
         return config_db(device)
@@ -186,6 +214,8 @@ class SonicConfig:
                 continue
             if prof is None:
                 continue
+            if fabric.lab:
+                out += _release_findings(dev, prof, file, hw, image_release(self.clab.image))
             out += _headroom_findings(dev, prof, file, hw)
             pool = int(prof.pools["ingress_lossless_pool"].get("size", "0") or 0)
             rows = [pg_row(prof, i) for i in dev.interfaces if i.lossless_priorities and
@@ -223,7 +253,7 @@ class SonicConfig:
         return out
 
     def clab_interface(self, interface: Interface, device: DeviceIntent) -> str:
-        """sonic-vs maps the container's eth(k) to the k-th port of its PORT table; the startup config_db
-        written for containerlab (startup_config) lists the cabled ports only, so k counts those, in slot order."""
-        slots = sorted(i.slot for i in device.interfaces)
-        return f"eth{slots.index(interface.slot) + 1}"
+        """containerlab's sonic-vm: `eth1` is Ethernet0 and each next ethK is the previous port + 4
+        (docs/manual/kinds/sonic-vm.md, "Interfaces mapping"), whatever the PORT table holds: EthernetN is
+        eth(N/4 + 1). A port whose number is no multiple of 4 has no container interface (ValueError)."""
+        return f"eth{clab_index(interface.name)}"
