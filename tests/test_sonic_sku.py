@@ -145,3 +145,15 @@ def test_template_code_in_a_user_sku_runs_sandboxed(tmp_path):
         "{% set x = ''.__class__.__mro__ %}{%- macro generate_buffer_pool_and_profiles() %}{{ x }}{% endmacro %}"))
     with pytest.raises(hwsku.HwskuError):
         hwsku.profile("Evil-SKU", [str(root)])
+
+
+def test_a_hwsku_newer_than_the_lab_image_is_a_preflight_error(site):
+    def later(dest: Path) -> None:
+        meta = json.loads((dest / "sku.json").read_text())
+        (dest / "sku.json").write_text(json.dumps({**meta, "first_release": "202605"}))
+    _user_sku(site.path, "Future-SKU", later)
+    site.edit("fabric.yaml", lambda d: d["hardware"]["sonic-rtsw"].update(model="Future-SKU", sku_dir="skus"))
+    _, findings = load_site(site.path)
+    found = [f for f in findings if f.rule == "sonic-release"]
+    assert sorted(f.host for f in found) == ["rtsw3", "rtsw4"] and found[0].severity == "error"
+    assert "first ships in SONiC 202605" in found[0].message and "202511" in found[0].message
