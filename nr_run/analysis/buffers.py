@@ -160,10 +160,10 @@ def analyse(fabric: FabricIntent, options: AnalysisOptions) -> AnalysisResult:
             if port in view.buffers.pg_xoff:
                 by_profile.setdefault((t.speed_mbps, t.cable_length_m, view.buffers.pg_xoff[port], t.xoff_bytes),
                                       []).append(port)
-        for (speed, cable, rendered, derived), ports in sorted(by_profile.items()):
-            table_rows.append([dev.name, dev.model, f"{speed // 1000}G", cable, rendered, derived,
-                               round(rendered / derived, 2) if derived else "-",
-                               "ok" if rendered >= derived else "BELOW", ", ".join(ports[:3])
+        for (speed, cable, rendered, need), ports in sorted(by_profile.items()):
+            table_rows.append([dev.name, dev.model, f"{speed // 1000}G", cable, rendered, need,
+                               round(rendered / need, 2) if need else "-",
+                               "ok" if rendered >= need else "BELOW", ", ".join(ports[:3])
                                + (" ..." if len(ports) > 3 else "")])
     rows = []
     for (speed, cable, mtu, cell), (t, ports) in sorted(profiles.items()):

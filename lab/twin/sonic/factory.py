@@ -103,7 +103,8 @@ def _pg_lookup(text: str) -> dict[tuple[str, str], list[str]]:
 
 def _ranges(nums: list[int]) -> list[str]:
     """buffermgrd's generateIdListFromMap: runs of consecutive ids as "3-4", single ids as "3"."""
-    out, run = [], []
+    out: list[str] = []
+    run: list[int] = []
     for n in sorted(set(nums)):
         if run and n != run[-1] + 1:
             out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))

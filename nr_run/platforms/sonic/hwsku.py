@@ -241,8 +241,8 @@ def _profile(hwsku: str, dirs: tuple[str, ...]) -> HwskuProfile | None:
         folder = Path(d) / hwsku
         if folder.is_dir():
             return load(folder, hwsku)
-    folder = _packaged().joinpath(hwsku)
-    return load(folder, hwsku) if folder.is_dir() else None
+    shipped = _packaged().joinpath(hwsku)
+    return load(shipped, hwsku) if shipped.is_dir() else None
 
 
 def profile(hwsku: str, dirs: Iterable[str] = ()) -> HwskuProfile | None:
