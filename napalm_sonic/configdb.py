@@ -81,6 +81,29 @@ def overlapped_keys(running: dict[str, Any], fragment: dict[str, Any]) -> list[s
     return sorted(out)
 
 
+def hardware_mismatches(running: ConfigDb, candidate: ConfigDb) -> list[str]:
+    """Why `candidate` was built for other hardware than the switch runs: another HWSKU in DEVICE_METADATA, or
+    a PORT the switch's own table lacks or names with another alias or index (lanes may differ: a breakout
+    changes them). Empty when the switch has no PORT table yet or the candidate names none."""
+    out = []
+    have = str(running.get("DEVICE_METADATA", {}).get("localhost", {}).get("hwsku", ""))
+    want = str(candidate.get("DEVICE_METADATA", {}).get("localhost", {}).get("hwsku", ""))
+    if have and want and have != want:
+        out.append(f"the switch is HWSKU {have}, the config is for {want}")
+    ports = running.get("PORT", {})
+    for name, entry in sorted(candidate.get("PORT", {}).items()):
+        if not ports or not isinstance(entry, dict):
+            break
+        mine = ports.get(name)
+        if not isinstance(mine, dict):
+            out.append(f"{name} is not a port of the switch's PORT table")
+            continue
+        for field in ("alias", "index"):
+            if field in entry and field in mine and entry[field] != mine[field]:
+                out.append(f"{name} {field} is {mine[field]} on the switch, {entry[field]} in the config")
+    return out
+
+
 def deep_merge(running: ConfigDb, fragment: ConfigDb) -> ConfigDb:
     """Merge ``fragment`` into a copy of ``running`` at table/key/field granularity; in the range-keyed tables
     a fragment key replaces the running keys it overlaps (the target's ``|3`` replaces a factory ``|3-4``)."""

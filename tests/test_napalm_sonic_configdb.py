@@ -148,3 +148,20 @@ def test_merge_replaces_the_running_ranges_a_target_key_overlaps():
     assert sorted(merged["PORT"]) == ["Ethernet0|3", "Ethernet0|3-4"]         # not a range table
     assert overlapped_keys(running["BUFFER_QUEUE"], target["BUFFER_QUEUE"]) == ["Ethernet0|3-4", "Ethernet0|5-6"]
     assert running["BUFFER_PG"]["Ethernet0|3-4"] == {"profile": "f"}            # the input is not changed
+
+
+def test_a_config_for_other_hardware_is_named_before_anything_is_pushed():
+    from napalm_sonic.configdb import hardware_mismatches
+
+    running = {"DEVICE_METADATA": {"localhost": {"hwsku": "Arista-7060X6-64PE-O128S2"}},
+               "PORT": {"Ethernet0": {"alias": "etp1a", "index": "1", "lanes": "17,18,19,20"}}}
+    same = {"DEVICE_METADATA": {"localhost": {"hwsku": "Arista-7060X6-64PE-O128S2"}},
+            "PORT": {"Ethernet0": {"alias": "etp1a", "index": "1", "lanes": "17,18"}}}         # a breakout
+    assert hardware_mismatches(running, same) == []
+    other = {"DEVICE_METADATA": {"localhost": {"hwsku": "Nokia-IXR7220-H4-64D"}},
+             "PORT": {"Ethernet0": {"alias": "Ethernet1/1", "index": "1"}, "Ethernet2": {"alias": "x"}}}
+    assert hardware_mismatches(running, other) == [
+        "the switch is HWSKU Arista-7060X6-64PE-O128S2, the config is for Nokia-IXR7220-H4-64D",
+        "Ethernet0 alias is etp1a on the switch, Ethernet1/1 in the config",
+        "Ethernet2 is not a port of the switch's PORT table"]
+    assert hardware_mismatches({}, other) == []          # a switch with nothing yet

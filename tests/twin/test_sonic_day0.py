@@ -27,3 +27,44 @@ def test_a_merged_config_replaces_the_factory_ranges_it_overlaps(twin: TwinSite)
     assert db["BUFFER_PG"]["Ethernet0|3"] == {"profile": "pg_lossless_400000_40m_profile"}
     assert "Ethernet0|3-4" not in db["BUFFER_PG"] and "Ethernet0|3-4" not in db["BUFFER_QUEUE"]
     assert db["BUFFER_PG"]["Ethernet4|3-4"] == {"profile": "pg_lossless_400000_5m_profile"}   # a port left alone
+
+
+def test_a_switch_of_another_hwsku_is_refused_before_anything_is_pushed(tmp_path, monkeypatch, capsys):
+    """rtsw3 boots as a Nokia-IXR7220-H4-64D (its own day 0: aliases Ethernet1/1...) while dc1 renders the
+    7060X6's ports: the deploy reads the switch's PORT table and refuses that device, leaving it as it was."""
+    from nr_run.cli.main import main
+    from nr_run.lab.twin.lab import lab_down
+    from tests.conftest import DC1
+    from tests.site_twin import FAST_OPTIONS
+    from tests.twin_site import site_lab_up
+
+    state = tmp_path / "lab"
+
+    def other_sku(doc: dict) -> None:
+        node = doc["topology"]["nodes"]["rtsw3"]
+        startup = json.loads((state / "clab" / node["startup-config"]).read_text())
+        startup["DEVICE_METADATA"]["localhost"].update(hwsku="Nokia-IXR7220-H4-64D",
+                                                       platform="x86_64-nokia_ixr7220_h4-r0")
+        for entry in startup["PORT"].values():
+            for field in ("alias", "index", "lanes"):
+                entry.pop(field)
+        other = tmp_path / "rtsw3-nokia.json"
+        other.write_text(json.dumps(startup))
+        node["startup-config"] = str(other)
+
+    site_lab_up(DC1, state, other_sku)
+    try:
+        monkeypatch.setenv("NR_RUN_LAB_STATE_DIR", str(state))
+        lab = TwinSite(state, tmp_path / "art")
+        before = lab.running("rtsw3")
+        assert json.loads(before)["PORT"]["Ethernet0"]["alias"] == "Ethernet1/1"          # the Nokia's own table
+        rc = main(["deploy", "--site", "dc1", "--lab", "--commit", "--yes", "--json", "--artifacts",
+                   str(tmp_path / "art"), "--hosts", "rtsw3", *FAST_OPTIONS])
+        report = json.loads(capsys.readouterr().out)
+        assert rc == 1
+        rtsw3 = next(d for d in report["devices"] if d["device"] == "rtsw3")
+        assert "does not match the switch's hardware" in rtsw3["detail"], rtsw3
+        assert "Nokia-IXR7220-H4-64D" in rtsw3["detail"]
+        assert lab.running("rtsw3") == before                                              # nothing pushed
+    finally:
+        lab_down(state)
