@@ -45,3 +45,6 @@ def test_two_faults_are_two_causes_physical_first_and_every_finding_in_one():
     ecmp = _f("ecmp", "rtsw3", peer="rtsw1", target="to rtsw1")
     assert cause_of(correlate(link + [ecmp], FABRIC))[ecmp.id] == "config:rtsw3:ecmp"
     assert correlate([f for f in link if False], FABRIC) == []
+    # a configuration error on the downed port stays its own cause (it outlives the link's repair)
+    wrong = _f("ecn", "rtsw3", "Ethernet16", "gpu3", "eth1", observed="ecn off")
+    assert cause_of(correlate(link + [wrong], FABRIC))[wrong.id] == "config:rtsw3:ecn"
