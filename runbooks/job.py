@@ -261,7 +261,8 @@ def run_job_check(nr: Nornir, fabric: FabricIntent, scope: JobScope, budget_s: f
                   clock: Callable[[], float] = time.monotonic, sleep: Sleep = time.sleep) -> JobVerdict:
     """The scoped check within `budget_s` (measured on `clock`): every switch is read on its own thread;
     at the deadline the switches that answered are judged together and the rest are named as not checked
-    (their calls run on in daemon threads; the CLI exits without waiting for them)."""
+    (their calls run on in daemon threads, on `nr`'s connections: the CLI exits without waiting for them, and a
+    library caller gives a later run its own Nornir)."""
     merged = merge_options(options)
     scoped = scoped_fabric(fabric, scope)
     checks = select(JOB_CHECKS, merged)
