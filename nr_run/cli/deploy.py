@@ -28,7 +28,7 @@ DIFF_LINES_SHOWN = 200
 
 
 def deploy(args: argparse.Namespace) -> int:
-    from nr_run.cli.check import parse_options
+    from nr_run.cli.check import site_options
     from nr_run.cli.lab import device_session
     from nr_run.platforms.base import marker_name
     from nr_run.runbooks.deploy import Deployment, check_policies
@@ -48,7 +48,7 @@ def deploy(args: argparse.Namespace) -> int:
         batch_size(args.batch, 1)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
-    options = parse_options(args.options)
+    options = site_options(args)
     if args.confirm_timeout < 30 and not args.lab:
         raise UsageError("--confirm-timeout below 30 s leaves no time for post-checks on real devices")
     intent, findings = load_intent(args, console)
