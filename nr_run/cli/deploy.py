@@ -266,8 +266,11 @@ def _show(report, console, args, records, diffs: bool, intent=None) -> None:
         elif changed:
             console.print(f"{total} diff lines on {len(changed)} device(s): full diffs in {records.dir / 'diffs'} "
                           "(or --show-diff)")
-    if report.message:
-        console.print(f"[red]{report.message}[/]" if report.failed else f"[yellow]{report.message}[/]")
+    # a stopped rollout: the table gives each device's reason and the last line the states; the message would
+    # say the same failure a second time
+    if report.message and not (report.failed and report.stopped_at and report.commit):
+        console.print(f"[red]{report.message}[/]" if report.failed else f"[yellow]{report.message}[/]",
+                      highlight=False)
     _print_findings(console, "new since the deploy started", report.checks, "red")
     final = report.final_check or {}
     _print_findings(console, "new in the final whole-site check", final.get("new", []), "red")
