@@ -42,6 +42,9 @@ from nr_run.validators.probes import Sleep
 JOB_CHECKS = ["cabling", "counters", "ecmp", "ecn", "interfaces", "pfc"]
 # a prolog has seconds, not minutes: the counter window is short unless an option says otherwise
 DEFAULT_OPTIONS: dict[str, dict[str, Any]] = {"counters": {"interval_s": 1.0}}
+# switches read at the same time: a job's switches all start at once up to this many (a bigger job queues the
+# rest, which then may miss the budget and are named), so threads and connections stay bounded
+MAX_PARALLEL = 128
 # which failure names the drain reason when several fail: what hurts a job most first
 _RANK = {"pfc": 0, "counters": 1, "rails": 2, "interfaces": 3, "cabling": 4, "ecmp": 5, "ecn": 6}
 
@@ -271,10 +274,12 @@ def run_job_check(nr: Nornir, fabric: FabricIntent, scope: JobScope, budget_s: f
     done: dict[str, DeviceState] = {}
     failures: dict[str, BaseException] = {}
     ready = threading.Condition()
+    slots = threading.BoundedSemaphore(MAX_PARALLEL)
 
     def work(name: str) -> None:
         try:
-            state = check_device(nr, scoped, name, checks, sleep)
+            with slots:
+                state = check_device(nr, scoped, name, checks, sleep)
         except BaseException as exc:   # re-raised below, in the caller's thread
             with ready:
                 failures[name] = exc
