@@ -272,7 +272,7 @@ def run_job_check(nr: Nornir, fabric: FabricIntent, scope: JobScope, budget_s: f
     started = clock()
     deadline = started + budget_s
     done: dict[str, DeviceState] = {}
-    failures: dict[str, BaseException] = {}
+    failures: dict[str, Exception] = {}          # a switch whose check raised: not checked, named with why
     ready = threading.Condition()
     slots = threading.BoundedSemaphore(MAX_PARALLEL)
 
@@ -280,7 +280,7 @@ def run_job_check(nr: Nornir, fabric: FabricIntent, scope: JobScope, budget_s: f
         try:
             with slots:
                 state = check_device(nr, scoped, name, checks, sleep)
-        except BaseException as exc:   # re-raised below, in the caller's thread
+        except Exception as exc:   # one switch's bug or broken answer costs only its own verdict
             with ready:
                 failures[name] = exc
                 ready.notify_all()
@@ -292,20 +292,19 @@ def run_job_check(nr: Nornir, fabric: FabricIntent, scope: JobScope, budget_s: f
     for name in scope.devices:
         threading.Thread(target=work, args=(name,), name=f"nr-run-job-{name}", daemon=True).start()
     with ready:
-        while len(done) + len(failures) < len(scope.devices) and not failures:
+        while len(done) + len(failures) < len(scope.devices):
             left = deadline - clock()
             if left <= 0:
                 break
             ready.wait(left)
         states = dict(done)
-        error = next(iter(failures.values()), None)
-    if error is not None:
-        raise error
+        broken = {d: f"check failed: {type(e).__name__}: {e}" for d, e in failures.items()}
     verdict = JobVerdict(scope, elapsed_s=clock() - started, budget_s=budget_s, unknown_drains=unknown_drains)
     selection = {name: Selection(frozenset(c.name for c in checks)) for name in states}
     findings = evaluate_all(checks, scoped, states, selection) + rail_findings(fabric, scope)
     verdict.findings, verdict.unknown = judge(findings, {d: s.errors for d, s in states.items()}, scope)
-    late = [d for d in scope.devices if d not in states]
+    verdict.unknown.update(broken)
+    late = [d for d in scope.devices if d not in states and d not in broken]
     for name in late:
         verdict.unknown[name] = f"{NO_ANSWER} the {budget_s:g} s budget"
     verdict.unknown = dict(sorted(verdict.unknown.items()))

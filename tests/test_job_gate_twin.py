@@ -126,3 +126,32 @@ def test_the_budget_runs_on_the_injected_clock(deployed_twin: TwinSite) -> None:
         assert ok.verdict == "ok" and not ok.unknown, ok.line()
     finally:
         fresh.close_connections()
+
+
+def test_a_switch_whose_check_breaks_is_named_and_the_others_still_drain(deployed_twin: TwinSite, monkeypatch) -> None:
+    """Python API: reading ctsw2 raises (a broken answer, a bug): ctsw2 is not checked, named with why, and the
+    down port on rtsw1 still drains the job."""
+    from nr_run.intent import compile_site
+    from nr_run.runbooks import job
+    from nr_run.runbooks.inventory import init_nornir
+    from tests.conftest import REPO
+
+    real = job.check_device
+
+    def breaks_on_ctsw2(nr, fabric, name, checks, sleep):
+        if name == "ctsw2":
+            raise ValueError("unparsable answer")
+        return real(nr, fabric, name, checks, sleep)
+
+    monkeypatch.setattr(job, "check_device", breaks_on_ctsw2)
+    deployed_twin.fault("link_down", device="rtsw1", port="Ethernet3")
+    intent = compile_site(DC1)
+    nr = init_nornir("dc1", REPO / "inventory", lab=True, address_map=deployed_twin.addresses)
+    try:
+        verdict = job.run_job_check(nr, intent, job.job_scope(intent, ["gpu1", "gpu2"]), 60.0,
+                                    {"counters": {"interval_s": 0.2}})
+    finally:
+        nr.close_connections()
+    assert verdict.drain and verdict.unknown == {"ctsw2": "check failed: ValueError: unparsable answer"}
+    assert verdict.line().startswith("drain: rtsw1 Ethernet3: oper down (expected oper up)")
+    assert verdict.line().endswith("; 1 switch(es) not checked (unreadable): ctsw2")
