@@ -119,7 +119,8 @@ def interpret(tree: ConfigTree, default_hostname: str) -> DeviceState:
         ifs.mtu = next((int(ln.split()[1]) for ln in lines if ln.startswith("mtu ")), 1500)
         ifs.ipv4 = ipv4 if "no switchport" in lines else None   # a switchport ignores IP config
         ifs.description = next((ln.split(None, 1)[1] for ln in lines if ln.startswith("description ")), "")
-        speed = next((ln.split()[-1] for ln in lines if ln.startswith("speed ")), "")
+        # "speed 200g-4": the rate, then the lane count EOS adds for multi-lane ports
+        speed = next((ln.split()[-1] for ln in lines if ln.startswith("speed ")), "").split("-")[0]
         if speed[:-1].isdigit():
             ifs.speed_mbps = int(speed[:-1]) * (1000 if speed[-1].lower() == "g" else 1)
         prof = next((ln.split()[1] for ln in lines if ln.startswith("service-profile ")), None)

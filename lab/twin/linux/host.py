@@ -269,9 +269,15 @@ class LinuxHost:
         return 0, out, ""
 
     def _path_rate(self, path: list[str], nic: str, dst: str) -> float:
-        """Near line rate, unless PFC disagrees on a hop or the lossless queue drops on the way."""
-        speed = min([self.state.interfaces[nic].speed_mbps or 400000] + [400000]) / 1000
+        """Near the lower line rate of the two NICs (a NIC runs at its own configured speed or, negotiated, at
+        its switch port's), unless PFC disagrees on a hop or the lossless queue drops on the way."""
         first = self.state.interfaces.get(nic)
+        speeds = [first.speed_mbps] if first and first.speed_mbps else []
+        far = self.fabric.peer(self.name, nic)
+        far_state = self.fabric.state(far[0]) if far else None
+        far_if = far_state.interfaces.get(far[1]) if far and far_state else None
+        if not speeds and far_if is not None and far_if.speed_mbps:
+            speeds.append(far_if.speed_mbps)
         prio = min(first.pfc_priorities) if first and first.pfc_priorities else 3
         hops = _path_ports(self.fabric, path, dst)
         mismatch = drops = False
@@ -279,10 +285,15 @@ class LinuxHost:
             sa, sb = self.fabric.state(a), self.fabric.state(b)
             ia = sa.interfaces.get(pa) if sa else None
             ib = sb.interfaces.get(pb) if sb else None
+            if path and b == path[-1]:          # the far NIC: its own speed, else its switch port's
+                far_nic = ib.speed_mbps if ib is not None and ib.speed_mbps else ia.speed_mbps if ia else None
+                if far_nic:
+                    speeds.append(far_nic)
             if not ia or not ib or prio not in ia.pfc_priorities or prio not in ib.pfc_priorities:
                 mismatch = True
             if prio in self.fabric.dropping_queues(a, pa) or prio in self.fabric.dropping_queues(b, pb):
                 drops = True
+        speed = min(speeds or [400000]) / 1000
         factor = 0.975
         if mismatch:
             factor *= 0.31      # pause frames ignored: drops, go-back-N retransmissions
