@@ -55,6 +55,7 @@ from nr_run.validators.base import (
     Finding,
     Selection,
     evaluate_all,
+    required_prefixes,
     required_sections,
     select,
 )
@@ -67,9 +68,11 @@ SCHEMA = "nr-run.check/2"
 
 # ---------------------------------------------------------------- Nornir task
 
-def collect_state(task: Task, fabric: FabricIntent, sections_by_host: Mapping[str, set[str]]) -> Result:
+def collect_state(task: Task, fabric: FabricIntent, sections_by_host: Mapping[str, set[str]],
+                  prefixes_by_host: Mapping[str, list[str] | None] | None = None) -> Result:
     """Collect the needed sections of one device into a DeviceState (never raises: errors go in state.errors).
-    Sections the platform has no commands for are left to the probes that fill them."""
+    Sections the platform has no commands for are left to the probes that fill them. `prefixes_by_host`: the
+    route prefixes the checks judge per host (absent or None: the whole routing table)."""
     intent = fabric.devices[task.host.name]
     state = DeviceState(intent.name, intent.platform)
     wanted = sorted((s for s in sections_by_host.get(intent.name, set()) if supported(intent, s)),
@@ -81,7 +84,7 @@ def collect_state(task: Task, fabric: FabricIntent, sections_by_host: Mapping[st
         where = f"{task.host.hostname}:{task.host.port}" if task.host.port else str(task.host.hostname)
         state.errors = {s: f"connection to {where} failed: {type(exc).__name__}: {exc}" for s in wanted}
         return Result(host=task.host, result=state)
-    collect_sections(run, intent, wanted, state)
+    collect_sections(run, intent, wanted, state, (prefixes_by_host or {}).get(intent.name))
     return Result(host=task.host, result=state)
 
 
@@ -157,7 +160,10 @@ def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None
     selected: list[Check] = select(checks, options)
     hosts = [h for h in sorted(nr.inventory.hosts) if h in fabric.devices and (selection is None or h in selection)]
     only = {h: selection[h].checks for h in hosts} if selection is not None else {}
+    # the collection plan, once per run: the sections each host's checks need, and the routes they judge
     sections = {h: required_sections(selected, fabric.devices[h], only.get(h)) for h in hosts}
+    prefixes = {h: required_prefixes(selected, fabric.devices[h], fabric, only.get(h))
+                for h in hosts if "routes" in sections[h]}
     targets = [h for h in hosts if any(supported(fabric.devices[h], s) for s in sections[h])]
     states: dict[str, DeviceState] = {h: DeviceState(h, fabric.devices[h].platform) for h in hosts}
     if targets:
@@ -169,7 +175,8 @@ def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None
             progress.phase(f"collecting state from {len(targets)} device(s)")
             runner = runner.with_processors([ProgressProcessor(progress, {"collect_state": "collecting"},
                                                                {"collect_state": "collected"})])
-        res = runner.run(task=collect_state, fabric=fabric, sections_by_host=sections, on_failed=True)
+        res = runner.run(task=collect_state, fabric=fabric, sections_by_host=sections, prefixes_by_host=prefixes,
+                         on_failed=True)
         for h in targets:
             r = res.get(h)
             if r is not None and not r.failed:

@@ -17,10 +17,10 @@ Core code reaches a platform only through `nr_run.platforms.registry`; no core m
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from nornir.core.inventory import Host
@@ -175,6 +175,18 @@ class Collector(Protocol):
 
     def apply_section(self, section: str, outputs: Mapping[Any, Any], state: DeviceState, device: DeviceIntent,
                       taken_at: float) -> None: ...
+
+
+@runtime_checkable
+class RouteLookup(Protocol):
+    """Optional `Collector` capability: the routes to named prefixes only, instead of the whole table, so what a
+    device returns per collection depends on what is judged there, not on the size of the site. A collector
+    without it is asked for its whole "routes" section."""
+
+    def route_commands(self, prefixes: Sequence[str]) -> list[Any]: ...
+
+    def apply_routes(self, outputs: Mapping[Any, Any], prefixes: Sequence[str], state: DeviceState) -> None:
+        """Fill state.routes with the routes to `prefixes` found in the outputs (an absent prefix: no route)."""
 
 
 @dataclass(frozen=True)

@@ -28,3 +28,17 @@ class FunctionCollector:
     def apply_section(self, section: str, outputs: Mapping[Any, Any], state: DeviceState, device: DeviceIntent,
                       taken_at: float) -> None:
         self.apply(section, outputs, state, device, taken_at)
+
+
+@dataclass(frozen=True)
+class LookupCollector(FunctionCollector):
+    """A FunctionCollector that also reads the routes to named prefixes (the `RouteLookup` capability)."""
+
+    lookup: Callable[[Sequence[str]], Sequence[Any]]
+    apply_lookup: Callable[[Mapping[Any, Any], Sequence[str], DeviceState], None]
+
+    def route_commands(self, prefixes: Sequence[str]) -> list[Any]:
+        return list(self.lookup(prefixes))
+
+    def apply_routes(self, outputs: Mapping[Any, Any], prefixes: Sequence[str], state: DeviceState) -> None:
+        self.apply_lookup(outputs, prefixes, state)
