@@ -13,6 +13,10 @@ from nr_run.analysis.limits import PATTERNS
 from nr_run.cli import args as types
 from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, quiet_broken_pipe
 
+TYPE_CHECKING = False   # no typing import at start-up (a tenth of `nr-run --help`)
+if TYPE_CHECKING:
+    from typing import Any
+
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--site", required=True, type=types.site, help="site name (a folder under the inventory dir)")
@@ -77,9 +81,57 @@ def _history_commands(sub: argparse._SubParsersAction) -> None:
     rep.add_argument("--to", dest="end", metavar="TIME", help="the job's end (ISO 8601; default now)")
 
 
-def build_parser() -> argparse.ArgumentParser:
+# the `lab` epilog: the twin's fault kinds, loaded only when that help is printed (not on every start)
+_FAULT_KINDS = "<fault kinds>"
+
+
+class _LabHelp(argparse.RawDescriptionHelpFormatter):
+    def add_text(self, text: str | None) -> None:
+        if text == _FAULT_KINDS:
+            from nr_run.lab.twin.faults import help_text
+
+            text = help_text()
+        super().add_text(text)
+
+
+class _Ignored:
+    """Stands in for the parser of a subcommand that is not being run: every call does nothing."""
+
+    def __getattr__(self, name: str) -> Callable[..., _Ignored]:
+        return lambda *args, **kwargs: self
+
+
+class _OnlyOne:
+    """The subcommands, of which only `only` gets its options (None: none, for `nr-run --help`); the others are
+    listed by name and help. Building every subcommand's options is most of the CPU a start-up costs."""
+
+    def __init__(self, action: argparse._SubParsersAction, only: str | None) -> None:
+        self.action, self.only = action, only
+        self.unused = argparse.ArgumentParser(add_help=False)     # never parses: main runs only `only`
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        if name == self.only:
+            return self.action.add_parser(name, **kwargs)
+        # what argparse records of a subcommand for its choices and help, without building its parser
+        self.action.choices[name] = self.unused
+        self.action._choices_actions.append(self.action._ChoicesPseudoAction(name, (), kwargs.get("help", "")))
+        ignored: argparse.ArgumentParser = _Ignored()  # type: ignore[assignment]
+        return ignored
+
+
+_ALL = "*"
+
+
+def _command(argv: Sequence[str]) -> str | None:
+    """The subcommand an argument list runs: its first word that is no option (top-level options take no value)."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def build_parser(only: str | None = _ALL) -> argparse.ArgumentParser:
+    """The whole parser; with `only` (a subcommand, or None), the options of that subcommand alone."""
     parser = argparse.ArgumentParser(prog="nr-run", description="Runbook for lossless RoCEv2 AI back-end fabrics.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    action = parser.add_subparsers(dest="command", required=True)
+    sub: Any = action if only == _ALL else _OnlyOne(action, only)
 
     inv = sub.add_parser("inventory", help="inventory commands")
     inv_sub = inv.add_subparsers(dest="action", required=True)
@@ -151,10 +203,8 @@ def build_parser() -> argparse.ArgumentParser:
     ana.add_argument("--out", type=types.folder, help="report folder (default: artifacts run folder)")
     ana.add_argument("--only", help="comma-separated analysis names (default: all registered)")
 
-    from nr_run.lab.twin.faults import help_text
-
     lab = sub.add_parser("lab", help="the embedded lab twin (serves a containerlab topology file)",
-                         epilog=help_text(), formatter_class=argparse.RawDescriptionHelpFormatter)
+                         epilog=_FAULT_KINDS, formatter_class=_LabHelp)
     lab.add_argument("action", choices=["up", "down", "status", "reset", "fault", "topology"],
                      help="reset: every device back to day 0, faults cleared; a running lab keeps running")
     _common(lab)
@@ -195,9 +245,11 @@ def _handler(args: argparse.Namespace) -> Callable[[argparse.Namespace], int]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    command = _command(words)
+    parser = build_parser(command if command in HANDLERS else None)
     try:
-        args, extra = parser.parse_known_args(argv)
+        args, extra = parser.parse_known_args(words)
         # `lab fault KIND key=value ...` may come after the options; argparse alone would refuse it
         if extra and args.command == "lab" and args.action == "fault" and not any(e.startswith("-") for e in extra):
             args.fault_args = [*args.fault_args, *extra]

@@ -3,14 +3,13 @@
 A name that matches can be used as a config token, a JSON string and a file name: ASCII letters, digits,
 `_` and `-` (and, in device names, single dots between them); no spaces, quotes, control characters or
 path separators, and never `.` or `..`.
+No pydantic here: the CLI checks its arguments with these patterns before anything heavy loads (the schema's
+constrained types built on them are in nr_run.intent.nametypes).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Annotated
-
-from pydantic import StringConstraints
 
 # devices, groups, hardware models: a DNS-label-like name, dots only between other characters
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*$"
@@ -28,12 +27,6 @@ PORT_PATTERN = r"^[A-Za-z][A-Za-z0-9/_-]{0,63}$"
 
 _NAME = re.compile(NAME_PATTERN)
 _SITE = re.compile(SITE_PATTERN)
-
-Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN, max_length=NAME_MAX)]
-SiteName = Annotated[str, StringConstraints(pattern=SITE_PATTERN)]
-Ident = Annotated[str, StringConstraints(pattern=IDENT_PATTERN)]
-Token = Annotated[str, StringConstraints(pattern=TOKEN_PATTERN)]
-PortName = Annotated[str, StringConstraints(pattern=PORT_NAME_PATTERN)]
 
 
 def is_safe_name(value: object) -> bool:

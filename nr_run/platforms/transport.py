@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from nornir.core.inventory import ConnectionOptions, Host
+if TYPE_CHECKING:      # Nornir itself loads with the first connection, not with the platform plug-ins
+    from nornir.core.inventory import Host
 
 
 def set_options(host: Host, connection: str, *, port: int | None = None, platform: str | None = None,
                 extras: Mapping[str, Any] | None = None) -> None:
     """Merge `extras` (one level deep for dict values such as NAPALM's optional_args) into the host's options."""
+    from nornir.core.inventory import ConnectionOptions
+
     current = host.connection_options.get(connection)
     merged: dict[str, Any] = dict(current.extras or {}) if current and current.extras else {}
     for key, value in (extras or {}).items():
@@ -175,9 +178,11 @@ def register_ssh_exec() -> None:
 
 
 def secure_ssh_exec(host: Host, insecure: bool) -> None:
+    register_ssh_exec()      # a host that uses the plugin is being set up: Nornir is loaded by now
     set_options(host, SSH_EXEC, extras={"ssh_strict": not insecure})
 
 
 def ssh_exec_lab_overlay(host: Host, endpoint: Mapping[str, Any]) -> None:
     """A twin endpoint: its port, no host-key check (the twin's keys are per lab)."""
+    register_ssh_exec()
     set_options(host, SSH_EXEC, port=int(endpoint["port"]), extras={"ssh_strict": False})

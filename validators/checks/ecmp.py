@@ -77,7 +77,7 @@ class EcmpCheck(Check):
         for other in destinations(intent, fabric):
             uplinks = expected_next_hops(intent, other)
             want_hops = {ip for ip, _ in uplinks}
-            prefix = other.loopback
+            prefix = str(other.loopback)          # destinations() holds RTSWs with a loopback
             route = state.routes.get(prefix)
             target = f"{prefix} ({other.name})"
             at = Where(peer_device=other.name)          # the route's destination device

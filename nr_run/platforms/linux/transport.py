@@ -4,19 +4,17 @@ configured for a user's own tasks; host keys checked unless --insecure."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-from nornir.core.inventory import Host
+from typing import TYPE_CHECKING, Any
 
 from nr_run.platforms.transport import (
     netmiko_lab_overlay,
-    register_ssh_exec,
     secure_netmiko,
     secure_ssh_exec,
     ssh_exec_lab_overlay,
 )
 
-register_ssh_exec()
+if TYPE_CHECKING:
+    from nornir.core.inventory import Host
 
 
 class LinuxTransport:
