@@ -145,19 +145,11 @@ def describe(probe: Any) -> str:
     return f"probe {type(probe).__name__}({params})"
 
 
-def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None,
-               options: Mapping[str, Mapping[str, Any]] | None = None, sleep: Sleep = time.sleep,
-               progress: Any = None, selection: Mapping[str, Selection] | None = None) -> CheckReport:
-    """Collect once per device (only the sections the selected checks need), run their probes, evaluate.
-
-    `checks`: names or tags (None = all). `options`: {check: {key: value}}, validated (InvalidOption).
-    Hosts of `nr` not in the fabric are ignored; devices of the fabric missing from `nr` get an error
-    finding per applicable check. `selection`: per host, the checks read and judged there and the far ends
-    its findings must name; only its hosts are read and judged. `progress`: a runbooks.progress.DeviceProgress
-    (collection per device, then each probe as a phase).
-    """
-    started = time.time()
-    selected: list[Check] = select(checks, options)
+def gather_states(nr: Nornir, fabric: FabricIntent, selected: list[Check], sleep: Sleep = time.sleep,
+                  progress: Any = None, selection: Mapping[str, Selection] | None = None,
+                  ) -> tuple[list[str], dict[str, DeviceState], list[Any]]:
+    """The collection half of run_checks: (hosts judged, their states, the probes that ran). A distributed run
+    calls it on each shard's worker."""
     hosts = [h for h in sorted(nr.inventory.hosts) if h in fabric.devices and (selection is None or h in selection)]
     only = {h: selection[h].checks for h in hosts} if selection is not None else {}
     # the collection plan, once per run: the sections each host's checks need, and the routes they judge
@@ -196,6 +188,23 @@ def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None
                 future.result()
     for probe in probes[:1] if len(probes) == 1 else []:
         probe.run(nr, fabric, states, sleep)
+    return hosts, states, probes
+
+
+def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None,
+               options: Mapping[str, Mapping[str, Any]] | None = None, sleep: Sleep = time.sleep,
+               progress: Any = None, selection: Mapping[str, Selection] | None = None) -> CheckReport:
+    """Collect once per device (only the sections the selected checks need), run their probes, evaluate.
+
+    `checks`: names or tags (None = all). `options`: {check: {key: value}}, validated (InvalidOption).
+    Hosts of `nr` not in the fabric are ignored; devices of the fabric missing from `nr` get an error
+    finding per applicable check. `selection`: per host, the checks read and judged there and the far ends
+    its findings must name; only its hosts are read and judged. `progress`: a runbooks.progress.DeviceProgress
+    (collection per device, then each probe as a phase).
+    """
+    started = time.time()
+    selected: list[Check] = select(checks, options)
+    hosts, states, probes = gather_states(nr, fabric, selected, sleep, progress, selection)
     findings = evaluate_all(selected, fabric, states, selection)
     results: dict[str, Any] = {}
     for probe in probes:

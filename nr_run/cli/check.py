@@ -86,9 +86,13 @@ def check(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     announce_lab(args, console)
     try:
-        with Stop() as stop, device_session(args) as nr, \
-                _progress(args, console, intent, f"check {args.site}") as progress:
-            report = bounded(lambda: run_checks(nr, intent, _checks(args), options, progress=progress), stop)
+        if getattr(args, "cluster", None):
+            with Stop() as stop:
+                report = bounded(lambda: _distributed(args, intent, options), stop)
+        else:
+            with Stop() as stop, device_session(args) as nr, \
+                    _progress(args, console, intent, f"check {args.site}") as progress:
+                report = bounded(lambda: run_checks(nr, intent, _checks(args), options, progress=progress), stop)
     except UnknownCheck as exc:
         raise UsageError(str(exc)) from exc
     except Interrupted:
@@ -103,6 +107,22 @@ def check(args: argparse.Namespace) -> int:
         if verbosity(args) >= 0:
             console.print(f"results: {records.dir / 'results.json'}")
     return EXIT_OK if report.passed else EXIT_FAIL
+
+
+def _distributed(args: argparse.Namespace, intent: Any, options: dict[str, dict[str, str]]) -> Any:
+    """check --cluster: the site in shards on Dask workers (runbooks.distributed)."""
+    from pathlib import Path
+
+    from nr_run.cli.lab import running_lab_addresses
+    from nr_run.runbooks.distributed import ShardJob, open_client, run_checks_distributed
+
+    checks = _checks(args)
+    job = ShardJob(site=args.site, inventory_dir=str(Path(args.inventory_dir).resolve()),
+                   checks=tuple(checks) if checks else None, options=options, lab=args.lab, insecure=args.insecure,
+                   address_map=running_lab_addresses(args) if args.lab else None, workers=args.workers)
+    with open_client(args.cluster) as client:
+        report, _ = run_checks_distributed(client, job, intent, per_shard=args.shard_size)
+    return report
 
 
 def _history(args: argparse.Namespace, console: Console, records: Any, error: str) -> None:

@@ -169,6 +169,11 @@ def build_parser(only: str | None = _ALL) -> argparse.ArgumentParser:
     _device_io(chk)
     chk.add_argument("--checks", help="comma-separated check names or tags")
     _check_options(chk)
+    chk.add_argument("--cluster", type=types.cluster, metavar="local|tcp://HOST:PORT",
+                     help="run the site in shards on Dask workers: 'local' starts one worker per core, an address "
+                          "uses a running scheduler's (with --lab: the workers reach the lab `lab up` started)")
+    chk.add_argument("--shard-size", type=types.shard_size, default=256, metavar="N",
+                     help="devices per shard with --cluster (whole units stay together; default 256)")
 
     job = sub.add_parser("job-check", help="check the fabric under a job's nodes (Slurm prolog): exit 0 ok, 1 drain")
     _common(job)
