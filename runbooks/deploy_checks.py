@@ -16,7 +16,7 @@ baseline and the final whole-site check, not once per stage.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,12 +77,15 @@ class StageGate:
     stage_checks: list[str] = field(default_factory=lambda: list(STAGE_CHECKS))
     baseline_failed: set[Key] | None = None
     baseline_summary: dict[str, Any] | None = None
+    # what runs the checks (runbooks.check.run_checks' signature; None: run_checks itself, here): a distributed
+    # run passes its workers' (runbooks.distributed.DistributedChecks)
+    run: Callable[..., Any] | None = None
 
     def take_baseline(self, nr: Nornir) -> dict[str, Any]:
         """Every check over the whole site before anything is committed; remembers what already fails."""
         from nr_run.runbooks.check import run_checks
 
-        report = run_checks(nr, self.intent, None, self.options).to_dict()
+        report = (self.run or run_checks)(nr, self.intent, None, self.options).to_dict()
         failed = [f for f in report["findings"] if not f["passed"]]
         self.baseline_failed = {finding_key(f) for f in failed}
         self.baseline_summary = {"passed": report["passed"], "failed": len(failed), "summary": report["summary"]}
@@ -101,8 +104,9 @@ class StageGate:
 
         selection = stage_selection(self.intent, stage, select(self.stage_checks, self.options))
         servers = {n for n in selection if self.intent.devices[n].role == "gpu"}
-        report = run_checks(nr.filter(filter_func=lambda h: h.name in selection), self.intent, self.stage_checks,
-                            self.options, selection=selection)
+        report = (self.run or run_checks)(nr.filter(filter_func=lambda h: h.name in selection) if nr is not None
+                                          else None, self.intent, self.stage_checks, self.options,
+                                          selection=selection)
         ok_ends = at_intent | servers
         failed = [f.to_dict() for f in report.findings if not f.passed and relevant(f, set(stage), ok_ends)]
         return self.split(failed)

@@ -69,6 +69,11 @@ class ShardResult:
     port_counters: dict[str, dict[str, dict[str, int]]]
     probe_results: dict[str, Any]
     worker: str = ""
+    # the history's part of this shard (latest counter sample per device, with its wall-clock time computed on
+    # the worker whose monotonic clock stamped it, and the state observations)
+    samples: dict[str, Any] = field(default_factory=dict)
+    sample_times: dict[str, float] = field(default_factory=dict)
+    observations: list[Any] = field(default_factory=list)
 
 
 def plan_shards(fabric: FabricIntent, per_shard: int = PER_SHARD, hosts: list[str] | None = None) -> list[list[str]]:
@@ -143,7 +148,8 @@ class _Collected:
     worker: str
 
 
-def collect_shard(job: ShardJob, env: Mapping[str, str]) -> _Collected:
+def collect_shard(job: ShardJob, env: Mapping[str, str], selection: Mapping[str, Selection] | None = None,
+                  ) -> _Collected:
     """Task 1: collect the shard's hosts and run the probes there."""
     from nr_run.runbooks.inventory import init_nornir
 
@@ -154,8 +160,7 @@ def collect_shard(job: ShardJob, env: Mapping[str, str]) -> _Collected:
     try:
         selected = select(list(job.checks) if job.checks else None, job.options)
         hosts, states, probes = gather_states(nr.filter(filter_func=lambda h: h.name in wanted), fabric, selected,
-                                              time.sleep, None, {h: Selection(frozenset(c.name for c in selected))
-                                                                 for h in job.hosts})
+                                              time.sleep, None, _shard_selection(selected, job.hosts, selection))
     finally:
         nr.close_connections()
     return _Collected(hosts, states, probes, _worker_name())
@@ -171,20 +176,33 @@ def peer_views(collected: _Collected) -> dict[str, DeviceState]:
     return out
 
 
-def judge_shard(job: ShardJob, collected: _Collected, views: Mapping[str, DeviceState]) -> ShardResult:
+def judge_shard(job: ShardJob, collected: _Collected, views: Mapping[str, DeviceState],
+                selection: Mapping[str, Selection] | None = None) -> ShardResult:
     """Task 2: judge the shard's devices on their own states and every shard's peer views."""
+    from nr_run.history.model import from_states
+
     fabric = _fabric(job)
     selected = select(list(job.checks) if job.checks else None, job.options)
     states = {**views, **collected.states}
-    selection = {h: Selection(frozenset(c.name for c in selected)) for h in collected.hosts}
-    findings = evaluate_all(selected, fabric, states, selection)
+    chosen = _shard_selection(selected, collected.hosts, selection)
+    findings = evaluate_all(selected, fabric, states, chosen)
     results = {p.report_key: p.summary(collected.states, findings) for p in collected.probes if p.report_key}
+    history = from_states("", "", 0.0, 0.0, collected.states, [], [])
     return ShardResult(
         hosts=collected.hosts, findings=findings,
         collection_errors={h: s.errors for h, s in collected.states.items() if s.errors},
         port_counters={h: port_counters(s) for h, s in collected.states.items()
                        if s.counters_second or s.counters_first},
-        probe_results=results, worker=collected.worker)
+        probe_results=results, worker=collected.worker, samples=dict(history.samples),
+        sample_times=dict(history.sample_times), observations=list(history.observations))
+
+
+def _shard_selection(selected: list[Any], hosts: list[str] | tuple[str, ...],
+                     selection: Mapping[str, Selection] | None) -> dict[str, Selection]:
+    """What is judged on each host of a shard: the run's selection, else every selected check."""
+    every = Selection(frozenset(c.name for c in selected))
+    return {h: selection[h] if selection is not None else every for h in hosts
+            if selection is None or h in selection}
 
 
 # ---------------------------------------------------------------- coordinator side
@@ -219,21 +237,24 @@ def _merge_probe(key: str, parts: list[Any]) -> Any:
 
 def run_checks_distributed(client: Any, job: ShardJob, fabric: FabricIntent,
                            env: Mapping[str, str] | None = None, per_shard: int = PER_SHARD,
+                           selection: Mapping[str, Selection] | None = None,
                            ) -> tuple[CheckReport, list[ShardResult]]:
     """run_checks over shards of the site on the client's workers; the report as run_checks gives it (without
-    `states`), and each shard's result (hosts, findings, the worker that ran it)."""
+    `states`), and each shard's result (hosts, findings, the worker that ran it). `selection` as for run_checks:
+    only its hosts are read and judged."""
     started = time.time()
     secrets = credentials_env(env)
-    shards = plan_shards(fabric, per_shard)
+    shards = plan_shards(fabric, per_shard, sorted(selection) if selection is not None else None)
     jobs = [replace(job, hosts=tuple(s)) for s in shards]
     # pure=False: keys are random, never derived from the arguments (which carry the credentials)
-    collected = [client.submit(collect_shard, j, secrets, pure=False, key=f"nr-run-collect-{i}-{os.urandom(4).hex()}")
-                 for i, j in enumerate(jobs)]
+    collected = [client.submit(collect_shard, j, secrets, _part(selection, j.hosts), pure=False,
+                               key=f"nr-run-collect-{i}-{os.urandom(4).hex()}") for i, j in enumerate(jobs)]
     views: dict[str, DeviceState] = {}
     for part in client.gather([client.submit(peer_views, c, pure=False) for c in collected]):
         views.update(part)
     shared = client.scatter(views, broadcast=True)
-    judged = [client.submit(judge_shard, j, c, shared, pure=False) for j, c in zip(jobs, collected, strict=True)]
+    judged = [client.submit(judge_shard, j, c, shared, _part(selection, j.hosts), pure=False)
+              for j, c in zip(jobs, collected, strict=True)]
     results: list[ShardResult] = client.gather(judged)
     findings: list[Finding] = sorted((f for r in results for f in r.findings), key=_finding_order)
     selected = select(list(job.checks) if job.checks else None, job.options)
@@ -246,6 +267,59 @@ def run_checks_distributed(client: Any, job: ShardJob, fabric: FabricIntent,
         port_counters={h: c for r in results for h, c in r.port_counters.items()},
         started=started, finished=time.time())
     return report, results
+
+
+def _part(selection: Mapping[str, Selection] | None, hosts: tuple[str, ...]) -> dict[str, Selection] | None:
+    return None if selection is None else {h: selection[h] for h in hosts if h in selection}
+
+
+def collection_from(report: CheckReport, results: list[ShardResult], kind: str, source: str = "poll") -> Any:
+    """The history Collection of a distributed run, from its shards' parts (a nr_run.history.model.Collection)."""
+    from nr_run.history.model import Collection
+
+    return Collection(kind=kind, source=source, started=report.started, finished=report.finished,
+                      samples={h: s for r in results for h, s in r.samples.items()},
+                      sample_times={h: t for r in results for h, t in r.sample_times.items()},
+                      observations=[o for r in results for o in r.observations], findings=list(report.findings),
+                      checks=list(report.checks), errors=dict(report.collection_errors),
+                      devices=sorted(h for r in results for h in r.hosts))
+
+
+class DistributedChecks:
+    """run_checks' signature over a client's workers (the `nr` argument is not used: workers build their own
+    Nornir), for code that takes a check runner: a deploy's stage gate, a watch."""
+
+    def __init__(self, client: Any, job: ShardJob, env: Mapping[str, str] | None = None,
+                 per_shard: int = PER_SHARD) -> None:
+        self.client, self.job, self.env, self.per_shard = client, job, env, per_shard
+        self.last: list[ShardResult] = []
+
+    def __call__(self, nr: Any, fabric: FabricIntent, checks: list[str] | None = None,
+                 options: Mapping[str, Mapping[str, Any]] | None = None, sleep: Any = None, progress: Any = None,
+                 selection: Mapping[str, Selection] | None = None) -> CheckReport:
+        job = replace(self.job, checks=tuple(checks) if checks else None, options=dict(options or {}))
+        report, self.last = run_checks_distributed(self.client, job, fabric, self.env, self.per_shard, selection)
+        return report
+
+
+class DistributedSource:
+    """A watch's collection source (runbooks.watch.CollectionSource) whose collections run on the workers."""
+
+    name = "poll"
+
+    def __init__(self, checks: DistributedChecks, fabric: FabricIntent, kind: str = "watch",
+                 names: list[str] | None = None) -> None:
+        from nr_run.runbooks.watch import light_checks
+
+        self.checks, self.fabric, self.kind = checks, fabric, kind
+        self.names = names if names is not None else light_checks(checks.job.options)
+
+    def collect(self) -> Any:
+        report = self.checks(None, self.fabric, self.names, self.checks.job.options)
+        return collection_from(report, self.checks.last, self.kind, self.name)
+
+    def close(self) -> None:
+        return None
 
 
 def _finding_order(f: Finding) -> tuple[Any, ...]:

@@ -108,3 +108,51 @@ def client_workers(address: str) -> list[str]:
         while len(client.scheduler_info()["workers"]) < 2 and time.monotonic() < deadline:
             time.sleep(0.1)
         return sorted(client.scheduler_info()["workers"])
+
+
+@pytest.mark.long
+def test_watch_collections_run_on_the_workers_into_the_history(deployed_twin, cluster, tmp_path) -> None:
+    from nr_run.runbooks.distributed import DistributedChecks, DistributedSource
+    from nr_run.runbooks.history import HistoryRecorder
+    from nr_run.runbooks.interrupt import Stop
+    from nr_run.runbooks.watch import watch
+
+    address, _ = cluster
+    ticks = []
+    with distributed.Client(address) as client:
+        source = DistributedSource(DistributedChecks(client, _job(deployed_twin), per_shard=4), FABRIC)
+        recorder = HistoryRecorder(tmp_path, "dc1")
+        try:
+            made = watch(source, 0.1, 2, Stop(), ticks.append, recorder)
+        finally:
+            recorder.close()
+        workers = {r.worker for r in source.checks.last}
+    assert made == 2 and all(t.error == "" and t.collection is not None for t in ticks)
+    last = ticks[-1].collection
+    assert last.failed == 0 and last.devices == sorted(FABRIC.devices)
+    # counter samples of every switch, stamped on the workers and recorded
+    assert {d for d in last.samples} >= {d.name for d in FABRIC.switches()}
+    assert all(t.recorded is not None and not t.record_error for t in ticks)
+    assert len(workers) == 2
+
+
+@pytest.mark.long
+def test_a_deploy_stage_gate_runs_on_the_workers(deployed_twin, cluster) -> None:
+    """A stage's post-check (its scope only) on the workers: healthy, then a lost uplink of the stage is new."""
+    from nr_run.runbooks.deploy_checks import StageGate
+    from nr_run.runbooks.distributed import DistributedChecks
+
+    address, _ = cluster
+    with distributed.Client(address) as client:
+        checks = DistributedChecks(client, _job(deployed_twin), per_shard=4)
+        gate = StageGate(FABRIC, FAST_CHECKS, run=checks)
+        gate.take_baseline(None)
+        at_intent = {d.name for d in FABRIC.switches()}
+        assert gate.stage(None, ["rtsw1"], at_intent) == ([], [])
+        judged = {h for r in checks.last for h in r.hosts}
+        assert "rtsw1" in judged and "rtsw4" not in judged            # the stage and its neighbours only
+        port = next(i.name for i in FABRIC.devices["rtsw1"].interfaces if i.peer_device == "ctsw1")
+        deployed_twin.fault("link_down", device="rtsw1", port=port)
+        new, old = gate.stage(None, ["rtsw1"], at_intent)
+    assert new and not old
+    assert {f["device"] for f in new} <= {"rtsw1", "ctsw1"} and "rtsw1" in {f["device"] for f in new}
