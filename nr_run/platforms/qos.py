@@ -112,7 +112,9 @@ def device_qos(device: DeviceIntent, fabric: FabricIntent | None = None) -> Devi
     view = getattr(builder, "qos_view", None)
     if builder is None or view is None:
         return from_intent(device)
-    result: DeviceQos = view(device, builder.structured_config(device, fabric))
+    from nr_run.platforms import built
+
+    result: DeviceQos = view(device, built.structured_config(builder, device, fabric))
     return result
 
 
