@@ -156,3 +156,18 @@ def test_a_deploy_stage_gate_runs_on_the_workers(deployed_twin, cluster) -> None
         new, old = gate.stage(None, ["rtsw1"], at_intent)
     assert new and not old
     assert {f["device"] for f in new} <= {"rtsw1", "ctsw1"} and "rtsw1" in {f["device"] for f in new}
+
+
+@pytest.mark.long
+def test_watch_cli_polls_on_the_cluster(deployed_twin, cluster, capsys) -> None:
+    address, _ = cluster
+    from nr_run.runbooks.history import open_store
+
+    rc = deployed_twin.cli("watch", "--cluster", address, "--shard-size", "4", "--count", "1", "--every", "10s",
+                           "--option", "counters.interval_s=0.2")
+    assert rc == 0, capsys.readouterr().out
+    store = open_store(deployed_twin.artifacts, "dc1")
+    try:
+        assert store.db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
+    finally:
+        store.close()

@@ -6,8 +6,10 @@ Argument parsing and output only: the work is runbooks.check.run_checks and runb
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -109,20 +111,24 @@ def check(args: argparse.Namespace) -> int:
     return EXIT_OK if report.passed else EXIT_FAIL
 
 
-def _distributed(args: argparse.Namespace, intent: Any, options: dict[str, dict[str, str]]) -> Any:
-    """check --cluster: the site in shards on Dask workers (runbooks.distributed)."""
-    from pathlib import Path
-
+@contextlib.contextmanager
+def cluster_checks(args: argparse.Namespace, options: dict[str, dict[str, str]]) -> Iterator[Any]:
+    """--cluster: a runbooks.distributed.DistributedChecks over the Dask workers, for the run's duration."""
     from nr_run.cli.lab import running_lab_addresses
-    from nr_run.runbooks.distributed import ShardJob, open_client, run_checks_distributed
+    from nr_run.runbooks.distributed import DistributedChecks, ShardJob, open_client
 
     checks = _checks(args)
     job = ShardJob(site=args.site, inventory_dir=str(Path(args.inventory_dir).resolve()),
                    checks=tuple(checks) if checks else None, options=options, lab=args.lab, insecure=args.insecure,
                    address_map=running_lab_addresses(args) if args.lab else None, workers=args.workers)
     with open_client(args.cluster) as client:
-        report, _ = run_checks_distributed(client, job, intent, per_shard=args.shard_size)
-    return report
+        yield DistributedChecks(client, job, per_shard=args.shard_size)
+
+
+def _distributed(args: argparse.Namespace, intent: Any, options: dict[str, dict[str, str]]) -> Any:
+    """check --cluster: the site in shards on Dask workers (runbooks.distributed)."""
+    with cluster_checks(args, options) as run:
+        return run(None, intent, _checks(args), options)
 
 
 def _history(args: argparse.Namespace, console: Console, records: Any, error: str) -> None:

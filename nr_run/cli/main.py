@@ -46,6 +46,14 @@ def _check_options(p: argparse.ArgumentParser) -> None:
                         "unknown options or bad values exit 3. Options per check: docs/json-output.md")
 
 
+def _cluster(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cluster", type=types.cluster, metavar="local|tcp://HOST:PORT",
+                   help="run the site in shards on Dask workers: 'local' starts one worker per core, an address "
+                        "uses a running scheduler's (with --lab: the workers reach the lab `lab up` started)")
+    p.add_argument("--shard-size", type=types.shard_size, default=256, metavar="N",
+                   help="devices per shard with --cluster (whole units stay together; default 256)")
+
+
 def _retention(p: argparse.ArgumentParser) -> None:
     p.add_argument("--retention", type=types.retention, default=14 * 86400, metavar="DURATION",
                    help="keep the site's history this long (default 14d; older records are pruned hourly)")
@@ -64,6 +72,7 @@ def _history_commands(sub: argparse._SubParsersAction) -> None:
                        help="collection interval, 1s to 1d (default 30s)")
         p.add_argument("--source", default="poll", help="where collections come from: poll, or gnmi for the counters (default: poll)")
     wat.add_argument("--count", type=types.count, help="stop after N collections (default: until Ctrl-C/SIGTERM)")
+    _cluster(wat)
     exp.add_argument("--listen", type=types.listen, required=True, metavar="HOST:PORT",
                      help="address to serve /metrics on, e.g. 127.0.0.1:9464 (loopback unless --allow-remote)")
     exp.add_argument("--allow-remote", action="store_true",
@@ -169,11 +178,7 @@ def build_parser(only: str | None = _ALL) -> argparse.ArgumentParser:
     _device_io(chk)
     chk.add_argument("--checks", help="comma-separated check names or tags")
     _check_options(chk)
-    chk.add_argument("--cluster", type=types.cluster, metavar="local|tcp://HOST:PORT",
-                     help="run the site in shards on Dask workers: 'local' starts one worker per core, an address "
-                          "uses a running scheduler's (with --lab: the workers reach the lab `lab up` started)")
-    chk.add_argument("--shard-size", type=types.shard_size, default=256, metavar="N",
-                     help="devices per shard with --cluster (whole units stay together; default 256)")
+    _cluster(chk)
 
     job = sub.add_parser("job-check", help="check the fabric under a job's nodes (Slurm prolog): exit 0 ok, 1 drain")
     _common(job)
