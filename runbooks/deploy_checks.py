@@ -85,6 +85,8 @@ class StageGate:
     # how long checks take here, for each stage's revert timer (runbooks.revert_timer); floor: --confirm-timeout
     timer: RevertTimer = field(default_factory=lambda: RevertTimer(300))
     clock: Callable[[], float] = time.monotonic
+    # called with the baseline's CheckReport and "deploy-baseline" (the CLI records it in the site's history)
+    recorder: Callable[[Any, str], Any] | None = None
 
     def take_baseline(self, nr: Nornir) -> dict[str, Any]:
         """Every check over the whole site before anything is committed; remembers what already fails."""
@@ -93,6 +95,8 @@ class StageGate:
         t0 = self.clock()
         checked = (self.run or run_checks)(nr, self.intent, None, self.options)
         self.timer.observe(self.clock() - t0, checked.devices)
+        if self.recorder is not None:
+            self.recorder(checked, "deploy-baseline")
         report = checked.to_dict()
         failed = [f for f in report["findings"] if not f["passed"]]
         self.baseline_failed = {finding_key(f) for f in failed}

@@ -1,6 +1,7 @@
 """nr-run command line: a thin layer over the runbooks (imports stay lazy so --help is fast).
 
-Exit codes (DESIGN.md): 0 success, 1 failure, 2 differences/pending changes, 3 invalid input.
+Exit codes (docs/exit-codes.md): 0 success, 1 failure, 2 differences/pending changes, 3 invalid input,
+4 could not check.
 """
 
 from __future__ import annotations
@@ -38,6 +39,14 @@ def _device_io(p: argparse.ArgumentParser) -> None:
 def _selection(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hosts", type=types.hosts, help="comma-separated host names")
     p.add_argument("--role", choices=["rtsw", "ctsw"], help="only this switch role")
+
+
+def _filters(p: argparse.ArgumentParser) -> None:
+    """Which devices a check or compliance run reads and judges (ANTA's device filters)."""
+    p.add_argument("--hosts", type=types.hosts, help="only these devices (comma-separated names)")
+    p.add_argument("--role", choices=["rtsw", "ctsw", "gpu"], help="only devices of this role")
+    p.add_argument("--tags", type=types.hosts, metavar="TAG[,TAG]",
+                   help="only devices with one of these tags (a Nornir group of the host, or its data.tags)")
 
 
 def _check_options(p: argparse.ArgumentParser) -> None:
@@ -136,9 +145,32 @@ def _command(argv: Sequence[str]) -> str | None:
     return next((a for a in argv if not a.startswith("-")), None)
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("nr-run")
+    except PackageNotFoundError:      # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
+class _Version(argparse.Action):
+    """--version, looked up when asked for (importlib.metadata costs a start-up more than the rest of --help)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show the version and exit", default=argparse.SUPPRESS)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        parser.exit(message=f"nr-run {_version()}\n")
+
+
 def build_parser(only: str | None = _ALL) -> argparse.ArgumentParser:
     """The whole parser; with `only` (a subcommand, or None), the options of that subcommand alone."""
-    parser = argparse.ArgumentParser(prog="nr-run", description="Runbook for lossless RoCEv2 AI back-end fabrics.")
+    parser = argparse.ArgumentParser(prog="nr-run", description="Runbook for lossless RoCEv2 AI back-end fabrics.",
+                                     epilog="Exit codes (every command): 0 success, 1 failure, 2 differences pending, "
+                                            "3 invalid input, 4 could not check (docs/exit-codes.md)")
+    parser.add_argument("--version", action=_Version)
     action = parser.add_subparsers(dest="command", required=True)
     sub: Any = action if only == _ALL else _OnlyOne(action, only)
 
@@ -176,22 +208,28 @@ def build_parser(only: str | None = _ALL) -> argparse.ArgumentParser:
     chk = sub.add_parser("check", help="post-checks: PFC/ECN, fabric health, RDMA reachability")
     _common(chk)
     _device_io(chk)
-    chk.add_argument("--checks", help="comma-separated check names or tags")
+    chk.add_argument("--checks", help="comma-separated check names or tags (default: the catalog's, else all)")
+    chk.add_argument("--format", default="table", help="table or csv (findings, one row each, on stdout)")
+    _filters(chk)
     _check_options(chk)
     _cluster(chk)
 
-    job = sub.add_parser("job-check", help="check the fabric under a job's nodes (Slurm prolog): exit 0 ok, 1 drain")
+    job = sub.add_parser("job-check", help="check the fabric under a job's nodes (Slurm prolog): exit 0 ok, 1 drain, "
+                                           "4 not checked")
     _common(job)
     _device_io(job)
     _check_options(job)
     job.add_argument("--nodes", required=True,
                      help="the job's nodes, Slurm hostlist syntax (e.g. 'gpu[1-4,7]', $SLURM_JOB_NODELIST)")
-    job.add_argument("--budget", type=types.budget, default=10.0, help="seconds the check may take (default 10)")
+    job.add_argument("--budget", type=types.budget, default=None,
+                     help="seconds the check may take (default: the catalog's job_check.budget_s, else 10)")
 
     com = sub.add_parser("compliance", help="scheduled compliance: drift + checks, reports")
     _common(com)
     _device_io(com)
-    com.add_argument("--format", default="table", help="table,json,junit,md,html,prom")
+    com.add_argument("--format", default="table", help="table,json,junit,md,html,prom,csv")
+    com.add_argument("--checks", help="comma-separated check names or tags (default: the catalog's, else all)")
+    _filters(com)
     com.add_argument("--out", type=types.folder, help="report folder")
     com.add_argument("--every", type=types.every, help="repeat every interval, 10s to 7d (e.g. 15m)")
     _check_options(com)
@@ -277,7 +315,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger().addHandler(logging.NullHandler())
     from nr_run.intent.errors import InventoryError
     from nr_run.platforms.policy import PolicyMissing
-    from nr_run.platforms.registry import UnknownPlatform
+    from nr_run.platforms.registry import MissingCapability, UnknownPlatform
     from nr_run.platforms.templates import TemplateMissing
     from nr_run.runbooks.inventory import CredentialsMissing
 
@@ -286,7 +324,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         quiet_broken_pipe()
         return EXIT_OK
-    except (UsageError, CredentialsMissing, PolicyMissing, TemplateMissing, UnknownPlatform,
+    except (UsageError, CredentialsMissing, PolicyMissing, TemplateMissing, UnknownPlatform, MissingCapability,
             InventoryError) as exc:
         print(f"nr-run: {exc}", file=sys.stderr)
         return EXIT_INVALID
