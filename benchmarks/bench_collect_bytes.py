@@ -105,7 +105,21 @@ def deploy_all(nr: Any, intent: Any, rounds: int = 4) -> None:
     raise SystemExit(f"deploy failed on {sorted(todo)[:5]} ...")
 
 
-def measure(site_dir: Path, workers: int = 8) -> dict[str, Any]:
+def patient(nr: Any) -> Any:
+    """Longer SSH handshake deadlines for the SONiC hosts: the one-process twin of a large site answers slowly
+    while it converges (what is measured is bytes, not time)."""
+    from nr_run.platforms.transport import SSH_EXEC, set_options
+
+    for host in nr.inventory.hosts.values():
+        if host.platform == "sonic":
+            set_options(host, "napalm", extras={"optional_args": {"banner_timeout": 120, "conn_timeout": 60,
+                                                                   "auth_timeout": 60}})
+        elif host.platform == "linux":
+            set_options(host, SSH_EXEC, extras={"timeout": 120})
+    return nr
+
+
+def measure(site_dir: Path, workers: int = 4) -> dict[str, Any]:
     """Per-device bytes of a check collection on the sample, by kind, and the site-weighted mean."""
     intent, _ = load_site(site_dir)
     assert intent is not None
@@ -114,10 +128,10 @@ def measure(site_dir: Path, workers: int = 8) -> dict[str, Any]:
         lab_up(write_topology(intent, state / "clab"), state, base_port=0)
         try:
             addresses = lab_status(state)["addresses"]
-            nr = init_nornir(intent.site, site_dir.parent, workers=workers, lab=True, address_map=addresses)
+            nr = patient(init_nornir(intent.site, site_dir.parent, workers=workers, lab=True, address_map=addresses))
             deploy_all(nr, intent)
             hosts = set(sample(intent))
-            nr = init_nornir(intent.site, site_dir.parent, workers=workers, lab=True, address_map=addresses)
+            nr = patient(init_nornir(intent.site, site_dir.parent, workers=workers, lab=True, address_map=addresses))
             checks = [c for c in all_checks() if c != "rdma"]
             sampled = nr.filter(filter_func=lambda h: h.name in hosts)
             # one collection first: after a deploy of hundreds of switches the one-process twin converges (its
