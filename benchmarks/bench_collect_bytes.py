@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import pickle
 import sys
 import tempfile
 from collections import Counter
@@ -149,8 +150,14 @@ def measure(site_dir: Path, workers: int = 4) -> dict[str, Any]:
     counts = Counter(_kind(d) for d in intent.devices.values())
     site_mean = sum(mean[k] * counts[k] for k in mean) / sum(counts[k] for k in mean)
     judged = [f for f in report.findings if f.device in hosts]
+    # what a run holds per device once collected (its DeviceState, pickled): the memory a site's states take
+    held: dict[str, list[int]] = {k: [] for k in KINDS}
+    for name in hosts:
+        held[_kind(intent.devices[name])].append(len(pickle.dumps(report.states[name])))
+    state_mean = {k: sum(v) / len(v) for k, v in held.items() if v}
     return {"site": intent.site, "devices": len(intent.devices), "per_kind": mean, "site_mean": site_mean,
-            "failed": sorted({f.check for f in judged if not f.passed}), "errors": report.collection_errors}
+            "state_per_kind": state_mean, "failed": sorted({f.check for f in judged if not f.passed}),
+            "errors": report.collection_errors}
 
 
 def main() -> int:
@@ -167,6 +174,8 @@ def main() -> int:
             kinds = ", ".join(f"{k} {v / 1024:.1f} KiB" for k, v in r["per_kind"].items())
             print(f"{r['site']}: {r['devices']} devices; bytes per device: {kinds}; site mean "
                   f"{r['site_mean'] / 1024:.1f} KiB; failed checks on the sample: {r['failed'] or 'none'}")
+            held = ", ".join(f"{k} {v / 1024:.1f} KiB" for k, v in r["state_per_kind"].items())
+            print(f"  state held per device (pickled): {held}")
             for host, errors in sorted(r["errors"].items()):
                 print(f"  {host}: not collected: {sorted(errors.items())[0]}")
     if len(results) > 1:

@@ -85,19 +85,31 @@ def runner(task: Any) -> Runner:
 
     def results(group: list[str], encoding: str) -> dict[str, Any]:
         replies = device.device.run_commands(group, encoding=encoding)
-        return {c: r if encoding == "json" else r.get("output", "") for c, r in zip(group, replies, strict=True)}
+        return {c: reply(r, encoding) for c, r in zip(group, replies, strict=True)}
+
+    def reply(r: Any, encoding: str) -> Any:
+        return r if encoding == "json" else r.get("output", "")
 
     def run(cmds: list[tuple[str, str]]) -> dict[str, Any]:
+        """One eAPI request per encoding, the optional commands last: eAPI stops at the first command that
+        fails and returns the outputs before it, so a refused optional command costs its data, not a request
+        of its own (nor the required ones' results)."""
         out: dict[str, Any] = {}
         for encoding in ("json", "text"):
             required = [c for c, e in cmds if e == encoding and c not in _OPTIONAL_NAMES]
-            if required:
-                out.update(results(required, encoding))
-            for cmd in (c for c, e in cmds if e == encoding and c in _OPTIONAL_NAMES):
+            todo = required + [c for c, e in cmds if e == encoding and c in _OPTIONAL_NAMES]
+            while todo:
                 try:
-                    out.update(results([cmd], encoding))
-                except CommandError:          # the device refuses it: its data is left out
-                    continue
+                    out.update(results(todo, encoding))
+                    break
+                except CommandError as exc:
+                    # the error's data: pyeapi's `enable`, each command's output, then the failing one's errors
+                    done = list(exc.output or [])[1:-1]
+                    if len(done) < len(required) or len(done) >= len(todo):
+                        raise                 # a required command failed (or the reply says nothing usable)
+                    out.update({c: reply(r, encoding) for c, r in zip(todo, done, strict=False)})
+                    required = required[len(done):]
+                    todo = todo[len(done) + 1:]   # the refused optional command's data is left out
         return out
 
     return run
