@@ -6,12 +6,13 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from nr_run.intent.addressplan import check_address_plan
+from nr_run.intent.addressplan import check_address_plan, check_plan_capacity
 from nr_run.intent.errors import Finding
+from nr_run.intent.shapes import SHAPES, top_tier
 from nr_run.intent.source import FABRIC, HOSTS
 
 if TYPE_CHECKING:
-    from nr_run.intent.models import FabricIntent, Nic
+    from nr_run.intent.models import DeviceIntent, FabricIntent, Nic
     from nr_run.intent.schema import FabricFile, Hardware
     from nr_run.intent.source import SiteSource
 
@@ -37,13 +38,15 @@ def check_fabric(intent: FabricIntent, fabric: FabricFile, source: SiteSource) -
 
     dupes("management address", "duplicate-mgmt", {n: d.mgmt_address for n, d in devices.items()}, hf, "hostname")
     dupes("loopback", "duplicate-loopback", {n: d.loopback for n, d in devices.items()}, ff, "pools.loopback")
-    # the CTSW tier shares one ASN by design; any other reuse is an error
-    asns = {n: d.asn for n, d in devices.items() if d.role == "rtsw"}
-    asns["CTSW tier"] = fabric.asn.ctsw
+    # a CTSW tier (per zone) and the ATSW tier share one ASN each by design; any other reuse is an error
+    asns: dict[str, str | int | None] = {n: d.asn for n, d in devices.items() if d.tier == 1}
+    for d in devices.values():
+        if d.tier >= 2:
+            asns[f"{d.role.upper()} tier" + (f" of zone {d.zone}" if d.zone else "")] = d.asn
     dupes("ASN", "duplicate-asn", asns, ff, "asn")
 
-    ctsws = [d for d in devices.values() if d.role == "ctsw"]
-    if len(ctsws) < fabric.policy.min_ctsw:
+    ctsws = [d for d in devices.values() if d.tier == 2]
+    if "ctsw" in SHAPES[fabric.shape].tiers and len(ctsws) < fabric.policy.min_ctsw:
         out.append(Finding("warning", "min-ctsw", ff, "", "policy.min_ctsw",
                            f"{len(ctsws)} CTSW(s), policy recommends at least {fabric.policy.min_ctsw}"))
 
@@ -80,12 +83,16 @@ def check_fabric(intent: FabricIntent, fabric: FabricFile, source: SiteSource) -
                 out.append(Finding("error", "mtu-mismatch", file, name, key,
                                    f"NIC {nic.name} MTU {nic.mtu} > {nic.peer_device}:{port.name} MTU {port.mtu}: "
                                    f"lower {key} or raise the switch's MTU"))
-        if dev.role == "rtsw":
+        if dev.tier == 2 and fabric.policy.cross_zone_oversubscription is not None:
+            out += _cross_zone(dev, devices, fabric, ff)
+        if dev.tier == 1:
             hw = dev.hardware.name
             up = sum(i.speed_mbps for i in dev.interfaces if i.role == "fabric")
             down = sum(i.speed_mbps for i in dev.interfaces if i.role == "host")
             ratio = down / up if up else float("inf")
-            if down and ratio > fabric.policy.max_oversubscription + 1e-9:
+            # a star's switches have no tier above: every path stays on the switch
+            spine_tier = top_tier(fabric.shape) >= 2
+            if spine_tier and down and ratio > fabric.policy.max_oversubscription + 1e-9:
                 need = "no uplink" if not up else f"raise policy.max_oversubscription to {ratio:.2f}"
                 out.append(Finding("error", "oversubscription", ff, name, "policy.max_oversubscription",
                                    f"host {down // 1000}G / uplink {up // 1000}G = {ratio:.2f}:1 exceeds "
@@ -96,10 +103,11 @@ def check_fabric(intent: FabricIntent, fabric: FabricFile, source: SiteSource) -
                 out.append(Finding("error", "ecmp-width", ff, name, "bgp.maximum_paths",
                                    f"{uplinks} equal-cost uplinks but maximum-paths {dev.bgp.maximum_paths}: "
                                    f"raise bgp.maximum_paths to {uplinks} or lower hardware.{hw}.uplinks.count"))
-        if dev.role == "gpu":
+        if dev.tier == 0:
             out += _missing_rails(name, dev.nics, fabric, source, hf)
 
     out += check_address_plan(intent, fabric, ff, hf)
+    out += check_plan_capacity(fabric, intent, ff)
     for pname, prof in sorted(fabric.roce_profiles.items()):
         where = f"roce_profiles.{pname}"
         mapped = prof.dscp_to_tc.get(prof.cnp.dscp, prof.default_tc)
@@ -120,6 +128,25 @@ def check_fabric(intent: FabricIntent, fabric: FabricFile, source: SiteSource) -
         if len(set(queues)) != len(queues):
             out.append(Finding("error", "roce-profile", ff, "", f"{where}.schedulers", "a queue is listed twice"))
     return out
+
+
+def _cross_zone(dev: DeviceIntent, devices: Mapping[str, DeviceIntent], fabric: FabricFile,
+                ff: str) -> list[Finding]:
+    """A zone's CTSW carries at most the declared cross-zone oversubscription (down toward its RTSWs / up
+    toward the ATSWs); more is an error, as a cross-zone job would get less than the site promises."""
+    declared = fabric.policy.cross_zone_oversubscription
+    assert declared is not None
+    up = sum(i.speed_mbps for i in dev.interfaces if devices[i.peer_device].tier > dev.tier)
+    down = sum(i.speed_mbps for i in dev.interfaces if devices[i.peer_device].tier < dev.tier)
+    if not down:
+        return []
+    ratio = down / up if up else float("inf")
+    if ratio <= declared + 1e-9:
+        return []
+    return [Finding("error", "oversubscription", ff, dev.name, "policy.cross_zone_oversubscription",
+                    f"toward its RTSWs {down // 1000}G / toward the ATSWs {up // 1000}G = {ratio:.2f}:1 exceeds the "
+                    f"declared cross-zone {declared}:1 (raise policy.cross_zone_oversubscription, or add uplinks: "
+                    f"hardware.{dev.hardware.name}.uplinks.count)")]
 
 
 def rail_count(hw: Hardware) -> int:
