@@ -384,9 +384,9 @@ def _generate_links(fabric: FabricFile, hosts: dict[str, Host], file: str) -> tu
                         leaf_index = nic // per_leaf + 1
                         rail_leaf = unit_leaves.get(leaf_index)
                         if rail_leaf is None:
-                            zone = f"zone {unit[0]} " if unit[0] else ""
+                            in_zone = f"zone {unit[0]} " if unit[0] else ""
                             findings.append(Finding("error", "cabling", file, server.name, where,
-                                                    f"no {rule.leaf_role} with index {leaf_index} in {zone}su {unit[1]} "
+                                                    f"no {rule.leaf_role} with index {leaf_index} in {in_zone}su {unit[1]} "
                                                     f"for rail {nic + 1}"))
                             continue
                         a_port = slot_port(server, "downlinks", nic, where)
