@@ -1,0 +1,112 @@
+"""Shapes in fabric.yaml: what each shape refuses (in words, naming the key), the plan's capacity proof, host
+blocks sized from downlinks.count, and the modular-chassis port cap."""
+
+from __future__ import annotations
+
+import ipaddress
+import shutil
+from pathlib import Path
+
+import pytest
+
+from nr_run.intent.compile import compile_with_findings
+from tests.conftest import REPO, SiteCopy
+
+
+def _errors(path: Path) -> list:
+    _intent, findings = compile_with_findings(path)
+    return [f for f in findings if f.severity == "error"]
+
+
+@pytest.fixture
+def star(tmp_path: Path) -> SiteCopy:
+    shutil.copytree(REPO / "inventory" / "star1", tmp_path / "star1")
+    return SiteCopy(tmp_path / "star1")
+
+
+@pytest.fixture
+def mz(tmp_path: Path) -> SiteCopy:
+    shutil.copytree(REPO / "inventory" / "mz1", tmp_path / "mz1")
+    return SiteCopy(tmp_path / "mz1")
+
+
+def test_a_star_has_no_spine_rule_and_says_so(star: SiteCopy) -> None:
+    star.edit("fabric.yaml", lambda f: f["cabling"]["rules"].append(
+        {"type": "leaf-spine", "speed": "400G", "cable_length_m": 30}))
+    [err] = _errors(star.path)
+    assert (err.rule, err.field) == ("shape", "cabling.rules.1.type")
+    assert "shape 'star'" in err.message and "no leaf-spine links" in err.message
+
+
+def test_a_role_outside_the_shape_names_the_key(star: SiteCopy) -> None:
+    star.edit("fabric.yaml", lambda f: f["roles"].update(ctsw={"mtu": 9214, "roce_profile": "roce"}))
+    star.edit("hosts.yaml", lambda h: h.update(ctsw1={"hostname": "172.22.20.11", "groups": ["ctsw", "eos"],
+                                                      "data": {"role": "ctsw", "index": 1, "hardware": "eos-star"}}))
+    errors = {(e.rule, e.host, e.field) for e in _errors(star.path)}
+    assert errors == {("shape", "", "roles.ctsw"), ("shape", "ctsw1", "data.role")}
+
+
+def test_a_star_needs_no_uplinks_and_no_ctsw(star: SiteCopy) -> None:
+    intent, findings = compile_with_findings(star.path)
+    assert intent is not None
+    assert not [f for f in findings if f.rule in ("oversubscription", "min-ctsw")]
+
+
+def test_multi_zone_needs_a_plan_and_a_declared_cross_zone_oversubscription(mz: SiteCopy) -> None:
+    def strip(f: dict) -> None:
+        del f["plan"]
+        del f["policy"]["cross_zone_oversubscription"]
+    mz.edit("fabric.yaml", strip)
+    fields = {e.field for e in _errors(mz.path) if e.rule == "shape"}
+    assert fields == {"plan", "policy.cross_zone_oversubscription"}
+
+
+def test_cross_zone_oversubscription_above_the_declared_is_refused(mz: SiteCopy) -> None:
+    mz.edit("fabric.yaml", lambda f: f["policy"].update(cross_zone_oversubscription=0.5))
+    errors = _errors(mz.path)
+    assert {e.host for e in errors} == {"z1-ctsw1", "z1-ctsw2", "z2-ctsw1", "z2-ctsw2"}
+    assert {(e.rule, e.field) for e in errors} == {("oversubscription", "policy.cross_zone_oversubscription")}
+    assert "800G / toward the ATSWs 800G = 1.00:1" in errors[0].message
+
+
+def test_zones_only_in_multi_zone_and_not_on_the_aggregation_tier(mz: SiteCopy, star: SiteCopy) -> None:
+    star.edit("hosts.yaml", lambda h: h["rtsw1"]["data"].update(zone=1))
+    [err] = _errors(star.path)
+    assert (err.host, err.field) == ("rtsw1", "data.zone") and "has no zones" in err.message
+    mz.edit("hosts.yaml", lambda h: h["atsw1"]["data"].update(zone=1))
+    [err] = _errors(mz.path)
+    assert (err.host, err.field) == ("atsw1", "data.zone")
+    mz.edit("hosts.yaml", lambda h: (h["atsw1"]["data"].pop("zone"), h["z2-rtsw1"]["data"].pop("zone")))
+    [err] = _errors(mz.path)
+    assert (err.host, err.field) == ("z2-rtsw1", "data.zone")
+
+
+def test_the_plan_proves_every_capacity_not_only_what_exists(mz: SiteCopy) -> None:
+    """Zone 4 of the plan would take CTSW ASN 65013; an RTSW range starting there collides, though no such
+    device exists yet."""
+    mz.edit("fabric.yaml", lambda f: f["asn"].update(rtsw_base=65013))
+    errors = _errors(mz.path)
+    assert [(e.rule, e.field) for e in errors] == [("plan-capacity", "asn.ctsw")]
+    mz.edit("fabric.yaml", lambda f: (f["asn"].update(rtsw_base=65101), f["pools"].update(host_p2p="10.40.0.0/23")))
+    errors = _errors(mz.path)
+    assert [(e.rule, e.field) for e in errors] == [("plan-capacity", "pools.host_p2p")]
+
+
+def test_host_blocks_are_sized_from_downlinks_count(site: SiteCopy) -> None:
+    """A 128-port RTSW with 32 host slots gets a /26 (32 /31s), not a /24 for all its ports."""
+    def big(f: dict) -> None:
+        f["hardware"]["eos-rtsw"].update(ports=128, downlinks={"from": 2, "count": 32})
+        f["pools"]["host_p2p"] = "10.10.0.0/24"            # four /26 blocks, exactly
+    site.edit("fabric.yaml", big)
+    intent, findings = compile_with_findings(site.path)
+    assert intent is not None and not [f for f in findings if f.severity == "error"], findings
+    blocks = [ipaddress.IPv4Network(intent.devices[f"rtsw{i}"].host_block) for i in range(1, 5)]
+    assert [b.prefixlen for b in blocks] == [26] * 4 and len(set(blocks)) == 4
+
+
+def test_ports_up_to_a_modular_chassis(site: SiteCopy) -> None:
+    site.edit("fabric.yaml", lambda f: f["hardware"]["eos-ctsw"].update(ports=2304))
+    assert not _errors(site.path)
+    site.edit("fabric.yaml", lambda f: f["hardware"]["eos-ctsw"].update(ports=100_000))
+    [err] = _errors(site.path)
+    assert err.field == "hardware.eos-ctsw.ports"
