@@ -34,12 +34,44 @@ class UnknownNodes(ValueError):
 
 
 @dataclass(frozen=True)
+class JobSpan:
+    """Which zones and CTSWs a job spans; a job across zones crosses the aggregation tier, whose bandwidth is
+    oversubscribed by design (a topology-aware scheduler keeps jobs inside a zone)."""
+
+    zones: tuple[int, ...] = ()
+    spines: tuple[str, ...] = ()
+    aggregation: tuple[str, ...] = ()
+    oversubscription: float | None = None     # the worst CTSW's down/up ratio toward the aggregation tier
+
+    @property
+    def cross_zone(self) -> bool:
+        return len(self.zones) > 1
+
+    def text(self) -> str:
+        where = f"zone(s) {', '.join(f'z{z}' for z in self.zones)}; " if self.zones else ""
+        return f"spans {where}{len(self.spines)} CTSW(s)"
+
+    def warning(self) -> str | None:
+        if not self.cross_zone:
+            return None
+        ratio = f" ({self.oversubscription:.2f}:1 oversubscribed)" if self.oversubscription else ""
+        return (f"warning: crosses the aggregation tier{ratio} through {len(self.aggregation)} ATSW(s): "
+                f"cross-zone traffic gets less than in-zone bandwidth; keep the job inside one zone")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"zones": list(self.zones), "ctsws": list(self.spines), "atsws": list(self.aggregation),
+                "cross_zone": self.cross_zone, "oversubscription": self.oversubscription, "warning": self.warning()}
+
+
+@dataclass(frozen=True)
 class JobScope:
-    """What a job's traffic crosses: node NICs, their switch ports, the uplinks and the CTSW ends."""
+    """What a job's traffic crosses: node NICs, their switch ports, the uplinks and the CTSW ends (and, across
+    zones, the CTSWs' uplinks and the ATSW ends)."""
 
     nodes: tuple[str, ...]
     nics: tuple[tuple[str, str, str, str], ...]          # (node, nic, rtsw, rtsw port)
     ports: Mapping[str, frozenset[str]]                   # switch -> its ports the job uses
+    span: JobSpan = JobSpan()
 
     @property
     def devices(self) -> list[str]:
@@ -52,7 +84,7 @@ class JobScope:
 
 def job_scope(fabric: FabricIntent, nodes: list[str]) -> JobScope:
     """The job's scope from the compiled intent; UnknownNodes if a name is not a server of the site."""
-    unknown = [n for n in nodes if n not in fabric.devices or fabric.devices[n].role != "gpu"]
+    unknown = [n for n in nodes if n not in fabric.devices or fabric.devices[n].tier != 0]
     if unknown:
         shown = ", ".join(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
         raise UnknownNodes(f"not a GPU server of site {fabric.site}: {shown}")
@@ -69,7 +101,28 @@ def job_scope(fabric: FabricIntent, nodes: list[str]) -> JobScope:
             if itf.role == "fabric":     # ECMP spreads the job's traffic over every uplink
                 ports[rtsw].add(itf.name)
                 ports.setdefault(itf.peer_device, set()).add(itf.peer_port)
-    return JobScope(tuple(nodes), tuple(nics), {d: frozenset(p) for d, p in sorted(ports.items())})
+    span = _span(fabric, nodes, sorted(d for d in ports if fabric.devices[d].tier == 2))
+    if span.cross_zone:
+        for ctsw in span.spines:
+            for itf in fabric.devices[ctsw].interfaces:
+                if itf.peer_device in fabric.devices and fabric.devices[itf.peer_device].tier > 2:
+                    ports[ctsw].add(itf.name)
+                    ports.setdefault(itf.peer_device, set()).add(itf.peer_port)
+        span = JobSpan(span.zones, span.spines, tuple(sorted(d for d in ports if fabric.devices[d].tier > 2)),
+                       span.oversubscription)
+    return JobScope(tuple(nodes), tuple(nics), {d: frozenset(p) for d, p in sorted(ports.items())}, span)
+
+
+def _span(fabric: FabricIntent, nodes: list[str], spines: list[str]) -> JobSpan:
+    devs = fabric.devices
+    zones = tuple(sorted({z for n in nodes if (z := devs[n].zone) is not None}))
+    worst = None
+    for name in spines:
+        up = sum(i.speed_mbps for i in devs[name].interfaces if i.peer_device in devs and devs[i.peer_device].tier > 2)
+        down = sum(i.speed_mbps for i in devs[name].interfaces if i.peer_device in devs and devs[i.peer_device].tier < 2)
+        if up and down:
+            worst = max(worst or 0.0, down / up)
+    return JobSpan(zones, tuple(spines), (), round(worst, 2) if worst is not None else None)
 
 
 def scoped_fabric(fabric: FabricIntent, scope: JobScope) -> FabricIntent:
@@ -109,7 +162,10 @@ class JobVerdict:
                         f"({len(self.scope.ports)} switch(es)); nothing found to drain for")
             if self.unknown:
                 what += f"; {len(self.unknown)} switch(es) unreadable: {', '.join(sorted(self.unknown)[:3])}"
-            return what
+            if not self.scope.span.zones:     # a single-zone fabric: nothing more to say
+                return what
+            warning = self.scope.span.warning()
+            return what + f"; {self.scope.span.text()}" + (f"; {warning}" if warning else "")
         first = self.findings[0]
         # what else fails, counted per port (or per path, for ECMP), not per finding
         more = len({(f.device, f.port or f.peer_device) for f in self.findings}) - 1
@@ -120,7 +176,7 @@ class JobVerdict:
                 "nodes": list(self.scope.nodes), "elapsed_s": round(self.elapsed_s, 3), "budget_s": self.budget_s,
                 "timed_out": self.timed_out,
                 "nics": [{"node": n, "nic": c, "device": d, "port": p} for n, c, d, p in self.scope.nics],
-                "ports": {d: sorted(p) for d, p in self.scope.ports.items()},
+                "ports": {d: sorted(p) for d, p in self.scope.ports.items()}, "span": self.scope.span.as_dict(),
                 "findings": [f.to_dict() for f in self.findings], "unreadable": dict(sorted(self.unknown.items()))}
 
 

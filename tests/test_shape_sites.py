@@ -97,5 +97,14 @@ def test_deploy_commit_check_and_analyze_exit_0(site, tmp_path_factory, tmp_path
         report = json.loads(capsys.readouterr().out)
         assert report["passed"]
         assert all(c["ping"] for c in report["rdma"]["cells"])
+        if site == "mz1":
+            assert _cli(monkeypatch, site, state, tmp_path, "job-check", "--nodes", "z1-gpu[1-2]") == 0
+            line = capsys.readouterr().out
+            assert line.startswith("ok:") and "spans zone(s) z1; 2 CTSW(s)" in line and "warning" not in line
+            assert _cli(monkeypatch, site, state, tmp_path, "job-check", "--nodes", "z1-gpu1,z2-gpu1", "--json") == 0
+            verdict = json.loads(capsys.readouterr().out)
+            assert verdict["span"]["zones"] == [1, 2] and verdict["span"]["atsws"] == ["atsw1", "atsw2"]
+            assert "crosses the aggregation tier (1.00:1 oversubscribed)" in verdict["line"]
+            assert {"atsw1", "atsw2"} <= set(verdict["ports"])       # the cross-zone path is checked too
     monkeypatch.delenv("NR_RUN_LAB_STATE_DIR")
     assert main(["analyze", "--site", site, "--inventory-dir", str(SITES[site].parent), "--json"]) == 0
