@@ -110,3 +110,20 @@ def test_ports_up_to_a_modular_chassis(site: SiteCopy) -> None:
     site.edit("fabric.yaml", lambda f: f["hardware"]["eos-ctsw"].update(ports=100_000))
     [err] = _errors(site.path)
     assert err.field == "hardware.eos-ctsw.ports"
+
+
+def test_analyze_reports_tiers_and_what_a_cross_zone_job_gets(mz: SiteCopy) -> None:
+    """100G links to the ATSWs: each zone's CTSWs carry 800G down, 200G up (4:1, as declared), so a job spread
+    over the two zones gets a quarter of its NIC bandwidth across the boundary."""
+    from nr_run.analysis.capacity import analyse
+    from nr_run.analysis.options import AnalysisOptions
+
+    mz.edit("fabric.yaml", lambda f: f["cabling"]["rules"][2].update(speed="100G"))
+    intent, findings = compile_with_findings(mz.path)
+    assert intent is not None and not [f for f in findings if f.severity == "error"], findings
+    result = analyse(intent, AnalysisOptions(failures=0))
+    tiers = {row[0]: row for row in next(t for t in result.tables if t.title == "Oversubscription per tier").rows}
+    assert sorted(tiers) == ["atsw", "ctsw", "rtsw"] and tiers["ctsw"][4] == 4.0
+    zones = next(t for t in result.tables if t.title.startswith("Across zones")).rows
+    assert zones == [["z1", 1600, 400, 400, 25.0, 4.0], ["z2", 1600, 400, 400, 25.0, 4.0]]
+    assert result.summary["cross_zone_percent"] == 25.0
