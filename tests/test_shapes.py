@@ -127,3 +127,21 @@ def test_analyze_reports_tiers_and_what_a_cross_zone_job_gets(mz: SiteCopy) -> N
     zones = next(t for t in result.tables if t.title.startswith("Across zones")).rows
     assert zones == [["z1", 1600, 400, 400, 25.0, 4.0], ["z2", 1600, 400, 400, 25.0, 4.0]]
     assert result.summary["cross_zone_percent"] == 25.0
+
+
+def test_the_lossless_proof_covers_the_cross_zone_hops() -> None:
+    """A 1500-byte MTU on one atsw1 port breaks exactly the class through atsw1, at that port."""
+    from nr_run.analysis.lossless import analyse
+    from nr_run.analysis.options import AnalysisOptions
+    from nr_run.intent import compile_site
+
+    fabric = compile_site(REPO / "inventory" / "mz1")
+    atsw1 = fabric.devices["atsw1"]
+    itfs = [i.model_copy(update={"mtu": 1500}) if i.name == "Ethernet3" else i for i in atsw1.interfaces]
+    broken = fabric.model_copy(update={"devices": {**fabric.devices,
+                                                   "atsw1": atsw1.model_copy(update={"interfaces": itfs})}})
+    classes = {f.subject: f for f in analyse(fabric, AnalysisOptions(failures=0)).findings}
+    assert {"cross-zone via atsw1", "cross-zone via atsw2"} <= set(classes)
+    failed = [f for f in analyse(broken, AnalysisOptions(failures=0)).findings if not f.passed]
+    assert [f.subject for f in failed] == ["cross-zone via atsw1"]
+    assert failed[0].data["device"] == "atsw1" and failed[0].data["port"] == "Ethernet3"

@@ -94,7 +94,8 @@ def collapse(names: list[str]) -> str:
             continue
         runs: list[str] = []
         start = prev = numbers[0]
-        for n in numbers[1:] + [None]:    # type: ignore[list-item]
+        ends: list[int | None] = [*numbers[1:], None]
+        for n in ends:
             if n is not None and n == prev + 1:
                 prev = n
                 continue
