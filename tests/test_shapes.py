@@ -145,3 +145,38 @@ def test_the_lossless_proof_covers_the_cross_zone_hops() -> None:
     failed = [f for f in analyse(broken, AnalysisOptions(failures=0)).findings if not f.passed]
     assert [f.subject for f in failed] == ["cross-zone via atsw1"]
     assert failed[0].data["device"] == "atsw1" and failed[0].data["port"] == "Ethernet3"
+
+
+def test_power_budgets_refuse_a_rack_or_zone_over_them_naming_rack_zone_and_key(mz: SiteCopy) -> None:
+    """A hotter GPU generation (10.2 -> 19 kW a server): zone 2's rack of two servers and two RTSWs draws 41 kW
+    (budget 40); zone 1, its second server moved to a rack of its own, has 3 racks (allowed 2); each zone draws
+    45 kW (budget 44)."""
+    mz.edit("fabric.yaml", lambda f: (f["hardware"]["gpu-2nic"].update(power_kw=19),
+                                      f["power"].update(racks_per_zone=2, zone_kw=44)))
+    mz.edit("hosts.yaml", lambda h: h["z1-gpu2"]["data"].update(rack="z1-rack2"))
+    errors = sorted((e.field, e.host, e.message) for e in _errors(mz.path))
+    assert [(f, h) for f, h, _ in errors] == [("power.rack_kw", "z2-gpu1"), ("power.racks_per_zone", ""),
+                                              ("power.zone_kw", ""), ("power.zone_kw", "")]
+    assert errors[0][2].startswith("rack z2-rack1 draws 41 kW (4 devices: z2-gpu1, z2-gpu2, z2-rtsw1, z2-rtsw2)")
+    assert errors[1][2] == "zone 1 has 3 racks, above power.racks_per_zone 2"
+    assert [m for _, _, m in errors[2:]] == ["zone 1 draws 45 kW, above power.zone_kw 44 kW",
+                                             "zone 2 draws 45 kW, above power.zone_kw 44 kW"]
+
+
+def test_power_needs_every_used_hardware_to_declare_its_draw(mz: SiteCopy) -> None:
+    mz.edit("fabric.yaml", lambda f: f["hardware"]["eos-atsw"].pop("power_kw"))
+    [err] = _errors(mz.path)
+    assert (err.rule, err.field) == ("power", "hardware.eos-atsw.power_kw")
+
+
+def test_analyze_shows_per_zone_utilisation() -> None:
+    from nr_run.analysis.options import AnalysisOptions
+    from nr_run.analysis.power import analyse
+    from nr_run.intent import compile_site
+
+    result = analyse(compile_site(REPO / "inventory" / "mz1"), AnalysisOptions(failures=0))
+    rows = {r[0]: r for r in result.tables[0].rows}
+    # zone 1: 2 servers x 10.2 + 2 RTSWs x 1.5 + 2 CTSWs x 2.0 = 27.4 kW in 2 racks; the rack of servers 23.4 kW
+    assert rows["zone 1"][:6] == ["zone 1", 2, 16, 27.4, 400.0, 6.8]
+    assert rows["zone 1"][6:] == ["z1-rack1", 58.5]
+    assert rows["aggregation tier"][3] == 5.0

@@ -30,6 +30,7 @@ from nr_run.intent.models import (
     Interface,
     Link,
     Nic,
+    PowerBudget,
     Roce,
     Scheduler,
     Watchdog,
@@ -726,6 +727,7 @@ class _Compiler:
             summary = self.zone_summary(host.data.zone) if host.tier == 2 and host.data.zone else None
             devices[name] = DeviceIntent(
                 name=name, site=self.fabric.site, role=host.data.role, tier=host.tier, zone=host.data.zone,
+                rack=host.data.rack, power_kw=host.hw.power_kw or 0.0,
                 zone_summary=str(summary) if summary else None,
                 platform=host.hw.platform, mgmt_address=host.mgmt,
                 mgmt_prefix=self.mgmt(host)[0], mgmt_gateway=self.mgmt(host)[1], mgmt_vrf=self.fabric.management.vrf,
@@ -737,6 +739,7 @@ class _Compiler:
         return FabricIntent(
             site=self.fabric.site, lab=self.fabric.lab, shape=self.fabric.shape, devices=devices,
             fabric_file=self.fabric_file,
+            power=PowerBudget(**self.fabric.power.model_dump()) if self.fabric.power else None,
             links=sorted((_link(lk, self.hosts) for lk in links), key=lambda lk: (lk.a_device, lk.a_port, lk.b_device)),
         )
 
@@ -754,6 +757,7 @@ class _Compiler:
                             speed_mbps=lk.speed_mbps, lossless_priorities=roce.lossless_priorities, trust=roce.trust,
                             routes=[host_routes]))
         return DeviceIntent(name=host.name, site=self.fabric.site, role="gpu", zone=host.data.zone,
+                            rack=host.data.rack, power_kw=host.hw.power_kw or 0.0,
                             platform=host.hw.platform,
                             mgmt_address=host.mgmt, mgmt_prefix=self.mgmt(host)[0],
                             mgmt_gateway=self.mgmt(host)[1], model=host.hw.model,

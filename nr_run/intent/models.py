@@ -153,6 +153,8 @@ class DeviceIntent(Frozen):
     role: Literal["ctsw", "rtsw", "gpu", "atsw"]
     tier: int = 0                        # 0 servers, 1 leaves, 2 spines, 3 aggregation (nr_run.intent.shapes)
     zone: int | None = None              # multi-zone: the zone of a server, leaf or spine
+    rack: str | None = None              # power and space: the rack it stands in
+    power_kw: float = 0.0                # its hardware's typical draw
     platform: PlatformName
     mgmt_address: str                    # "172.20.20.21"
     mgmt_prefix: str = ""                # "172.20.20.21/24"
@@ -187,6 +189,14 @@ class Link(Frozen):
     cable_length_m: int
 
 
+class PowerBudget(Frozen):
+    """fabric.yaml `power:` (the budgets analyze compares each rack and zone with)."""
+
+    rack_kw: float
+    racks_per_zone: int | None = None
+    zone_kw: float | None = None
+
+
 class FabricIntent(Frozen):
     site: str
     lab: bool
@@ -194,6 +204,7 @@ class FabricIntent(Frozen):
     devices: dict[str, DeviceIntent]
     links: list[Link]
     fabric_file: str = ""     # the fabric.yaml it was compiled from, for findings that name a file
+    power: PowerBudget | None = None
 
     def switches(self) -> list[DeviceIntent]:
         return [d for d in self.devices.values() if d.tier > 0]

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from nr_run.intent.addressplan import check_address_plan, check_plan_capacity
 from nr_run.intent.errors import Finding
+from nr_run.intent.power import check_power
 from nr_run.intent.shapes import SHAPES, top_tier
 from nr_run.intent.source import FABRIC, HOSTS
 
@@ -108,6 +109,9 @@ def check_fabric(intent: FabricIntent, fabric: FabricFile, source: SiteSource) -
 
     out += check_address_plan(intent, fabric, ff, hf)
     out += check_plan_capacity(fabric, intent, ff)
+    if fabric.power is not None:
+        used = sorted({str(src.data.get("hardware")) for src in source.hosts.values()} & set(fabric.hardware))
+        out += check_power(intent, ff, hf, [hw for hw in used if fabric.hardware[hw].power_kw is None])
     for pname, prof in sorted(fabric.roce_profiles.items()):
         where = f"roce_profiles.{pname}"
         mapped = prof.dscp_to_tc.get(prof.cnp.dscp, prof.default_tc)

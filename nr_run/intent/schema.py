@@ -115,6 +115,7 @@ class Hardware(Strict):
     # set where nr-run configures the shared-buffer model (headroom is rounded to these cells)
     buffer_cell_bytes: int | None = Field(default=None, ge=64, le=4096)
     uplinks: PortBlock | None = None
+    power_kw: float | None = Field(default=None, ge=0, le=200)   # typical draw of one device (power budgets)
     # switches: ports toward the tier below; servers: the compute NICs that go on rails (from, count);
     # other server ports (storage, management) are outside the block and ignored by the rail rule
     downlinks: PortBlock | None = None
@@ -318,6 +319,15 @@ class RoceProfileSettings(Strict):
         return sorted(v)
 
 
+class PowerPlan(Strict):
+    """Power and space: each rack's budget, how many racks a zone (the site, outside multi-zone) may have, and
+    each zone's budget; a device's draw is its hardware's power_kw, its rack is `data.rack` in hosts.yaml."""
+
+    rack_kw: float = Field(gt=0, le=1000)
+    racks_per_zone: int | None = Field(default=None, ge=1, le=100_000)
+    zone_kw: float | None = Field(default=None, gt=0, le=1_000_000)
+
+
 class FabricFile(Strict):
     """The whole fabric.yaml."""
 
@@ -333,6 +343,7 @@ class FabricFile(Strict):
     management: Management = Management()
     bgp: BgpSettings = BgpSettings()
     policy: Policy = Policy()
+    power: PowerPlan | None = None
     roce_profiles: dict[Ident, RoceProfileSettings]
 
 
@@ -344,6 +355,7 @@ class HostData(Strict):
     index: int = Field(ge=1, le=100_000)
     su: int | None = Field(default=None, ge=1, le=100_000)
     zone: int | None = Field(default=None, ge=1, le=MAX_ZONES)
+    rack: Name | None = None
     site: SiteName | None = None
     tier: Ident | None = None
     roce_profile: Ident | None = None
