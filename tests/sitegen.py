@@ -336,3 +336,68 @@ def write_shaped_site(path: Path, spec: SmallSite, room: SmallSite | None = None
     (target / "fabric.yaml").write_text(yaml.safe_dump(fabric, sort_keys=False))
     (target / "hosts.yaml").write_text(yaml.safe_dump(hosts, sort_keys=False))
     return target
+
+
+def generate_zoned_site(path: Path, zones: int, units: int, atsw: int, servers: int = 16, rails: int = 8,
+                        ctsw: int = 16, sonic_every: int = 2, site: str = "zoned") -> Path:
+    """Write a multi-zone site: `zones` zones of `units` units (`rails` RTSWs, `servers` servers of `rails` NICs
+    each), `ctsw` CTSWs per zone (every RTSW has one 400G uplink to each) and `atsw` ATSWs (every CTSW has one
+    uplink to each). Every `sonic_every`-th RTSW runs SONiC, the rest EOS; CTSWs and ATSWs are EOS chassis."""
+    fabric = yaml.safe_load((DC1 / "fabric.yaml").read_text())
+    per_zone = 1 << max(0, units * rails - 1).bit_length()
+    hw = fabric["hardware"]
+    rtsw_ports = {"from": 0, "count": ctsw}, {"from": ctsw, "count": servers}
+    for name in ("eos-rtsw", "sonic-rtsw"):
+        hw[name]["ports"] = ctsw + servers
+        hw[name]["uplinks"], hw[name]["downlinks"] = rtsw_ports
+    hw["eos-ctsw"].update(ports=per_zone + atsw, downlinks={"from": 0, "count": per_zone},
+                          uplinks={"from": per_zone, "count": atsw})
+    hw["eos-atsw"] = {**hw["eos-ctsw"], "ports": zones * ctsw, "downlinks": {"from": 0}}
+    del hw["eos-atsw"]["uplinks"]
+    gpu = copy.deepcopy(hw["gpu-2nic"])
+    gpu["ports"] = rails
+    hw["gpu"] = gpu
+    del hw["gpu-2nic"]
+    fabric.update(
+        site=site, lab=True, shape="multi-zone",
+        plan={"zones": zones, "units_per_zone": units, "rtsw_per_unit": rails, "ctsw_per_zone": ctsw, "atsw": atsw},
+        asn={"atsw": 4199999999, "ctsw": 4200000000, "rtsw_base": 4200001000},
+        pools={"loopback": {"atsw": "10.255.0.0/24", "ctsw": "10.255.16.0/20", "rtsw": "10.254.0.0/16"},
+               "fabric_p2p": "10.128.0.0/11", "host_p2p": "10.64.0.0/11"},
+        management={"prefix_length": 12, "gateway": "172.31.255.254"})
+    fabric["roles"]["atsw"] = dict(fabric["roles"]["ctsw"])
+    fabric["cabling"] = {"rules": [
+        {"type": "rail", "speed": "400G", "cable_length_m": 3},
+        {"type": "leaf-spine", "speed": "400G", "cable_length_m": 30},
+        {"type": "spine-aggregation", "speed": "400G", "cable_length_m": 500}]}
+    fabric["policy"] = {"max_oversubscription": 1.0, "min_ctsw": 1, "cross_zone_oversubscription": 64.0}
+    fabric["bgp"]["maximum_paths"] = max(64, ctsw, atsw)
+    hosts: dict[str, dict] = {}
+    count = iter(range(1, 1 << 20))
+
+    def add(name: str, groups: list[str], data: dict) -> None:
+        n = next(count)
+        hosts[name] = {"hostname": f"172.{16 + n // (254 * 256)}.{n // 254 % 256}.{n % 254 + 1}",
+                       "groups": groups, "data": data}
+
+    for i in range(1, atsw + 1):
+        add(f"atsw{i}", ["eos"], {"role": "atsw", "index": i, "hardware": "eos-atsw"})
+    n_rtsw = 0
+    for z in range(1, zones + 1):
+        for i in range(1, ctsw + 1):
+            add(f"z{z}-ctsw{i}", ["ctsw", "eos"], {"role": "ctsw", "zone": z, "index": i, "hardware": "eos-ctsw"})
+        for su in range(1, units + 1):
+            for i in range(1, rails + 1):
+                n_rtsw += 1
+                sonic = sonic_every and n_rtsw % sonic_every == 0
+                add(f"z{z}-su{su}-rtsw{i}", ["rtsw", "sonic" if sonic else "eos"],
+                    {"role": "rtsw", "zone": z, "su": su, "index": i, "hardware": "sonic-rtsw" if sonic else "eos-rtsw"})
+            for i in range(1, servers + 1):
+                add(f"z{z}-su{su}-gpu{i}", ["gpu"], {"role": "gpu", "zone": z, "su": su, "index": i, "hardware": "gpu"})
+    target = path / site
+    target.mkdir(parents=True, exist_ok=True)
+    for name in ("groups.yaml", "defaults.yaml"):
+        (target / name).write_text((DC1 / name).read_text().replace("site: dc1", f"site: {site}"))
+    (target / "fabric.yaml").write_text(yaml.safe_dump(fabric, sort_keys=False))
+    (target / "hosts.yaml").write_text(yaml.safe_dump(hosts, sort_keys=False))
+    return target
