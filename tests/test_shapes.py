@@ -180,3 +180,13 @@ def test_analyze_shows_per_zone_utilisation() -> None:
     assert rows["zone 1"][:6] == ["zone 1", 2, 16, 27.4, 400.0, 6.8]
     assert rows["zone 1"][6:] == ["z1-rack1", 58.5]
     assert rows["aggregation tier"][3] == 5.0
+
+
+def test_an_exhausted_host_pool_is_one_error_per_rtsw_not_missing_rails(site: SiteCopy) -> None:
+    """Too small a host_p2p is refused as pool-exhausted; the servers' NICs are still cabled, so no
+    rail-link-missing warning ('0 of 2 rails') follows from it."""
+    site.edit("fabric.yaml", lambda f: f["pools"].update(host_p2p="10.10.0.0/25"))
+    _intent, findings = compile_with_findings(site.path)
+    assert {(f.rule, f.host) for f in findings if f.severity == "error"} == {
+        ("pool-exhausted", "rtsw3"), ("pool-exhausted", "rtsw4")}
+    assert not [f for f in findings if f.rule == "rail-link-missing"]

@@ -13,7 +13,7 @@ from nr_run.intent.shapes import SHAPES, top_tier
 from nr_run.intent.source import FABRIC, HOSTS
 
 if TYPE_CHECKING:
-    from nr_run.intent.models import DeviceIntent, FabricIntent, Nic
+    from nr_run.intent.models import DeviceIntent, FabricIntent
     from nr_run.intent.schema import FabricFile, Hardware
     from nr_run.intent.source import SiteSource
 
@@ -67,6 +67,12 @@ def check_fabric(intent: FabricIntent, fabric: FabricFile, source: SiteSource) -
             return hf, "data.mtu"
         return ff, f"roles.{role}.mtu"
 
+    # a server's cabled ports come from the links, not from its addressed NICs: a NIC left without an address
+    # (an exhausted pool, reported on its own) is still on its rail
+    cabled: dict[str, set[str]] = {}
+    for lk in intent.links:
+        cabled.setdefault(lk.a_device, set()).add(lk.a_port)
+        cabled.setdefault(lk.b_device, set()).add(lk.b_port)
     for name, dev in sorted(devices.items()):
         mtus = [(i.name, i.mtu) for i in dev.interfaces] + [(n.name, n.mtu) for n in dev.nics]
         small = [(port_name, mtu) for port_name, mtu in mtus if mtu < ROCE_MIN_MTU]
@@ -105,7 +111,7 @@ def check_fabric(intent: FabricIntent, fabric: FabricFile, source: SiteSource) -
                                    f"{uplinks} equal-cost uplinks but maximum-paths {dev.bgp.maximum_paths}: "
                                    f"raise bgp.maximum_paths to {uplinks} or lower hardware.{hw}.uplinks.count"))
         if dev.tier == 0:
-            out += _missing_rails(name, dev.nics, fabric, source, hf)
+            out += _missing_rails(name, cabled.get(name, set()), fabric, source, hf)
 
     out += check_address_plan(intent, fabric, ff, hf)
     out += check_plan_capacity(fabric, intent, ff)
@@ -163,17 +169,16 @@ def rail_count(hw: Hardware) -> int:
     return min(block.count, rest) if block.count else rest
 
 
-def _missing_rails(name: str, nics: list[Nic], fabric: FabricFile, source: SiteSource, hf: str) -> list[Finding]:
+def _missing_rails(name: str, cabled: set[str], fabric: FabricFile, source: SiteSource, hf: str) -> list[Finding]:
     """A warning per compute NIC without a rail link (an override removed it, or its RTSW is missing)."""
     src = source.hosts.get(name)
     hw = fabric.hardware.get(str(src.data.get("hardware"))) if src else None
     if hw is None:
         return []
-    cabled = {n.name for n in nics}
     first = hw.downlinks.from_ if hw.downlinks else 0
     missing = [hw.port(first + k) for k in range(rail_count(hw)) if hw.port(first + k) not in cabled]
     if not missing:
         return []
     return [Finding("warning", "rail-link-missing", hf, name, "cabling",
                     f"compute NIC(s) {', '.join(missing)} have no rail link (removed by an override?): "
-                    f"{name} runs with {len(cabled)} of {rail_count(hw)} rails")]
+                    f"{name} runs with {rail_count(hw) - len(missing)} of {rail_count(hw)} rails")]
