@@ -1,5 +1,5 @@
 """The star site (star1) and the two-zone multi-zone site (mz1): both render YANG-valid SONiC configs, deploy
-with exit 0, check with exit 0 and analyze with exit 0 against their twins, built from `nr-run lab topology`."""
+with exit 0, check, compliance and analyze with exit 0 against their twins, built from `nr-run lab topology`."""
 
 from __future__ import annotations
 
@@ -97,6 +97,8 @@ def test_deploy_commit_check_and_analyze_exit_0(site, tmp_path_factory, tmp_path
         report = json.loads(capsys.readouterr().out)
         assert report["passed"]
         assert all(c["ping"] for c in report["rdma"]["cells"])
+        assert _cli(monkeypatch, site, state, tmp_path, "compliance", "--json") == 0
+        capsys.readouterr()
         if site == "mz1":
             assert _cli(monkeypatch, site, state, tmp_path, "job-check", "--nodes", "z1-gpu[1-2]") == 0
             line = capsys.readouterr().out
