@@ -60,7 +60,7 @@ def test_multi_zone_asns_are_per_tier_and_zone_and_zones_summarise(mz1):
     atsw_peers = {p.peer_device for p in d["atsw1"].bgp.peers}
     assert atsw_peers == {"z1-ctsw1", "z1-ctsw2", "z2-ctsw1", "z2-ctsw2"}
     long = [lk for lk in mz1.links if "atsw1" in (lk.a_device, lk.b_device)]
-    assert {lk.cable_length_m for lk in long} == {300}
+    assert {lk.cable_length_m for lk in long} == {150}
 
 
 @pytest.mark.parametrize("site,names", [("star1", ["rtsw2"]), ("mz1", ["z2-ctsw1", "z2-rtsw1"])])

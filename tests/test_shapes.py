@@ -190,3 +190,15 @@ def test_an_exhausted_host_pool_is_one_error_per_rtsw_not_missing_rails(site: Si
     assert {(f.rule, f.host) for f in findings if f.severity == "error"} == {
         ("pool-exhausted", "rtsw3"), ("pool-exhausted", "rtsw4")}
     assert not [f for f in findings if f.rule == "rail-link-missing"]
+
+
+def test_cross_zone_optics_longer_than_any_buffer_row_are_refused(mz: SiteCopy) -> None:
+    """300 m to the ATSWs: the SONiC CTSWs' HWSKU has headroom rows up to 150 m only, so no buffer carries it."""
+    from nr_run.platforms.site import load_site
+
+    mz.edit("fabric.yaml", lambda f: f["cabling"]["rules"][2].update(cable_length_m=300))
+    _intent, findings = load_site(mz.path)
+    errors = [f for f in findings if f.severity == "error"]
+    assert {(f.rule, f.host) for f in errors} == {("sonic-headroom-table", "z2-ctsw1"),
+                                                 ("sonic-headroom-table", "z2-ctsw2")}
+    assert all("300 m" in f.message for f in errors)
