@@ -43,11 +43,31 @@ def _if_block_lines(dev: EosDevice, name: str) -> list[str]:
     return blk.lines() if blk else []
 
 
+NATIVE_MBPS, NATIVE_LANES = 400_000, 8      # a cEOS-lab front-panel port without `speed`
+# a speed's usual serdes lanes where `speed` names none ("100gfull"): 100G-4 NRZ, 400G-8 PAM4 ...
+USUAL_LANES = {800_000: 8, 400_000: 8, 200_000: 4, 100_000: 4, 50_000: 2, 40_000: 4, 25_000: 1, 10_000: 1, 1_000: 1}
+
+
 def _port_speed_mbps(dev: EosDevice, port: str) -> int:
     st = dev.state().interfaces.get(port)
     if st and st.speed_mbps:
         return st.speed_mbps
-    return 400_000      # no `speed` configured: the port's native speed
+    return NATIVE_MBPS
+
+
+def _media(mbps: int, lanes: int) -> str:
+    """The copper media type EOS names for a port running `mbps` over `lanes` lanes (400GBASE-CR8, 100GBASE-CR)."""
+    return f"{mbps // 1000}GBASE-CR{lanes if lanes > 1 else ''}"
+
+
+def port_lanes(dev: EosDevice, port: str) -> int:
+    """The lanes a port runs on: as its `speed` says ("800g-8", "100g-1"), else the speed's usual count."""
+    st = dev.state().interfaces.get(port)
+    if st and st.lanes:
+        return st.lanes
+    if st and st.speed_mbps:
+        return USUAL_LANES.get(st.speed_mbps, 1)
+    return NATIVE_LANES
 
 
 def version(dev: EosDevice) -> dict:
@@ -107,9 +127,9 @@ def interfaces(dev: EosDevice) -> dict:
                                           "broadcastAddress": "255.255.255.255", "dhcp": False}]
         if name.startswith("Ethernet"):
             entry["bandwidth"] = _port_speed_mbps(dev, name) * 1_000_000
-            # forced speed on a cEOS front-panel port; lanes as the speed's usual electrical lanes (UNVERIFIED)
+            # forced speed on a cEOS front-panel port; lanes as `speed <rate>-<lanes>` configures them
             entry["autoNegotiate"] = "unknown"
-            entry["lanes"] = {400_000: 8, 200_000: 4, 100_000: 4, 50_000: 2}.get(_port_speed_mbps(dev, name), 1)
+            entry["lanes"] = port_lanes(dev, name)
             entry["physicalAddress"] = entry["burnedInAddress"] = _mac(dev.name, name)
             drops = sum(dev.fabric.queue_drops(dev.name, name).values())
             rx_pause, tx_pause = pause_totals(dev.fabric.pfc_counters(dev.name, name))
@@ -153,7 +173,8 @@ def interfaces_status(dev: EosDevice) -> dict:
         out[name] = {"linkStatus": istatus, "lineProtocolStatus": proto, "duplex": "duplexFull",
                      "bandwidth": speed * 1_000_000, "autoNegotiateActive": False,
                      "description": next((ln.split(None, 1)[1] for ln in lines if ln.startswith("description ")), ""),
-                     "interfaceType": "400GBASE-CR8" if speed == 400_000 else "EbraTestPhyPort",
+                     "interfaceType": _media(speed, port_lanes(dev, name)) if name.startswith("Ethernet")
+                     else "10/100/1000",
                      "vlanInformation": {"interfaceMode": "routed" if routed else "bridged",
                                          "interfaceForwardingModel": "routed" if routed else "bridged"}}
     return {"interfaceStatuses": out}
