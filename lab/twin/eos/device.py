@@ -111,10 +111,12 @@ class EosDevice:
     def apply_drift(self, lines: list[str]) -> None:
         """Out-of-band change: lines applied straight to the running config."""
         self.running.reset_cursor()
-        for line in lines:
-            self.running.apply(line)
-        self.running.reset_cursor()
-        self._changed()
+        try:
+            for line in lines:
+                self.running.apply(line)
+        finally:                # a refused line stops there; the lines before it are in the running config
+            self.running.reset_cursor()
+            self._changed()
 
     # ---- sessions ------------------------------------------------------------------------------
     def _open_session(self, name: str) -> Session:

@@ -7,9 +7,10 @@ import socket
 
 from aiohttp import web
 
-from nr_run.lab.twin.eos.config import parse
+from nr_run.lab.twin.eos.config import ConfigError, parse
 from nr_run.lab.twin.eos.device import EosDevice, day0_config
 from nr_run.lab.twin.eos.server import make_app
+from nr_run.lab.twin.faults import FaultError
 from nr_run.lab.twin.platforms import LOOPBACK, LabContext
 from nr_run.lab.twin.topology import Node
 
@@ -122,7 +123,10 @@ class EosService:
             self._runner = None
 
     def apply_drift(self, node: str, lines: list[str]) -> None:
-        self.devices[node].apply_drift(lines)
+        try:
+            self.devices[node].apply_drift(lines)
+        except ConfigError as exc:      # the lines before the refused one stay applied, as typed into the CLI
+            raise FaultError(f"drift: {node}: {exc.args[0]}") from None
 
     def reboot(self, node: str) -> None:
         dev = self.devices[node]

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from nr_run.lab.twin.fabric import Fabric
-from nr_run.lab.twin.sonic import gcu, show, show_ops, watermarks
+from nr_run.lab.twin.sonic import config_cli, gcu, show, show_ops, watermarks
 from nr_run.lab.twin.sonic.interpret import to_state
 from nr_run.lab.twin.topology import Node
 
@@ -170,6 +170,12 @@ class SonicDevice:
         if not pos:
             return 2, "", "Usage: config [OPTIONS] COMMAND [ARGS]...\n"
         verb, rest = pos[0], pos[1:]
+        if flags & {"-h", "--help", "-?"}:
+            shown = config_cli.help_text(verb)
+            if shown is not None:
+                return shown
+        if verb == "apply-patch" and not rest:
+            return config_cli.usage_error("apply-patch", "Missing argument 'PATCH_FILE_PATH'.")
         if verb in ("apply-patch", "replace") and rest and not dry and \
                 self.fabric.faults.commit_rejected(self.node.name):     # the fault applies to every platform
             what = "apply patch" if verb == "apply-patch" else "replace config"
@@ -231,6 +237,9 @@ class SonicDevice:
             self.files[STARTUP] = json.dumps(self.running, indent=4, sort_keys=True) + "\n"
             self.save()
             return 0, f"Running command: /usr/local/bin/sonic-cfggen -d --print-data > {STARTUP}\n", ""
+        done = config_cli.run(self, verb, rest)
+        if done is not None:
+            return done
         return 2, "", f"Error: No such command \"{verb}\".\n"
 
     # ------------------------------------------------------------ systemd (revert timer)

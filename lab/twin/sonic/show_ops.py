@@ -17,6 +17,7 @@ import time
 import zlib
 from typing import TYPE_CHECKING, Any
 
+from nr_run.lab.twin.sonic import gcu
 from nr_run.lab.twin.sonic.release import version_string
 from nr_run.lab.twin.sonic.show import _frr_running, _kv, _ports, table
 
@@ -234,9 +235,20 @@ def _config_keys(dev: SonicDevice) -> dict[str, dict[str, Any]]:
             if isinstance(entries, dict) for key, fields in entries.items() if isinstance(fields, dict)}
 
 
-def _redis(dev: SonicDevice, db: int, words: list[str]) -> Result:
-    """The read commands engineers use on CONFIG_DB (others: empty, as the twin keeps no other database)."""
-    keys = _config_keys(dev) if db == 4 else {}
+def _appl_keys(dev: SonicDevice) -> dict[str, dict[str, Any]]:
+    """APPL_DB as the daemons wrote it: the CONFIG_DB tables they copy, PORT_TABLE with the port's oper_status."""
+    keys: dict[str, dict[str, Any]] = gcu.appl_db(dev)
+    for key, fields in keys.items():
+        if key.startswith("PORT_TABLE:"):
+            port = key.split(":", 1)[1]
+            fields["oper_status"] = "up" if dev.fabric.link_up(dev.node.name, port) else "down"
+    return keys
+
+
+def _redis(dev: SonicDevice, db: int, words: list[str], as_dict: bool = False) -> Result:
+    """The read commands engineers use on CONFIG_DB and APPL_DB (others: empty). as_dict: HGETALL prints a Python
+    dict literal, as sonic-db-cli does (redis-cli prints field and value lines)."""
+    keys = _config_keys(dev) if db == 4 else _appl_keys(dev) if db == 0 else {}
     if not words:
         return 1, "", "(error) ERR wrong number of arguments\n"
     verb = words[0].upper()
@@ -247,6 +259,8 @@ def _redis(dev: SonicDevice, db: int, words: list[str]) -> Result:
         return 0, "".join(f"{k}\n" for k in found), ""
     if verb == "HGETALL" and len(words) == 2:
         fields = keys.get(words[1], {})
+        if as_dict:
+            return 0, repr({str(k): str(v) for k, v in sorted(fields.items())}) + "\n", ""
         return 0, "".join(f"{k}\n{v}\n" for k, v in sorted(fields.items())), ""
     if verb == "HGET" and len(words) == 3:
         value = keys.get(words[1], {}).get(words[2])
@@ -273,7 +287,7 @@ def redis_cli(dev: SonicDevice, args: list[str]) -> Result:
 def sonic_db_cli(dev: SonicDevice, args: list[str]) -> Result:
     if not args or args[0] not in DB_NUMBERS:
         return 1, "", f"Invalid database name input : '{args[0] if args else ''}'\n"
-    return _redis(dev, DB_NUMBERS[args[0]], args[1:])
+    return _redis(dev, DB_NUMBERS[args[0]], args[1:], as_dict=True)
 
 
 def sonic_cfggen(dev: SonicDevice, args: list[str]) -> Result:
