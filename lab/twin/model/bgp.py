@@ -60,7 +60,7 @@ class Bgp(Addressing):
         if nb.shutdown:
             return "Idle", "Administratively shut down", None, None, None
         port = self._local_if_for(dev, peer_ip)
-        if port is None or not self.reachable(dev):
+        if port is None:
             return "Active", "", None, None, None
         local_ip = st.interfaces[port].ipv4.split("/")[0]  # type: ignore[union-attr]
         far = self.peer(dev, port)

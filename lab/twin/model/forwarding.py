@@ -25,7 +25,7 @@ class Forwarding(Bgp):
         """The RIB: connected, static (resolvable), BGP (ECMP), best distance per prefix."""
         def build() -> dict[str, Route]:
             st = self.states.get(dev)
-            if not st or not self.reachable(dev):
+            if not st:
                 return {}
             rib: dict[str, Route] = {}
             for pfx, name in self.connected(dev).items():
@@ -91,7 +91,7 @@ class Forwarding(Bgp):
             if owner and owner[0] == cur:
                 return "", hops
             st = self.states.get(cur)
-            if st is None or not self.reachable(cur):
+            if st is None:
                 return f"{cur} unreachable", hops
             if cur != dev and not st.ip_routing:
                 return f"{cur} does not forward", hops

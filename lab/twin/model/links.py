@@ -48,14 +48,14 @@ class Links(FabricCore):
         return bool(ifs and ifs.admin_up)
 
     def link_up(self, dev: str, port: str) -> bool:
-        """Both ends admin up, cabled, no link-down fault on either end, both devices reachable."""
+        """Both ends admin up, cabled, no link-down fault on either end (an unreachable management plane does
+        not touch the data plane: its links stay up and keep forwarding)."""
         far = self.peer(dev, port)
         if far is None:
             return False
         pdev, pport = far
         return (self._port_admin_up(dev, port) and self._port_admin_up(pdev, pport)
-                and not self.faults.is_link_down(dev, port) and not self.faults.is_link_down(pdev, pport)
-                and self.reachable(dev) and self.reachable(pdev))
+                and not self.faults.is_link_down(dev, port) and not self.faults.is_link_down(pdev, pport))
 
     def lldp_neighbors(self, dev: str) -> list[LldpNeighbor]:
         out = []
