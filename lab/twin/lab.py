@@ -264,6 +264,7 @@ class Lab:
             sshd.drop_connections()
         self.faults.forget()
         self.faults.save(self.state_dir / "faults.json")
+        self.fabric.clear_traffic()
         devices = self.state_dir / "devices"
         shutil.rmtree(devices, ignore_errors=True)
         shutil.rmtree(self.state_dir / "logs", ignore_errors=True)

@@ -108,3 +108,4 @@ class DeviceState:
     static_routes: list[StaticRoute] = field(default_factory=list)
     routing_policy: RoutingPolicy | None = None   # prefix-lists and route-maps (lab.twin.policy)
     ip_routing: bool = True                 # False: a host (no forwarding between interfaces)
+    system_mac: str = ""                    # the chassis MAC every view reports (LLDP chassis ID, show version)

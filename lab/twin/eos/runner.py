@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable
 
 from nr_run.lab.twin.eos import show, show_ops, show_routing
@@ -73,8 +74,10 @@ def _bgp_summary_text(dev: EosDevice) -> str:
            f"Router identifier {data['routerId']}, local AS number {data['asn']}",
            "Neighbor Status Codes: m - Under maintenance",
            f"  {'Description':<20} {'Neighbor':<15} V AS           MsgRcvd   MsgSent  InQ OutQ  Up/Down State   PfxRcd PfxAcc"]
+    now = time.time()
     for ip, p in data["peers"].items():
-        out.append(f"  {p['description'][:20]:<20} {ip:<15} 4 {p['asn']:<12} {0:>7} {0:>9} {0:>4} {0:>4} 00:00:10 "
+        out.append(f"  {p['description'][:20]:<20} {ip:<15} 4 {p['asn']:<12} {p['msgReceived']:>7} {p['msgSent']:>9} "
+                   f"{0:>4} {0:>4} {show_routing._hms(now - p['upDownTime']):>8} "
                    f"{p['peerState']:<11} {p['prefixReceived']:>6} {p['prefixAccepted']:>6}")
     return "\n".join(out) + "\n"
 

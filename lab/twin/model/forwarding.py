@@ -7,6 +7,7 @@ import zlib
 from dataclasses import dataclass, field
 
 from nr_run.lab.twin.model.bgp import Bgp
+from nr_run.lab.twin.model.core import Port
 from nr_run.lab.twin.model.route import NextHop, Route
 
 
@@ -18,6 +19,9 @@ class PingResult:
     source: str | None = None
     path: list[str] = field(default_factory=list)
 
+
+
+ETHERNET_OVERHEAD = 18      # Ethernet header and FCS on top of the IP packet
 
 
 class Forwarding(Bgp):
@@ -81,8 +85,10 @@ class Forwarding(Bgp):
                 return best
         return None
 
-    def _trace(self, dev: str, src: str, dst: str, size: int, df: bool) -> tuple[str, list[str]]:
-        """Walk the forwarding path; returns ("", hops) on delivery or (reason, hops)."""
+    def _trace(self, dev: str, src: str, dst: str, size: int, df: bool,
+               links: list[tuple[Port, Port, int]] | None = None) -> tuple[str, list[str]]:
+        """Walk the forwarding path; returns ("", hops) on delivery or (reason, hops). links, when given, gets each
+        cable the packet crossed: (egress port, ingress port, bytes on the wire)."""
         owners = self.owners()
         packet = size + 28
         cur, hops = dev, [dev]
@@ -126,6 +132,8 @@ class Forwarding(Bgp):
                 return f"{far[0]}:{far[1]} MTU {pif.mtu} drops {packet}-byte packets", hops
             if nh.ip is None and tgt_owner is None:
                 return f"{target} does not answer on {cur}:{nh.interface}", hops
+            if links is not None:
+                links.append(((cur, nh.interface), far, packet + ETHERNET_OVERHEAD))
             cur = far[0]
             hops.append(cur)
         return "TTL exceeded", hops
@@ -158,11 +166,15 @@ class Forwarding(Bgp):
         src = src_ip or self.source_for(dev, dst)
         if src is None:
             return PingResult(count, 0, "Network is unreachable")
-        err, path = self._trace(dev, src, dst, size, df)
+        there: list[tuple[Port, Port, int]] = []
+        err, path = self._trace(dev, src, dst, size, df, there)
         if not err:
-            back_err, back = self._trace(owners[dst][0], dst, src, size, df)
+            back: list[tuple[Port, Port, int]] = []
+            back_err, back_path = self._trace(owners[dst][0], dst, src, size, df, back)
+            self.record_traffic(there, count)       # the echo requests crossed these cables
             if back_err:
-                return PingResult(count, 0, "reply lost: " + back_err, src, path + back[1:])
+                return PingResult(count, 0, "reply lost: " + back_err, src, path + back_path[1:])
+            self.record_traffic(back, count)
             return PingResult(count, count, "", src, path)
         return PingResult(count, 0, err, src, path)
 

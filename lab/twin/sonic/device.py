@@ -95,7 +95,9 @@ class SonicDevice:
             tmp.replace(self.state_file)
 
     def publish(self) -> None:
-        self.fabric.set_state(self.node.name, to_state(self.running, self.node.name))
+        st = to_state(self.running, self.node.name)
+        st.system_mac = st.system_mac or _mac(self.node.name)     # DEVICE_METADATA mac, else the image's
+        self.fabric.set_state(self.node.name, st)
 
     def set_running(self, db: dict[str, Any]) -> None:
         self.appl_prev, self.appl_changed = self.running, time.time()    # APPL_DB lags under `appl_lag`

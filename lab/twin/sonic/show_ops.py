@@ -44,8 +44,9 @@ def counters(dev: SonicDevice, errors_only: bool) -> Result:
         if errors_only:
             rows.append([p, state, "0", "0", "0", "0", f"{drops:,}", "0"])
         else:
-            rows.append([p, state, "0", "0.00 B/s", "0.00%", "0", "0", "0", "0", "0.00 B/s", "0.00%", "0",
-                         f"{drops:,}", "0"])
+            _, in_pkts, _, out_pkts = dev.fabric.traffic(dev.node.name, p)
+            rows.append([p, state, f"{in_pkts:,}", "0.00 B/s", "0.00%", "0", "0", "0", f"{out_pkts:,}", "0.00 B/s",
+                         "0.00%", "0", f"{drops:,}", "0"])
     head = (["IFACE", "STATE", "RX_ERR", "RX_DRP", "RX_OVR", "TX_ERR", "TX_DRP", "TX_OVR"] if errors_only else
             ["IFACE", "STATE", "RX_OK", "RX_BPS", "RX_UTIL", "RX_ERR", "RX_DRP", "RX_OVR", "TX_OK", "TX_BPS",
              "TX_UTIL", "TX_ERR", "TX_DRP", "TX_OVR"])
@@ -171,15 +172,22 @@ def frr_ip_route(dev: SonicDevice) -> Result:
            "       f - OpenFabric,",
            "       > - selected route, * - FIB route, q - queued, r - rejected, b - backup",
            "       t - trapped, o - offload failure", ""]
+    now = time.time()
+    since = {s.peer_ip: s.since for s in dev.fabric.bgp_sessions(dev.node.name)}
     for pfx, r in dev.fabric.routes(dev.node.name).items():
         code = {"connected": "C", "static": "S", "bgp": "B"}[r.protocol]
         dist = {"connected": "", "static": " [1/0]", "bgp": " [20/0]"}[r.protocol]
+        # a route's age: since the session it came from was established (a BGP route), else since the device booted
+        # or its link last came back
+        learned = max([dev.boot_time] + [since.get(nh.ip or "", 0.0) for nh in r.next_hops]
+                      + [dev.fabric.link_times(dev.node.name, nh.interface)[1] or 0.0 for nh in r.next_hops])
+        age = _uptime(int(now - learned))
         if not r.next_hops:
-            out.append(f"{code}>* {pfx}{dist} unreachable (blackhole), 00:10:00")
+            out.append(f"{code}>* {pfx}{dist} unreachable (blackhole), {age}")
         for i, nh in enumerate(r.next_hops):
             lead = f"{code}>* {pfx}{dist}" if i == 0 else " " * (len(code) + 3 + len(pfx) + len(dist)) + "*"
             via = f"via {nh.ip}, {nh.interface}" if nh.ip else f"is directly connected, {nh.interface}"
-            out.append(f"{lead} {via}, 00:10:00")
+            out.append(f"{lead} {via}, {age}")
     return 0, "\n".join(out) + "\n", ""
 
 
@@ -188,13 +196,14 @@ def running_bgp(dev: SonicDevice) -> Result:
 
 
 def lldp_neighbors(dev: SonicDevice) -> Result:
-    from nr_run.lab.twin.sonic.device import _mac  # the MAC a SONiC node's DEVICE_METADATA gets at day 0
-
     rule = "-" * 79
     out = [rule, "LLDP neighbors:", rule]
-    for n in dev.fabric.lldp_neighbors(dev.node.name):
-        out += [f"Interface:    {n.port}, via: LLDP, RID: 1, Time: 0 day, 00:10:00", "  Chassis:",
-                f"    ChassisID:    mac {_mac(n.device)}", f"    SysName:      {n.hostname}",
+    now = time.time()
+    for rid, n in enumerate(dev.fabric.lldp_neighbors(dev.node.name), 1):
+        seen = int(now - max(dev.boot_time, dev.fabric.link_times(dev.node.name, n.port)[1] or 0.0))
+        out += [f"Interface:    {n.port}, via: LLDP, RID: {rid}, Time: {seen // 86400} day, "
+                f"{seen % 86400 // 3600:02d}:{seen % 3600 // 60:02d}:{seen % 60:02d}", "  Chassis:",
+                f"    ChassisID:    mac {n.chassis_mac}", f"    SysName:      {n.hostname}",
                 "    Capability:   Router, on", "  Port:", f"    PortID:       {n.port_id_subtype} {n.neighbor_port}",
                 f"    PortDescr:    {n.neighbor_port_descr or n.neighbor_port}", "    TTL:          120", rule]
     return 0, "\n".join(out) + "\n", ""
