@@ -74,3 +74,13 @@ def test_drift_with_config_interface_mtu_is_seen(twin: TwinSite, sonic):
     assert _port(sonic, "Ethernet8")["mtu"] == "1500"
     with pytest.raises(ValueError, match="Invalid port Ethernet999"):
         twin.fault("drift", device=SONIC, lines=["config interface mtu Ethernet999 1500"])
+
+
+@pytest.mark.parametrize(("command", "expect"), [("show ecn", "Profile: "), ("show buffer_pool", "watermark")])
+def test_show_commands_engineers_type(deployed_twin: TwinSite, command: str, expect: str):
+    client = deployed_twin.ssh(SONIC, password="YourPaSsWoRd")
+    try:
+        rc, out = ssh_run(client, command)
+    finally:
+        client.close()
+    assert rc == 0 and expect in out, out
