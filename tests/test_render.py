@@ -378,7 +378,7 @@ def test_nornir_task_equals_render_device(fabric, configs):
 
 # --- scale ------------------------------------------------------------------------------------
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_512_rtsw_16_ctsw_site_renders(tmp_path):
     from tests.sitegen import generate_site
 

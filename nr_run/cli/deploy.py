@@ -57,7 +57,7 @@ def deploy(args: argparse.Namespace) -> int:
             emit_json({"site": args.site, "exit_code": EXIT_INVALID, "findings": [f.as_dict() for f in findings]})
         return EXIT_INVALID
     names = select_switches(intent, args.hosts, args.role)
-    check_policies({intent.devices[n].platform for n in names})
+    check_policies({intent.devices[n].platform for n in names}, commit=args.commit)
     with gc_paused():
         configs = {n: render_device(intent.devices[n], intent) for n in names}
     lock = SiteLock(args.site)

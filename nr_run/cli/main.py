@@ -215,7 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger().addHandler(logging.NullHandler())
     from nr_run.intent.errors import InventoryError
     from nr_run.platforms.policy import PolicyMissing
-    from nr_run.platforms.registry import UnknownPlatform
+    from nr_run.platforms.registry import MissingCapability, UnknownPlatform
     from nr_run.platforms.templates import TemplateMissing
     from nr_run.runbooks.inventory import CredentialsMissing
 
@@ -224,7 +224,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         quiet_broken_pipe()
         return EXIT_OK
-    except (UsageError, CredentialsMissing, PolicyMissing, TemplateMissing, UnknownPlatform,
+    except (UsageError, CredentialsMissing, PolicyMissing, TemplateMissing, UnknownPlatform, MissingCapability,
             InventoryError) as exc:
         print(f"nr-run: {exc}", file=sys.stderr)
         return EXIT_INVALID
