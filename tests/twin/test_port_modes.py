@@ -70,3 +70,25 @@ def test_sonic_ports_sharing_a_cage_index_keep_their_order(tmp_path: Path):
     # containerlab's eth3/eth4 are the third and fourth rows: Ethernet8 (alias 2/1), then Ethernet12 (2/5)
     assert seen == {"Ethernet1": "Ethernet1/1", "Ethernet2": "Ethernet1/5", "Ethernet3": "Ethernet2/1",
                     "Ethernet4": "Ethernet2/5"}
+
+
+def test_eos_breakout_ports_run_their_own_speed(tmp_path: Path):
+    """cEOS breakout endpoints (eth1_1 is Ethernet1/1): each subport reports its own `speed <rate>-<lanes>`."""
+    topo = tmp_path / "breakout.clab.yml"
+    topo.write_text("name: breakout\ntopology:\n  nodes:\n    a: {kind: ceos}\n    b: {kind: ceos}\n  links:\n"
+                    "    - endpoints: [a:eth1_1, b:eth1_1]\n    - endpoints: [a:eth1_5, b:eth1_5]\n")
+    with Lab(topo, tmp_path / "state", base_port=0) as lab:
+        nodes = {}
+        for name in ("a", "b"):
+            ep = lab.addresses[name]
+            nodes[name] = pyeapi.client.Node(pyeapi.client.connect(
+                transport="https", host="127.0.0.1", username="admin", password="admin", port=ep["port"], timeout=20))
+            nodes[name].config(["interface Ethernet1/1", "no shutdown", "speed 400g-4",
+                                "interface Ethernet1/5", "no shutdown", "speed 200g-2"])
+        got = nodes["a"].enable(["show interfaces Ethernet1/1", "show interfaces Ethernet1/5", "show lldp neighbors"])
+    one = got[0]["result"]["interfaces"]["Ethernet1/1"]
+    five = got[1]["result"]["interfaces"]["Ethernet1/5"]
+    assert (one["bandwidth"], one["lanes"]) == (400_000_000_000, 4)
+    assert (five["bandwidth"], five["lanes"]) == (200_000_000_000, 2)
+    assert {(n["port"], n["neighborPort"]) for n in got[2]["result"]["lldpNeighbors"]} == {
+        ("Ethernet1/1", "Ethernet1/1"), ("Ethernet1/5", "Ethernet1/5")}
