@@ -27,14 +27,11 @@ class SonicPersonality:
     fault_kinds = frozenset(KINDS)
 
     def port_name(self, endpoint: str, port_map: list[str]) -> str | None:
-        """ethK is the K-th front-panel port of the PORT table, or Ethernet{4(K-1)} without a startup config."""
+        """ethK is Ethernet{4(K-1)}: eth1 is Ethernet0 and each next interface the previous port + 4
+        (containerlab docs/manual/kinds/sonic-vm.md and sonic-vs.md, "Interfaces mapping"), whatever the
+        node's PORT table holds; a cable on a port the PORT table lacks lands on nothing configured."""
         m = ENDPOINT.match(endpoint)
-        if not m:
-            return endpoint if endpoint in port_map else None
-        k = int(m.group(1))
-        if port_map:
-            return port_map[k - 1] if k <= len(port_map) else None
-        return f"Ethernet{4 * (k - 1)}"
+        return f"Ethernet{4 * (int(m.group(1)) - 1)}" if m else None
 
     def port_map(self, startup: str | None) -> list[str]:
         """Front-panel ports in the order of the SKU's port_config.ini rows, from the startup config_db: by index,
