@@ -18,7 +18,7 @@ def _version(addr: dict) -> str:
     return pyeapi.client.Node(conn).enable(["show version"])[0]["result"]["version"]
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_1024_switches_start_fast_and_answer(tmp_path):
     t0 = time.perf_counter()
     lab = Lab(leaf_spine(tmp_path / "synth.clab.yml", 1024), tmp_path, base_port=0)
