@@ -41,6 +41,7 @@ from nr_run.runbooks.interrupt import Interrupted, Stop, bounded
 from nr_run.runbooks.plan import Stage, plan_rollout
 from nr_run.runbooks.progress import DeviceProgress, ProgressProcessor
 from nr_run.runbooks.records import AWAITING_REVERT, RunRecords, unfinished
+from nr_run.validators.base import Finding
 
 if TYPE_CHECKING:
     from nr_run.runbooks.deploy_checks import StageGate
@@ -199,8 +200,8 @@ class DeployReport:
     devices: dict[str, DeviceOutcome]
     stages: list[Stage] = field(default_factory=list)
     stopped_at: str = ""
-    checks: list[dict[str, Any]] = field(default_factory=list)        # new failed findings that stopped a stage
-    preexisting: list[dict[str, Any]] = field(default_factory=list)   # failing already in the baseline
+    checks: list[Finding] = field(default_factory=list)        # new failed findings that stopped a stage
+    preexisting: list[Finding] = field(default_factory=list)   # failing already in the baseline (unique by id)
     baseline: dict[str, Any] | None = None
     reconciled: list[dict[str, Any]] = field(default_factory=list)    # unfinished audit lines of earlier runs
     interrupted: str = ""
@@ -231,7 +232,8 @@ class DeployReport:
                 "stopped_at": self.stopped_at, "message": self.message, "interrupted": self.interrupted,
                 "stages": [{"name": s.name, "devices": list(s.devices)} for s in self.stages],
                 "devices": [self.devices[n].as_dict() for n in sorted(self.devices)],
-                "checks": self.checks, "preexisting": self.preexisting, "baseline": self.baseline,
+                "checks": [f.to_dict() for f in self.checks],
+                "preexisting": [f.to_dict() for f in self.preexisting], "baseline": self.baseline,
                 "reconciled": self.reconciled, "final_check": self.final_check}
 
 
@@ -542,8 +544,8 @@ class Deployment:
                 self._leave_to_timers(stage, names, {}, {n: results[n] for n in committed}, "post-check")
                 return False
             self.report.checks.extend(new)
-            known = {tuple(sorted(f.items())) for f in self.report.preexisting}
-            self.report.preexisting.extend(f for f in old if tuple(sorted(f.items())) not in known)
+            known = {f.id for f in self.report.preexisting}
+            self.report.preexisting.extend(f for f in old if f.id not in known)
             if new:
                 failures["post-check"] = f"{len(new)} finding(s) failing since this stage's commit"
         elapsed = time.monotonic() - started

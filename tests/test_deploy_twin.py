@@ -94,7 +94,7 @@ def test_canary_that_starts_dropping_lossless_traffic_is_rolled_back_alone(twin)
     assert states["rtsw1"] == states["ctsw1"] == "rolled back"
     assert all(states[h] == "untouched" for h in ("ctsw2", "rtsw2", "rtsw3", "rtsw4"))
     assert report.stopped_at == "canary"
-    assert {(c["check"], c["device"]) for c in report.checks} == {("counters", "rtsw1")}
+    assert {(c.check, c.device) for c in report.checks} == {("counters", "rtsw1")}
     assert twin.snapshot() == before   # canary back to its exact previous config; nobody else touched
     audit = twin.audit()
     assert {a["device"] for a in audit} == {"rtsw1", "ctsw1"}

@@ -138,10 +138,10 @@ def _final_check(nr, intent, report, gate, console, args, stop) -> None:
         report.message = "interrupted during the final whole-site check (every stage was confirmed)"
         return
     data = checks.to_dict()
-    failed = [f for f in data["findings"] if not f["passed"]]
+    failed = [f for f in checks.findings if not f.passed]
     new, old = gate.split(failed)
-    report.final_check = {"passed": not failed, "summary": data["summary"], "failed": failed,
-                          "new": new, "preexisting": old}
+    report.final_check = {"passed": not failed, "summary": data["summary"], "failed": [f.to_dict() for f in failed],
+                          "new": [f.to_dict() for f in new], "preexisting": [f.to_dict() for f in old]}
     if new:
         report.message = (f"rollout confirmed, but {len(new)} finding(s) fail that passed before the deploy "
                           f"(new); {len(old)} failed before it too (pre-existing)")
@@ -232,10 +232,11 @@ def _show(report, console, args, records, diffs: bool) -> None:
                           "(or --show-diff)")
     if report.message:
         console.print(f"[red]{report.message}[/]" if report.failed else f"[yellow]{report.message}[/]")
-    _print_findings(console, "new since the deploy started", report.checks, "red")
+    _print_findings(console, "new since the deploy started", [f.to_dict() for f in report.checks], "red")
     final = report.final_check or {}
     _print_findings(console, "new in the final whole-site check", final.get("new", []), "red")
-    old = report.preexisting + [f for f in final.get("preexisting", []) if f not in report.preexisting]
+    known = {f.id for f in report.preexisting}
+    old = [f.to_dict() for f in report.preexisting] + [f for f in final.get("preexisting", []) if f["id"] not in known]
     if level >= 0:
         _print_findings(console, "pre-existing (failing before the deploy)", old, "yellow")
 

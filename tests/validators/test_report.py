@@ -31,7 +31,7 @@ def test_report_schema_and_determinism():
     assert list(a) == ["schema", "site", "passed", "checks", "summary", "findings", "collection_errors", "port_counters",
                        "rdma"]
     assert a["summary"]["failed"] == 0 and a["summary"]["passed"] == a["summary"]["findings"] > 100
-    assert set(a["findings"][0]) == {"check", "device", "target", "expected", "observed", "passed", "severity", "hint",
+    assert set(a["findings"][0]) == {"id", "check", "device", "target", "expected", "observed", "passed", "severity", "hint",
                                      "port", "peer_device", "peer_port", "kind", "index", "value"}
     # every pair of 8 NICs on 4 servers: 48 cells, each NIC a source
     assert len(a["rdma"]["cells"]) == 48 and len(a["rdma"]["sources"]) == 8
