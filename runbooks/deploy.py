@@ -44,6 +44,7 @@ from nr_run.runbooks.records import AWAITING_REVERT, RunRecords, unfinished
 from nr_run.validators.base import Finding
 
 if TYPE_CHECKING:
+    from nr_run.runbooks.check import CheckReport
     from nr_run.runbooks.deploy_checks import StageGate
 
 # Nornir task name -> the device state shown while it runs
@@ -401,6 +402,34 @@ class Deployment:
         return self.report.stages
 
     # ------------------------------------------------------------ the rollout
+
+    def final_check(self) -> CheckReport | None:
+        """Every check (RDMA included) over the whole site once every stage is confirmed: reported, never rolled
+        back. Its failures are split into new since the baseline and pre-existing (by id). None without a gate,
+        or when interrupted (said in the report)."""
+        from nr_run.runbooks.check import run_checks
+
+        gate = self.gate
+        if gate is None:
+            return None
+        try:
+            checks = bounded(lambda: run_checks(self.nr, self.intent, None, gate.options), self.stop)
+        except Interrupted:
+            self.report.interrupted = self.stop.reason if self.stop is not None else "interrupted"
+            self.report.message = "interrupted during the final whole-site check (every stage was confirmed)"
+            return None
+        failed = [f for f in checks.findings if not f.passed]
+        new, old = gate.split(failed)
+        self.report.final_check = {"passed": not failed, "summary": checks.to_dict()["summary"],
+                                   "failed": [f.to_dict() for f in failed], "new": [f.to_dict() for f in new],
+                                   "preexisting": [f.to_dict() for f in old]}
+        if new:
+            self.report.message = (f"rollout confirmed, but {len(new)} finding(s) fail that passed before the deploy "
+                                   f"(new); {len(old)} failed before it too (pre-existing)")
+        elif old:
+            self.report.message = (f"rollout confirmed; nothing new fails. {len(old)} finding(s) failed before the "
+                                   "deploy and still fail (pre-existing, not caused by this deploy)")
+        return checks
 
     def commit(self, canary: int, batch: str) -> None:
         self.report.commit = True

@@ -86,7 +86,7 @@ def check(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     announce_lab(args, console)
     try:
-        with Stop() as stop, device_session(args) as nr, \
+        with Stop() as stop, device_session(args, intent) as nr, \
                 _progress(args, console, intent, f"check {args.site}") as progress:
             report = bounded(lambda: run_checks(nr, intent, _checks(args), options, progress=progress), stop)
     except UnknownCheck as exc:
@@ -144,7 +144,7 @@ def _compliance_once(args: argparse.Namespace, console: Console, options: dict[s
     started = time.monotonic()
     records: Any = None
     try:
-        with Stop() as stop, device_session(args) as nr, \
+        with Stop() as stop, device_session(args, intent) as nr, \
                 _progress(args, console, intent, f"compliance {args.site}") as progress:
             # created once the session is up (credentials, lab): a refusal leaves no run folder behind
             records = RunRecords(args.artifacts, args.site, "compliance")

@@ -51,7 +51,7 @@ def job_check(args: argparse.Namespace) -> int:
     if intent is None:
         return EXIT_INVALID
     scope = scope_of(intent, nodes)
-    with device_session(args) as nr:
+    with device_session(args, intent) as nr:
         verdict = run_job_check(nr, intent, scope, args.budget, options)
         code = EXIT_FAIL if verdict.drain else EXIT_OK
         if args.json:
