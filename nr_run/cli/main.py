@@ -34,7 +34,7 @@ def _device_io(p: argparse.ArgumentParser) -> None:
 
 def _selection(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hosts", type=types.hosts, help="comma-separated host names")
-    p.add_argument("--role", choices=["rtsw", "ctsw"], help="only this switch role")
+    p.add_argument("--role", choices=["rtsw", "ctsw", "atsw"], help="only this switch role")
 
 
 def _filters(p: argparse.ArgumentParser) -> None:
@@ -178,6 +178,15 @@ def build_parser() -> argparse.ArgumentParser:
     ana.add_argument("--out", type=types.folder, help="report folder (default: artifacts run folder)")
     ana.add_argument("--only", help="comma-separated analysis names (default: all registered)")
 
+    from nr_run.runbooks.export import EXPORTERS
+
+    ex = sub.add_parser("export", help="write the fabric for a scheduler: Slurm topology files, Kubernetes labels")
+    ex.add_argument("kind", choices=sorted(EXPORTERS), help="slurm: topology.conf (tree) and a topology/block file; "
+                                                            "k8s-labels: node labels per tier")
+    _common(ex)
+    ex.add_argument("--out", type=types.folder, help="output folder (default: artifacts run folder)")
+    ex.add_argument("--artifacts", type=types.folder, default=".nr-run", help="artifacts folder (default .nr-run)")
+
     from nr_run.lab.twin.faults import help_text
 
     lab = sub.add_parser("lab", help="the embedded lab twin (serves a containerlab topology file)",
@@ -210,6 +219,7 @@ HANDLERS = {
     "report": "nr_run.cli.report:report",
     "analyze": "nr_run.cli.analyze:analyze",
     "lab": "nr_run.cli.lab:lab",
+    "export": "nr_run.cli.export:export",
 }
 
 
