@@ -18,6 +18,8 @@ from hypothesis import HealthCheck, example, given, settings
 from tests.generated_property import check_generated_site, small_sites
 from tests.sitegen import SmallSite
 
+pytestmark = pytest.mark.long
+
 SITES = 30
 OUTCOMES: Counter[str] = Counter()
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from nr_run.cli.main import main
 from nr_run.runbooks.check import CheckReport, print_report
 from tests.conftest import DC1
@@ -125,6 +127,7 @@ def test_commit_prints_a_line_per_stage_and_device_when_not_on_a_terminal(twin, 
     assert len(confirmed) == 6
 
 
+@pytest.mark.long
 def test_compliance_every_prints_when_each_run_happened(deployed_twin, tmp_path):
     import os
     import signal

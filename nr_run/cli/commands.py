@@ -14,26 +14,21 @@ from nr_run.intent.errors import Finding, InventoryError
 
 
 def load_intent(args: argparse.Namespace, console: Console):
-    """Compile the site or print its findings; returns (intent, exit code or None)."""
-    from nr_run.platforms.site import load_site
+    """Load the site (runbooks.site.load_site: compile, platform preflight, safety proofs) or print its
+    findings; returns (intent or None, findings)."""
     from nr_run.runbooks.inventory import site_dir
+    from nr_run.runbooks.site import load_site
 
     directory = site_dir(args.site, args.inventory_dir)
     if not directory.is_dir():
         raise UsageError(f"no site {args.site!r}: {directory} is not a folder")
     with gc_paused():
-        intent, findings = load_site(directory)
-        if intent is not None and not any(f.severity == "error" for f in findings):
-            # whole-fabric proofs whose failure makes the fabric unsafe (a RoCE hop that is not lossless)
-            from nr_run.analysis.safety import preflight_findings
-
-            findings = sorted(set(findings + preflight_findings(intent)))
-    errors = [f for f in findings if f.severity == "error"]
-    if errors or intent is None:
+        site = load_site(directory)
+    if not site.ok:
         if not getattr(args, "json", False):
-            print_findings(findings, console)
-        return None, findings
-    return intent, findings
+            print_findings(site.findings, console)
+        return None, site.findings
+    return site.intent, site.findings
 
 
 def announce_lab(args: argparse.Namespace, console: Console) -> None:

@@ -198,7 +198,11 @@ def _parse(source: SiteSource) -> tuple[FabricFile | None, dict[str, Host], list
             continue
         hw = fabric.hardware[data.hardware]
         platform = source.hosts[name].platform
-        if platform and platform != hw.platform:
+        if not platform:      # Nornir connects by the host's platform: every command refuses a host without one
+            findings.append(Finding("error", "schema", hosts_file, name, "platform",
+                                    f"no platform: set `platform: {hw.platform}` on the host or one of its groups "
+                                    f"(its hardware {data.hardware!r} is {hw.platform})"))
+        elif platform != hw.platform:
             findings.append(Finding("error", "schema", hosts_file, name, "platform",
                                     f"platform {platform!r} differs from hardware {data.hardware!r} ({hw.platform})"))
         if data.role not in fabric.roles:

@@ -287,3 +287,8 @@ class Platform:
     @property
     def configurable(self) -> bool:
         return self.config is not None and self.deploy is not None
+
+    def parts(self) -> dict[str, object | None]:
+        """The four parts by name (Capability.part names one)."""
+        return {"transport": self.transport, "collector": self.collector, "config": self.config,
+                "deploy": self.deploy}

@@ -51,6 +51,15 @@ class _Session:
 
 
 
+def message_counts(s: BgpSessionView, now: float, keepalive_s: float) -> tuple[int, int]:
+    """(received, sent) BGP messages of a session at `now`: OPEN and the first KEEPALIVE, an UPDATE per prefix
+    and End-of-RIB each way, then a KEEPALIVE every keepalive_s while it stays Established (0 before it ever was)."""
+    if s.state != "Established":
+        return 0, 0
+    ticks = int(max(0.0, now - s.since) / keepalive_s)
+    return 3 + s.prefixes_received + ticks, 3 + s.prefixes_sent + ticks
+
+
 class Bgp(Addressing):
     def _session_check(self, dev: str, peer_ip: str) -> tuple[str, str, str | None, str | None, str | None]:
         """(state, idle_reason, peer_device, local_ip, port) of dev's configured neighbor peer_ip."""
@@ -60,7 +69,7 @@ class Bgp(Addressing):
         if nb.shutdown:
             return "Idle", "Administratively shut down", None, None, None
         port = self._local_if_for(dev, peer_ip)
-        if port is None or not self.reachable(dev):
+        if port is None:
             return "Active", "", None, None, None
         local_ip = st.interfaces[port].ipv4.split("/")[0]  # type: ignore[union-attr]
         far = self.peer(dev, port)
