@@ -34,6 +34,7 @@ from nr_run.intent.models import (
     Scheduler,
     Watchdog,
 )
+from nr_run.intent.nic import nic_qos
 from nr_run.intent.preflight import check_fabric, rail_count
 from nr_run.intent.schema import (
     MAX_ASN,
@@ -586,7 +587,7 @@ class _Compiler:
             nics.append(_trusted(Nic,name=port, address=address, ip=ip, gateway=peer_ip, mtu=self.mtu_of(host),
                             rail=self.hosts[peer].data.index, peer_device=peer, peer_port=peer_port,
                             speed_mbps=lk.speed_mbps, lossless_priorities=roce.lossless_priorities, trust=roce.trust,
-                            routes=[host_routes]))
+                            routes=[host_routes], qos=nic_qos(self.fabric.nic, roce)))
         return DeviceIntent(name=host.name, site=self.fabric.site, role="gpu", platform=host.hw.platform,
                             mgmt_address=host.mgmt, mgmt_prefix=self.mgmt(host)[0],
                             mgmt_gateway=self.mgmt(host)[1], model=host.hw.model,

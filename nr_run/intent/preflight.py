@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from nr_run.intent.addressplan import check_address_plan
 from nr_run.intent.errors import Finding
+from nr_run.intent.nic import check_nics
 from nr_run.intent.source import FABRIC, HOSTS
 
 if TYPE_CHECKING:
@@ -100,6 +101,7 @@ def check_fabric(intent: FabricIntent, fabric: FabricFile, source: SiteSource) -
             out += _missing_rails(name, dev.nics, fabric, source, hf)
 
     out += check_address_plan(intent, fabric, ff, hf)
+    out += check_nics(intent, fabric.nic, ff, hf)
     for pname, prof in sorted(fabric.roce_profiles.items()):
         where = f"roce_profiles.{pname}"
         mapped = prof.dscp_to_tc.get(prof.cnp.dscp, prof.default_tc)
