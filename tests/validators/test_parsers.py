@@ -177,8 +177,10 @@ def test_linux_ip_addr():
 def test_linux_dcb():
     assert linux.parse_dcb_pfc(j("linux/dcb_pfc.json")) == [3]
     assert linux.parse_dcb_pfc({"prio_pfc": [{"prio": p, "enabled": p == 4} for p in range(8)]}) == [4]
-    assert linux.parse_dcb_app_trust(j("linux/dcb_app.json")) == "dscp"
-    assert linux.parse_dcb_app_trust({"dscp_prio": []}) is None
+    assert linux.parse_dcb_app(j("linux/dcb_app.json")) == {26: 3, 48: 6}
+    assert linux.parse_dcb_app({"dscp_prio": [{"dscp": 26, "prio": 3}]}) == {26: 3}
+    assert linux.parse_dcb_apptrust({"order": ["dscp", "pcp"]}) == "dscp"
+    assert linux.parse_dcb_apptrust({"order": []}) is None
 
 
 def test_linux_ping():

@@ -5,12 +5,16 @@ Each server boots with its cabled NICs set up by the node's containerlab `exec` 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import sys
 
 from nr_run.lab.twin.linux import shell, sshd
 from nr_run.lab.twin.linux.host import LinuxHost
 from nr_run.lab.twin.platforms import LabContext
 from nr_run.lab.twin.topology import Node
+
+TICK_S = 0.2
 
 
 class LinuxService:
@@ -21,6 +25,7 @@ class LinuxService:
         self.hosts: dict[str, LinuxHost] = {}
         self.listeners: dict[str, float] = {}     # perftest servers: NIC address -> expiry
         self.listeners_ssh = sshd.SshListeners()
+        self._ticker: asyncio.Task | None = None
 
     def load(self) -> None:
         creds = self.ctx.credentials.get("linux")
@@ -39,9 +44,22 @@ class LinuxService:
         self.load()
 
     async def start(self) -> dict[str, dict]:
+        self._ticker = asyncio.get_running_loop().create_task(self._tick_forever())
         return await self.listeners_ssh.start(self.hosts, "linux", self.ctx)
 
+    async def _tick_forever(self) -> None:
+        """Servers' systemd timers fire on their own, whether or not anyone is logged in (a revert timer of a
+        server nobody can reach still restores it)."""
+        while True:
+            await asyncio.sleep(TICK_S)
+            self.tick()
+
     async def stop(self) -> None:
+        if self._ticker is not None:
+            self._ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._ticker
+            self._ticker = None
         await self.listeners_ssh.stop()
 
     def save(self) -> None:
@@ -52,12 +70,15 @@ class LinuxService:
             shell.execute(self.hosts[node], line)
 
     def reboot(self, node: str) -> None:
-        """A server boots with its cabled NICs and runs its exec commands again."""
+        """A server boots with its cabled NICs at the vendor's defaults, keeps its disk (/etc, /var), loses /run
+        and its pending timers, runs its exec commands and then its enabled boot units."""
         n = next(x for x in self.nodes if x.name == node)
-        host = LinuxHost(n, self.ctx.fabric, self.listeners)
         old = self.hosts[node]
+        host = LinuxHost(n, self.ctx.fabric, self.listeners, disk=old.files)
         host.user, host.password = old.user, old.password
         self.hosts[node] = host
 
     def tick(self) -> None:
-        """No timers on servers."""
+        """Fire the servers' due systemd timers."""
+        for host in self.hosts.values():
+            host.fire_timers()

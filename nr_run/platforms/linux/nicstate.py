@@ -20,7 +20,6 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from nr_run.platforms.linux.collect import parse_dcb_pfc
 from nr_run.platforms.linux.config import NP_KEYS, PRIORITIES, RP_KEYS
 
 RDMA_CM = "/sys/kernel/config/rdma_cm"
@@ -49,6 +48,15 @@ def _json(nic: str, what: str, text: str) -> Any:
     except json.JSONDecodeError:
         first = text.strip().splitlines()[0] if text.strip() else "no output"
         raise KnobMissing(f"{nic}: cannot read {what} ({first})") from None
+
+
+def parse_dcb_pfc(data: dict[str, Any]) -> list[int]:
+    prio = data.get("prio_pfc", [])
+    if isinstance(prio, dict):     # tolerate {"0": false, ...}
+        return sorted(int(k) for k, v in prio.items() if v)
+    if prio and isinstance(prio[0], dict):
+        return sorted(int(p["prio"]) for p in prio if p.get("enabled"))
+    return [i for i, on in enumerate(prio) if on]
 
 
 def parse_sysfs(nic: str, text: str) -> dict[str, str]:
