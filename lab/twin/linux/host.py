@@ -299,6 +299,11 @@ class LinuxHost:
             return 1, "", "twin: only `ip -j` output is modelled\n"
         links = self._links()
         if words[:1] in (["link"], ["l"]):
+            rest = [w for w in words[1:] if w not in ("show", "dev")]
+            if rest:
+                links = [link for link in links if link["ifname"] == rest[0]]
+                if not links:
+                    return 1, "", f"Device \"{rest[0]}\" does not exist.\n"
             return 0, json.dumps(links) + "\n", ""
         if words[:1] in (["addr"], ["address"], ["a"]):
             mgmt_len = int(self.node.mgmt_prefix.partition("/")[2] or 24)

@@ -73,7 +73,7 @@ def parse_sysfs(nic: str, text: str) -> dict[str, str]:
 def nic_from_outputs(nic: str, rdma: str, port: int, out: Mapping[str, str], rdma_cm_present: bool) -> dict[str, Any]:
     """One NIC's structured entry from the outputs of commands(nic, rdma, port)."""
     ip_cmd, trust_cmd, app_cmd, pfc_cmd, ecn_cmd, tos_cmd = commands(nic, rdma, port)
-    links = _json(nic, "its link", out[ip_cmd])
+    links = [link for link in _json(nic, "its link", out[ip_cmd]) if link.get("ifname") == nic]
     if not links:
         raise KnobMissing(f"{nic}: no such interface")
     trust = _json(nic, "DCB APP trust (dcb apptrust: kernel 6.2+, iproute2 6.1+)", out[trust_cmd])
