@@ -107,8 +107,9 @@ def nic_qos(settings: NicSettings, roce: Roce) -> NicQos:
 
 
 def check_nics(intent: FabricIntent, settings: NicSettings, fabric_file: str, hosts_file: str) -> list[Finding]:
-    """Each NIC against its switch port (the switch-switch rules: same lossless priorities, same DSCP map,
-    same CNP marking), and the site's congestion control against every switch's ECN marking."""
+    """Each NIC against its switch port (the rules of a switch-switch link: the same lossless priorities, plus
+    the same trust and CNP marking; where RoCE's DSCP lands on each hop is the lossless proof's, as for
+    switches), and the site's congestion control against every switch's ECN marking."""
     out: list[Finding] = []
     cc = settings.congestion_control
     for switch in intent.switches():
@@ -151,14 +152,7 @@ def _against_port(server: DeviceIntent, nic: Nic, intent: FabricIntent, hosts_fi
                f"{switch.roce.lossless_priorities}")
     if qos.trust != switch.roce.trust:
         refuse(f"trust {qos.trust} differs from the switch's {switch.roce.trust}")
-    for dscp, prio in sorted(qos.dscp_to_prio.items()):
-        tc = switch.roce.dscp_to_tc[dscp]
-        if tc != prio:
-            refuse(f"DSCP {dscp} on priority {prio}, the switch puts it in TC{tc}")
     if (qos.cnp_dscp, qos.cnp_priority) != (switch.roce.cnp_dscp, switch.roce.cnp_tc):
         refuse(f"CNP DSCP {qos.cnp_dscp} priority {qos.cnp_priority} differ from the switch's "
                f"DSCP {switch.roce.cnp_dscp} TC{switch.roce.cnp_tc}")
-    if switch.roce.dscp_to_tc[qos.roce_dscp] not in switch.roce.lossless_priorities:
-        refuse(f"RoCE DSCP {qos.roce_dscp} lands in TC{switch.roce.dscp_to_tc[qos.roce_dscp]} on the switch, "
-               f"not a lossless priority {switch.roce.lossless_priorities}")
     return out

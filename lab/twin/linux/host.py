@@ -16,6 +16,7 @@ import ipaddress
 import json
 import time
 import zlib
+from dataclasses import asdict
 from typing import Any
 
 from nr_run.lab.twin.fabric import Fabric
@@ -60,6 +61,24 @@ class LinuxHost:
                 self.boot_errors.append(f"{command}: {err.strip()}")
         for unit in sorted(p for p in self.files if p.startswith(WANTS)):
             self._boot_unit(unit.removeprefix(WANTS))
+        self._nics_changed()
+
+    def snapshot(self) -> dict[str, Any]:
+        """What the lab saves of a running server (a baseline): its files and every NIC knob."""
+        return {"files": dict(sorted(self.files.items())), "dirs": sorted(self.dirs),
+                "mtu": {n: ifs.mtu for n, ifs in sorted(self.state.interfaces.items())},
+                "nics": {n: {**asdict(nic), "pfc": sorted(nic.pfc), "app": sorted(nic.app.items())}
+                         for n, nic in sorted(self.nic_state.items())}}
+
+    def restore(self, saved: dict[str, Any]) -> None:
+        self.files = dict(saved.get("files", {}))
+        self.dirs = set(saved.get("dirs", []))
+        for name, mtu in saved.get("mtu", {}).items():
+            if name in self.state.interfaces:
+                self.state.interfaces[name].mtu = int(mtu)
+        for name, doc in saved.get("nics", {}).items():
+            if name in self.nic_state:
+                self.nic_state[name] = Nic(**{**doc, "pfc": set(doc["pfc"]), "app": {int(d): int(p) for d, p in doc["app"]}})
         self._nics_changed()
 
     def _boot_unit(self, unit: str) -> None:

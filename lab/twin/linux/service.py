@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import sys
 
 from nr_run.lab.twin.linux import shell, sshd
@@ -15,6 +16,7 @@ from nr_run.lab.twin.platforms import LabContext
 from nr_run.lab.twin.topology import Node
 
 TICK_S = 0.2
+SAVED = "server.json"
 
 
 class LinuxService:
@@ -28,11 +30,15 @@ class LinuxService:
         self._ticker: asyncio.Task | None = None
 
     def load(self) -> None:
+        """Servers boot (exec commands, boot units); a saved running state (a baseline) is then restored."""
         creds = self.ctx.credentials.get("linux")
         for n in self.nodes:
             host = LinuxHost(n, self.ctx.fabric, self.listeners)
             for error in host.boot_errors:    # containerlab logs a failed exec and goes on
                 print(f"{n.name}: exec failed: {error}", file=sys.stderr)
+            saved = self.ctx.state_dir / "devices" / n.name / SAVED
+            if saved.is_file():
+                host.restore(json.loads(saved.read_text(encoding="utf-8")))
             if creds:
                 host.user, host.password = creds
             self.hosts[n.name] = host
@@ -63,7 +69,9 @@ class LinuxService:
         await self.listeners_ssh.stop()
 
     def save(self) -> None:
-        """Servers boot from their topology every time; nothing to persist."""
+        """Each server's files and NIC knobs as they run now (what a baseline brings back)."""
+        for name, host in sorted(self.hosts.items()):
+            (self.ctx.device_dir(name) / SAVED).write_text(json.dumps(host.snapshot(), sort_keys=True), encoding="utf-8")
 
     def apply_drift(self, node: str, lines: list[str]) -> None:
         for line in lines:
