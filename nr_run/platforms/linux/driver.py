@@ -22,6 +22,7 @@ from __future__ import annotations
 import difflib
 import re
 import time
+from collections.abc import Callable
 from typing import Any
 
 from nr_run.platforms.linux.config import LinuxConfig
@@ -66,17 +67,27 @@ def nics_of(script: str) -> list[tuple[str, str, int]]:
 class NicDriver:
     """NAPALM-shaped driver of one server's RoCE NICs over a paramiko SSH client."""
 
-    def __init__(self, client: Any, config: LinuxConfig | None = None) -> None:
+    def __init__(self, client: Any, config: LinuxConfig | None = None,
+                 reconnect: Callable[[], Any] | None = None) -> None:
         self.client, self.config = client, config or LinuxConfig()
+        self.reconnect = reconnect      # a new SSH client, for a session the server dropped (it went away a while)
         self.candidate: str | None = None
         self.nr_run_marker: str | None = None
 
     # ------------------------------------------------------------ exec plumbing
+    def _transport(self) -> Any:
+        transport = self.client.get_transport()
+        if (transport is None or not transport.is_active()) and self.reconnect is not None:
+            self.client.close()
+            self.client = self.reconnect()
+            transport = self.client.get_transport()
+        return transport
+
     def run(self, commands: list[str]) -> dict[str, str]:
-        return exec_many(self.client.get_transport(), commands, timeout=TIMEOUT_S)
+        return exec_many(self._transport(), commands, timeout=TIMEOUT_S)
 
     def sh(self, command: str, stdin: str | None = None) -> tuple[int, str]:
-        channel = exec_start(self.client.get_transport(), command, timeout=TIMEOUT_S)
+        channel = exec_start(self._transport(), command, timeout=TIMEOUT_S)
         if stdin is not None:
             channel.sendall(stdin.encode())
             channel.shutdown_write()
@@ -221,9 +232,12 @@ class NicConnection:
 
     def open(self, hostname: str | None, username: str | None, password: str | None, port: int | None,
              platform: str | None, extras: dict[str, Any] | None = None, configuration: Any = None) -> None:
-        ssh = SshExec()
-        ssh.open(hostname, username, password, port, platform, extras, configuration)
-        self.connection = NicDriver(ssh.connection)
+        def connect() -> Any:
+            ssh = SshExec()
+            ssh.open(hostname, username, password, port, platform, extras, configuration)
+            return ssh.connection
+
+        self.connection = NicDriver(connect(), reconnect=connect)
 
     def close(self) -> None:
         self.connection.close()
