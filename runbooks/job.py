@@ -4,7 +4,8 @@ The job's nodes (servers of the compiled intent) give their NICs, the RTSW ports
 the RTSWs' uplinks and the CTSW ports at the far end of those uplinks. The usual checks
 (validators) run on an intent scoped to exactly those devices and ports: PFC state, watchdog and storms
 (pfc), ECN configuration (ecn), lossless drops and pause rates over a short counter window (counters),
-link state (interfaces) and ECMP width from each of the job's RTSWs toward the job's other racks (ecmp).
+link state (interfaces), ECMP width from each of the job's RTSWs toward the job's other racks (ecmp), and
+what each node's NICs run: MTU, trust, DSCP map, PFC, DCQCN or PFC-only, ToS (host, host-link).
 A finding on a port outside the job is not the job's problem and is dropped. The verdict is one line:
 "ok: ..." or "drain: <device> <port> <what> (<observed>)".
 """
@@ -22,11 +23,11 @@ from nornir.core import Nornir
 from nr_run.intent.models import FabricIntent, Link
 from nr_run.validators.base import SEVERITY_ORDER, Finding
 
-JOB_CHECKS = ["counters", "ecmp", "ecn", "interfaces", "pfc"]
+JOB_CHECKS = ["counters", "ecmp", "ecn", "host", "host-link", "interfaces", "pfc"]
 # a prolog has seconds, not minutes: the counter window is short unless an option says otherwise
 DEFAULT_OPTIONS: dict[str, dict[str, Any]] = {"counters": {"interval_s": 1.0}}
 # which failure names the drain reason when several fail: what hurts a job most first
-_RANK = {"pfc": 0, "counters": 1, "interfaces": 2, "ecmp": 3, "ecn": 4}
+_RANK = {"pfc": 0, "counters": 1, "host": 2, "host-link": 2, "interfaces": 3, "ecmp": 4, "ecn": 5}
 
 
 class UnknownNodes(ValueError):
@@ -73,9 +74,11 @@ def job_scope(fabric: FabricIntent, nodes: list[str]) -> JobScope:
 
 
 def scoped_fabric(fabric: FabricIntent, scope: JobScope) -> FabricIntent:
-    """The intent of the job's switches with only the job's ports: the checks then judge nothing else."""
+    """The intent of the job's switches with only the job's ports, and of the job's nodes (their NICs): the
+    checks then judge nothing else."""
     devices = {name: fabric.devices[name].model_copy(update={"interfaces": [
         i for i in fabric.devices[name].interfaces if i.name in scope.ports[name]]}) for name in scope.devices}
+    devices.update({name: fabric.devices[name] for name in scope.nodes})
     return fabric.model_copy(update={"devices": devices,
                                      "links": [lk for lk in fabric.links if _in(lk, scope)]})
 
@@ -156,7 +159,10 @@ def judge(report: Any, scope: JobScope) -> tuple[list[Finding], dict[str, str]]:
         if f.kind in ("unreachable", "not-collected"):
             unknown.setdefault(f.device, f"{f.target.removeprefix('section:') or 'device'}: {f.observed}")
             continue
-        if f.port and f.port not in scope.ports.get(f.device, ()):
+        if f.device in scope.nodes:
+            if f.port and (f.device, f.port) not in scope.port_set():
+                continue
+        elif f.port and f.port not in scope.ports.get(f.device, ()):
             continue
         if f.check == "ecmp" and f.peer_device not in scope.ports:
             continue
@@ -184,7 +190,7 @@ def run_job_check(nr: Nornir, fabric: FabricIntent, scope: JobScope, budget_s: f
 
     merged = merge_options(options)
     scoped = scoped_fabric(fabric, scope)
-    wanted = set(scope.devices)
+    wanted = set(scope.devices) | set(scope.nodes)
     runner = nr.filter(filter_func=lambda h: h.name in wanted)
     started = time.monotonic()
     box: dict[str, Any] = {}

@@ -62,6 +62,7 @@ Edit = Callable[[dict], None]
 FABRIC = compile_site(DC1)
 SWITCHES = ["ctsw1", "ctsw2", "rtsw1", "rtsw2", "rtsw3", "rtsw4"]
 SERVERS = ["gpu1", "gpu2", "gpu3", "gpu4"]
+DEVICES = sorted(SWITCHES + SERVERS)      # what deploy renders and changes: switches, and the servers' NICs
 CREDS = {"eos": ("admin", "admin"), "sonic": ("admin", "YourPaSsWoRd"), "linux": ("admin", "admin")}
 # the production windows (2 s between counter samples, 0.5 s for a perftest server) only cost time here:
 # the twin's counters grow from fault start times and its perftest server listens as soon as it is started
