@@ -1,0 +1,114 @@
+"""A PFC-only site (inventory/pfc1: ECN marking off on the switches, DCQCN off on every NIC) against its own twin:
+deploy from factory defaults, check and the lossless proof on collected state all pass; one NIC left on DCQCN
+fails check and the proof naming that server and NIC, and the next deploy fixes it. A server whose NIC has no
+DCQCN knobs (another driver) is one line and left untouched."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from nr_run.cli.main import main
+from nr_run.lab.twin.lab import lab_down, lab_status
+from tests.conftest import REPO
+from tests.twin_site import CREDS, FAST_CHECKS, site_lab_up, ssh_run
+
+PFC1 = REPO / "inventory" / "pfc1"
+
+
+class Site:
+    def __init__(self, name: str, inventory: Path, state: Path, artifacts: Path) -> None:
+        self.name, self.inventory, self.state, self.artifacts = name, inventory, state, artifacts
+        self.addresses = lab_status(state)["addresses"]
+
+    def cli(self, capsys, *argv: str) -> tuple[int, dict]:
+        fast = [f"--option={c}.{k}={v}" for c, opts in FAST_CHECKS.items() for k, v in opts.items()] \
+            if argv[0] in ("check", "deploy") else []
+        extra = ["--artifacts", str(self.artifacts)] if argv[0] != "analyze" else []
+        capsys.readouterr()
+        rc = main([*argv, "--site", self.name, "--inventory-dir", str(self.inventory), "--lab", "--json", *extra,
+                   *fast])
+        return rc, json.loads(capsys.readouterr().out)
+
+    def sh(self, host: str, command: str) -> str:
+        import paramiko
+
+        client = paramiko.SSHClient()
+        client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
+        client.connect("127.0.0.1", port=self.addresses[host]["port"], username=CREDS["linux"][0],
+                       password=CREDS["linux"][1], look_for_keys=False, allow_agent=False)
+        try:
+            rc, text = ssh_run(client, command)
+        finally:
+            client.close()
+        assert rc == 0, f"{host}: {command}: {text}"
+        return text
+
+
+@pytest.fixture(scope="module")
+def pfc1(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    state = tmp_path_factory.mktemp("pfc1-lab")
+    site_lab_up(PFC1, state)
+    mp = pytest.MonkeyPatch()
+    mp.setenv("NR_RUN_LAB_STATE_DIR", str(state))
+    try:
+        yield Site("pfc1", PFC1.parent, state, tmp_path_factory.mktemp("pfc1-artifacts"))
+    finally:
+        mp.undo()
+        lab_down(state)
+
+
+def _failing(doc: dict) -> set[tuple[str, str, str, str]]:
+    return {(f["check"], f["device"], f["port"], f["kind"]) for f in doc["findings"] if not f["passed"]}
+
+
+@pytest.mark.long
+def test_pfc_only_site_deploys_checks_and_proves_and_a_nic_left_on_dcqcn_is_named(pfc1, capsys):
+    rc, report = pfc1.cli(capsys, "deploy", "--commit", "--yes", "--confirm-timeout", "60")
+    assert rc == 0, report["message"]
+    assert {d["state"] for d in report["devices"]} == {"confirmed"}
+    rc, doc = pfc1.cli(capsys, "check")
+    assert rc == 0, sorted(_failing(doc))[:5]
+    rc, doc = pfc1.cli(capsys, "analyze", "--only", "lossless")
+    assert rc == 0 and doc["ok"]
+
+    # gpu2's eth1 back on DCQCN (reaction and notification point on the RoCE priority): ECN on at a PFC-only site
+    pfc1.sh("gpu2", "echo 1 > /sys/class/net/eth1/ecn/roce_rp/enable/3")
+    pfc1.sh("gpu2", "echo 1 > /sys/class/net/eth1/ecn/roce_np/enable/3")
+    rc, doc = pfc1.cli(capsys, "check", "--checks", "host")
+    assert rc == 1
+    assert _failing(doc) == {("host", "gpu2", "eth1", "nic-dcqcn-rp"), ("host", "gpu2", "eth1", "nic-dcqcn-np")}
+    rc, doc = pfc1.cli(capsys, "analyze", "--only", "lossless")
+    failed = [f for a in doc["analyses"] for f in a["findings"] if not f["passed"]]
+    assert rc == 1 and failed
+    assert all(f["data"]["device"] == "gpu2" and f["data"]["port"] == "eth1" and f["data"]["check"] == "dcqcn"
+               for f in failed), failed
+    assert "PFC-only" in failed[0]["message"]
+
+    rc, report = pfc1.cli(capsys, "deploy", "--commit", "--yes", "--confirm-timeout", "60")
+    assert rc == 0 and {d["device"] for d in report["devices"] if d["state"] == "confirmed"} == {"gpu2"}
+    rc, doc = pfc1.cli(capsys, "check", "--checks", "host,host-link")
+    assert rc == 0, _failing(doc)
+
+
+def test_a_server_whose_nic_lacks_the_dcqcn_knobs_is_one_line_and_untouched(tmp_path, capsys, monkeypatch):
+    def generic_nics(doc: dict) -> None:
+        doc["topology"]["nodes"]["gpu4"]["labels"] = {"nic-driver": "generic"}
+
+    state = tmp_path / "lab"
+    site_lab_up(PFC1, state, generic_nics)
+    monkeypatch.setenv("NR_RUN_LAB_STATE_DIR", str(state))
+    try:
+        site = Site("pfc1", PFC1.parent, state, tmp_path / "artifacts")
+        rc, report = site.cli(capsys, "deploy", "--hosts", "gpu4", "--commit", "--yes")
+        [gpu4] = report["devices"]
+        assert rc == 1 and gpu4["state"] == "failed"
+        assert "eth1: the NIC has no ECN/DCQCN knob /sys/class/net/eth1/ecn/roce_rp/enable/0" in gpu4["detail"]
+        assert "\n" not in gpu4["detail"]
+        link = json.loads(site.sh("gpu4", "ip -j link show dev eth1"))
+        assert link[0]["mtu"] == 1500                                  # untouched: still the vendor's default
+    finally:
+        lab_down(state)
