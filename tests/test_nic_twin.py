@@ -175,3 +175,28 @@ def test_a_server_timing_out_mid_batch_is_left_whole_old_or_whole_new(deployed_t
     assert rc == 1 and states["gpu3"] == "confirmed" and states["gpu4"] in ("reverted", "rolled back"), report
     assert nic_script(twin, "gpu3") == render_device(FABRIC.devices["gpu3"])     # whole new
     assert nic_script(twin, "gpu4") == old["gpu4"]                               # whole old
+
+
+def _counters(twin, host: str, rdma: str) -> tuple[int, int]:
+    """(ECN-marked RoCE packets received, CNPs sent) of an RDMA device, read in one command."""
+    hw = f"/sys/class/infiniband/{rdma}/ports/1/hw_counters"
+    client = twin.ssh(host)
+    try:
+        rc, text = ssh_run(client, f"cat {hw}/np_ecn_marked_roce_packets {hw}/np_cnp_sent")
+    finally:
+        client.close()
+    assert rc == 0, text
+    marked, sent = (int(x) for x in text.split())
+    return marked, sent
+
+
+def test_ecn_marks_toward_a_nic_get_cnps_only_where_its_notification_point_is_on(deployed_twin):
+    twin = deployed_twin
+    sh(twin, "gpu2", f"echo 0 > {ECN.format(nic='eth1')}/roce_np/enable/3")
+    assert _counters(twin, "gpu1", "mlx5_0") == (0, 0)
+    for port in ("Ethernet3", "Ethernet4"):             # rtsw1's ports toward gpu1 eth1 and gpu2 eth1
+        lab_fault(twin.state, "congestion", device="rtsw1", port=port, queue=3)
+    marked, sent = _counters(twin, "gpu1", "mlx5_0")
+    assert marked > 0 and sent == marked                 # DCQCN on: every marked packet answered with a CNP
+    marked, sent = _counters(twin, "gpu2", "mlx5_0")
+    assert marked > 0 and sent == 0                      # its notification point is off: no CNP

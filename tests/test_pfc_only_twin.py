@@ -12,9 +12,12 @@ from pathlib import Path
 import pytest
 
 from nr_run.cli.main import main
-from nr_run.lab.twin.lab import lab_down, lab_status
+from nr_run.intent import compile_site
+from nr_run.lab.twin.lab import lab_clear, lab_down, lab_fault, lab_status
+from nr_run.platforms import registry
+from nr_run.runbooks.render import render_device
 from tests.conftest import REPO
-from tests.twin_site import CREDS, FAST_CHECKS, site_lab_up, ssh_run
+from tests.twin_site import CREDS, FAST_CHECKS, TwinSite, site_lab_up, ssh_run
 
 PFC1 = REPO / "inventory" / "pfc1"
 
@@ -112,3 +115,34 @@ def test_a_server_whose_nic_lacks_the_dcqcn_knobs_is_one_line_and_untouched(tmp_
         assert link[0]["mtu"] == 1500                                  # untouched: still the vendor's default
     finally:
         lab_down(state)
+
+
+def _push_everything(site: Site) -> None:
+    """Every device on its rendered config (switches through NAPALM, NICs through the NIC driver)."""
+    intent = compile_site(PFC1)
+    twin = TwinSite(site.state, site.artifacts)
+    for name, device in sorted(intent.devices.items()):
+        config = render_device(device, intent)
+        complete = getattr(registry.get(device.platform).deploy, "replace_candidate", None)
+        if complete is not None:
+            config = complete(twin.running(name), config)
+        twin.push(name, config, replace=True)
+
+
+def test_a_congested_pfc_only_queue_pauses_its_senders_instead_of_dropping(pfc1, capsys):
+    _push_everything(pfc1)
+    lab_fault(pfc1.state, "congestion", device="rtsw1", port="Ethernet3", queue=3)    # toward gpu1 eth1
+    try:
+        pause = pfc1.sh("gpu2", "ethtool -S eth1")          # gpu2 eth1 sends into rtsw1 (its Ethernet4)
+        assert int(next(ln for ln in pause.splitlines() if "rx_prio3_pause" in ln).split(":")[1]) > 0
+        rc, doc = pfc1.cli(capsys, "check", "--checks", "counters")
+        assert not [f for f in doc["findings"] if not f["passed"] and f["kind"] == "lossless-drops"], doc["findings"]
+        # a sender that ignores pauses (PFC off on its NIC): the queue can no longer be held, it drops
+        pfc1.sh("gpu2", "dcb pfc set dev eth1 prio-pfc 3:off")
+        rc, doc = pfc1.cli(capsys, "check", "--checks", "counters")
+        drops = {(f["device"], f["port"], f["index"]) for f in doc["findings"]
+                 if not f["passed"] and f["kind"] == "lossless-drops"}
+        assert ("rtsw1", "Ethernet3", 3) in drops
+    finally:
+        lab_clear(pfc1.state, "congestion")
+        pfc1.sh("gpu2", "dcb pfc set dev eth1 prio-pfc 3:on")

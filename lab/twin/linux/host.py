@@ -129,7 +129,20 @@ class LinuxHost:
         out: dict[str, str] = {}
         for nic in self.nic_state.values():
             out.update(nic.files())
+            out.update(self._hw_counters(nic))
         return out
+
+    def _hw_counters(self, nic: Nic) -> dict[str, str]:
+        """The RDMA device's congestion counters (mlx5 hw_counters): packets that arrived ECN-marked by the
+        switch port facing the NIC, and the CNPs the NIC's notification point answered them with (none on a
+        priority whose NP is off). A NIC of another driver has no such counters."""
+        if nic.driver != "mlx5":
+            return {}
+        far = self.fabric.peer(self.name, nic.name)
+        marks = {q: m for q, m in self.fabric.ecn_marks(*far).items() if m} if far else {}
+        base = f"/sys/class/infiniband/{nic.rdma}/ports/{nic.port}/hw_counters"
+        return {f"{base}/np_ecn_marked_roce_packets": f"{sum(marks.values())}\n",
+                f"{base}/np_cnp_sent": f"{sum(m for q, m in marks.items() if nic.np_enable[q])}\n"}
 
     def special_write(self, path: str, text: str) -> tuple[int, str] | None:
         """A redirect into /sys: the NIC's knob takes it (or refuses); None for an ordinary file."""
@@ -397,13 +410,18 @@ class LinuxHost:
         self.publish()
 
     def _ethtool(self, args: list[str]) -> Result:
+        if args[:1] == ["-S"] and len(args) > 1 and args[1] in self.state.interfaces:
+            # mlx5 per-priority pause counters: frames this NIC received (it paused) and sent (it asked to pause)
+            pfc = self.fabric.pfc_counters(self.name, args[1])
+            lines = [f"     {d}_prio{p}_pause: {pfc[p][d]}\n" for p in range(8) for d in ("rx", "tx")]
+            return 0, "NIC statistics:\n" + "".join(lines), ""
         if args[:1] == ["-s"] and len(args) > 1 and args[1] in self.state.interfaces:
             opts = _pairs(args[2:])
             if str(opts.get("speed", "")).isdigit():
                 self.state.interfaces[args[1]].speed_mbps = int(opts["speed"])
                 self.publish()
             return 0, "", ""
-        return 1, "", "twin: only `ethtool -s DEV speed N` is modelled\n"
+        return 1, "", "twin: only `ethtool -s DEV speed N` and `ethtool -S DEV` are modelled\n"
 
     # ---------------------------------------------------------------- ping
     def _ping(self, args: list[str]) -> Result:
