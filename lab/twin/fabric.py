@@ -619,9 +619,8 @@ class Fabric:
                 prio["tx_us"] += int(f.active_s(now) * 1_000_000)
         # PFC-only backpressure: a lossless queue congested without ECN on another port of a device makes it
         # pause its senders on every PFC port (this one sends; the port facing such a device receives)
-        for side, owner in (("tx", dev), ("rx", far[0] if far else None)):
-            facing = port if side == "tx" else (far[1] if far else "")
-            for f in self.faults.counted("congestion", device=owner) if owner else []:
+        for side, owner, facing in [("tx", dev, port)] + ([("rx", far[0], far[1])] if far else []):
+            for f in self.faults.counted("congestion", device=owner):
                 q = int(f.params["queue"]) % 8
                 if f.params.get("port") != facing and q in ifs.pfc_priorities and \
                         self.paced(owner, str(f.params.get("port")), q):

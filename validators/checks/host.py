@@ -77,8 +77,8 @@ def nic_knobs(nic: Nic, obs: NicState) -> list[tuple[str, str, str, str]]:
                             " ".join(f"{k}={obs.dcqcn.get(k, 'unreadable')}" for k in wrong),
                             f"echo the values into /sys/class/net/{name}/ecn/roce_rp|roce_np/<name>"))
     if obs.roce_tos != qos.roce_tos:
-        got = obs.roce_tos if obs.roce_tos is not None else obs.unreadable.get("tos", "unreadable")
-        out.append(("nic-tos", f"RDMA CM ToS {qos.roce_tos}", f"RDMA CM ToS {got}",
+        tos = str(obs.roce_tos) if obs.roce_tos is not None else obs.unreadable.get("tos", "unreadable")
+        out.append(("nic-tos", f"RDMA CM ToS {qos.roce_tos}", f"RDMA CM ToS {tos}",
                     f"echo {qos.roce_tos} > /sys/kernel/config/rdma_cm/<dev>/ports/1/default_roce_tos"))
     return out
 

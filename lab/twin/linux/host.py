@@ -467,10 +467,10 @@ class LinuxHost:
             if verb == "flush":
                 nic.app.clear()
                 return self._changed(0, "")
-            pairs, err = nic.app_pairs(rest[1:])
-            if pairs is None:
+            mapping, err = nic.app_pairs(rest[1:])
+            if mapping is None:
                 return 1, "", err
-            for d, p in pairs.items():
+            for d, p in mapping.items():
                 if verb == "del":
                     if nic.app.get(d) == p:
                         del nic.app[d]
