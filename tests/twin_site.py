@@ -172,11 +172,13 @@ def ssh_run(client: paramiko.SSHClient, cmd: str) -> tuple[int, str]:
     return out.channel.recv_exit_status(), text
 
 
-def wait_until(condition: Callable[[], bool], timeout: float, step: float = 0.1) -> None:
-    """Poll until condition() holds (a device timer fired, a session came up); fail after timeout seconds."""
+def wait_until(condition: Callable[[], bool], timeout: float, step: float = 0.1, what: object = "") -> None:
+    """Poll until condition() holds (a device timer fired, a session came up). `timeout` only keeps a broken
+    run from hanging (generous, never what a test asserts): past it the test fails, saying `what`."""
     deadline = time.monotonic() + timeout
     while not condition():
-        assert time.monotonic() < deadline, f"not reached within {timeout} s"
+        if time.monotonic() > deadline:
+            pytest.fail(f"not reached within {timeout} s {what() if callable(what) else what}".rstrip())
         time.sleep(step)
 
 

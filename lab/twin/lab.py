@@ -48,6 +48,7 @@ from nr_run.lab.twin.fabric import Fabric
 from nr_run.lab.twin.faults import Faults, check_fault_targets
 from nr_run.lab.twin.gnmi.service import GnmiService
 from nr_run.lab.twin.linux import sshd
+from nr_run.lab.twin.personality import all_personalities
 from nr_run.lab.twin.platforms import (
     DEFAULT_BASE_PORT,
     LOOPBACK,
@@ -62,7 +63,11 @@ from nr_run.lab.twin.status import alive, default_state_dir, lab_status, read_js
 from nr_run.lab.twin.tls import server_context
 
 T = TypeVar("T")
-CREDENTIALS = {"eos": ("admin", "admin"), "sonic": ("admin", "YourPaSsWoRd"), "linux": ("admin", "admin")}
+
+
+def default_credentials() -> dict[str, tuple[str, str]]:
+    """platform -> the (user, password) its image ships with."""
+    return {p.platform: p.credentials for p in all_personalities()}
 
 
 def _raise_fd_limit() -> None:
@@ -99,12 +104,10 @@ class Lab:
         self.fabric = Fabric(topology, self.faults)
         self.ctx = LabContext(topology=topology, fabric=self.fabric, state_dir=self.state_dir, base_port=base_port,
                               ssl_context=server_context(self.state_dir / "tls"),
-                              credentials=dict(credentials or CREDENTIALS))
+                              credentials=dict(credentials or default_credentials()))
         self.services: dict[str, PlatformService] = {}
         for platform in sorted({n.platform for n in topology.nodes.values()}):
-            cls = service_class(platform)
-            if cls is not None:
-                self.services[platform] = cls(self.ctx, topology.by_platform(platform))
+            self.services[platform] = service_class(platform)(self.ctx, topology.by_platform(platform))
         self.gnmi = GnmiService(self.ctx, self.services)
         self.addresses: dict[str, dict] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -261,6 +264,7 @@ class Lab:
             sshd.drop_connections()
         self.faults.forget()
         self.faults.save(self.state_dir / "faults.json")
+        self.fabric.clear_traffic()
         devices = self.state_dir / "devices"
         shutil.rmtree(devices, ignore_errors=True)
         shutil.rmtree(self.state_dir / "logs", ignore_errors=True)
@@ -385,19 +389,28 @@ def lab_fault(state_dir: str | Path, kind: str, **params: object) -> dict:
         return _control(sd, "/fault", {"kind": kind, "params": params})
     if kind in ("drift", "reboot"):
         raise ValueError(f"{kind} needs a running lab (it acts on a running device)")
+    topology = _served_topology(sd)
     faults = Faults.load(sd / "faults.json")
-    topology = read_json(sd / "lab.json").get("topology")
-    if topology and Path(topology).exists():
+    if Path(topology).exists():
         check_fault_targets(load_clab(topology), kind, params)
     f = faults.add(kind, **params)
     faults.save(sd / "faults.json")
     return {"kind": f.kind, "params": f.params, "since": f.since}
 
 
+def _served_topology(sd: Path) -> str:
+    """The topology file a stopped lab served (its faults apply at its next start); a lab never started has none."""
+    topology = read_json(sd / "lab.json").get("topology")
+    if not topology:
+        raise ValueError(f"no lab in {sd}: start it first (nr-run lab up), then inject faults")
+    return str(topology)
+
+
 def lab_clear(state_dir: str | Path, kind: str | None = None, **params: object) -> int:
     sd = Path(state_dir)
     if lab_status(sd)["running"]:
         return int(_control(sd, "/clear", {"kind": kind, "params": params})["removed"])
+    _served_topology(sd)
     faults = Faults.load(sd / "faults.json")
     n = faults.clear(kind, **params)
     faults.save(sd / "faults.json")

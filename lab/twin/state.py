@@ -41,6 +41,7 @@ class IfState:
     ipv4: str | None = None                 # "10.254.0.1/31"; None when unnumbered or switched
     description: str = ""
     speed_mbps: int | None = None           # None: the cable/port speed
+    lanes: int | None = None                # serdes lanes the port runs on; None: the speed's usual count
     pfc_enabled: bool = False
     pfc_priorities: set[int] = field(default_factory=set)   # lossless (no-drop) priorities
     trust_dscp: bool = False
@@ -108,3 +109,4 @@ class DeviceState:
     static_routes: list[StaticRoute] = field(default_factory=list)
     routing_policy: RoutingPolicy | None = None   # prefix-lists and route-maps (lab.twin.policy)
     ip_routing: bool = True                 # False: a host (no forwarding between interfaces)
+    system_mac: str = ""                    # the chassis MAC every view reports (LLDP chassis ID, show version)

@@ -45,6 +45,11 @@ class Topology:
         return [n for n in self.nodes.values() if n.platform == platform]
 
 
+def natural_key(port: str) -> list[int | str]:
+    """A port name's natural-order key: Ethernet2 before Ethernet10, Ethernet1/2 before Ethernet1/10."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", port)]
+
+
 def port_sort(ports: list[str]) -> list[str]:
     """Natural order: Ethernet2 before Ethernet10."""
-    return sorted(ports, key=lambda p: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", p)])
+    return sorted(ports, key=natural_key)

@@ -130,6 +130,7 @@ class HardwareFacts(Frozen):
     asic: str = ""            # switch ASIC family, e.g. "th" (Broadcom Tomahawk)
     lanes_per_port: int = 0   # SerDes lanes per front-panel port
     speed_mbps: int = 0       # native speed of a front-panel port (all its lanes)
+    sku_dir: str = ""         # the operator's folder of HWSKU folders (absolute), searched before the shipped ones
 
 
 class Nic(Frozen):
@@ -153,7 +154,11 @@ class Nic(Frozen):
 class DeviceIntent(Frozen):
     name: str
     site: str
-    role: Literal["ctsw", "rtsw", "gpu"]
+    role: Literal["ctsw", "rtsw", "gpu", "atsw"]
+    tier: int = 0                        # 0 servers, 1 leaves, 2 spines, 3 aggregation (nr_run.intent.shapes)
+    zone: int | None = None              # multi-zone: the zone of a server, leaf or spine
+    rack: str | None = None              # power and space: the rack it stands in
+    power_kw: float = 0.0                # its hardware's typical draw
     platform: PlatformName
     mgmt_address: str                    # "172.20.20.21"
     mgmt_prefix: str = ""                # "172.20.20.21/24"
@@ -167,6 +172,7 @@ class DeviceIntent(Frozen):
     loopback: str | None = None          # "10.255.0.1/32"
     router_id: str | None = None
     host_block: str | None = None        # RTSW: the summary of its host /31s, advertised into BGP
+    zone_summary: str | None = None      # multi-zone CTSW: its zone's host blocks, one prefix toward the ATSWs
     interfaces: list[Interface] = []
     bgp: Bgp | None = None
     roce: Roce
@@ -187,15 +193,29 @@ class Link(Frozen):
     cable_length_m: int
 
 
+class PowerBudget(Frozen):
+    """fabric.yaml `power:` (the budgets analyze compares each rack and zone with)."""
+
+    rack_kw: float
+    racks_per_zone: int | None = None
+    zone_kw: float | None = None
+
+
 class FabricIntent(Frozen):
     site: str
     lab: bool
+    shape: Literal["star", "clos", "multi-zone"] = "clos"
     devices: dict[str, DeviceIntent]
     links: list[Link]
     fabric_file: str = ""     # the fabric.yaml it was compiled from, for findings that name a file
+    power: PowerBudget | None = None
 
     def switches(self) -> list[DeviceIntent]:
-        return [d for d in self.devices.values() if d.role != "gpu"]
+        return [d for d in self.devices.values() if d.tier > 0]
 
     def servers(self) -> list[DeviceIntent]:
-        return [d for d in self.devices.values() if d.role == "gpu"]
+        return [d for d in self.devices.values() if d.tier == 0]
+
+    def zones(self) -> list[int]:
+        """The zones that have devices (empty outside multi-zone)."""
+        return sorted({d.zone for d in self.devices.values() if d.zone is not None})

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from tests.twin_site import CREDS, FABRIC, TwinSite
 
 # command -> a line (regex) its output must contain: the format's own header or key
 COMMANDS: dict[str, str] = {
-    "show version": r"^SONiC Software Version: SONiC\.202305",
+    "show version": r"^SONiC Software Version: SONiC\.\d{8}\.\d+$",
     "show platform summary": r"^HwSKU: ",
     "show interfaces status": r"Interface\s+Lanes\s+Speed\s+MTU\s+FEC\s+Alias\s+Vlan\s+Oper\s+Admin",
     "show interfaces counters": r"IFACE\s+STATE\s+RX_OK\s+RX_BPS\s+RX_UTIL\s+RX_ERR\s+RX_DRP\s+RX_OVR\s+TX_OK",
@@ -114,6 +113,6 @@ def test_eos_neighbor_sees_the_sonic_port_alias(sonic_twin: TwinSite):
 def test_gpu_server_logout_is_immediate(sonic_twin: TwinSite):
     conn = _connect(sonic_twin, "gpu1", "linux")
     assert conn.send_command("hostname").strip() == "gpu1"
-    t0 = time.monotonic()
+    # a `#` prompt would be config mode to netmiko: its logout would send `exit` and wait 10 s for `$`
+    assert not conn.check_config_mode()
     conn.disconnect()
-    assert time.monotonic() - t0 < 2.0

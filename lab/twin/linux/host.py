@@ -46,7 +46,7 @@ class LinuxHost:
         self.files: dict[str, str] = {p: t for p, t in (disk or {}).items() if p.startswith(PERSISTENT)}
         self.dirs: set[str] = set()
         self.timers: dict[str, tuple[float, str]] = {}          # transient timer unit -> (due, command line)
-        self.state = DeviceState(hostname=node.name, ip_routing=False)
+        self.state = DeviceState(hostname=node.name, ip_routing=False, system_mac=_mac(node.name, 0))
         driver = node.label("nic-driver", "mlx5")
         self.nic_state: dict[str, Nic] = {}
         for i, port in enumerate(node.ports):
@@ -521,6 +521,10 @@ class LinuxHost:
         if not res.received:
             return 1, _banner(dev), f"Failed to modify QP to RTR\n Unable to Connect the HCA's through the link ({res.error})\n"
         gbps = self._path_rate(res.path, nic, dst)
+        # the test's 5000 x 64 KiB writes cross every cable of the path as RoCE frames (RoCEv2 headers + FCS: 58 B)
+        hops = _path_ports(self.fabric, res.path, dst)
+        self.fabric.record_traffic([((a, pa), (b, pb), ROCE_MTU + 58) for a, pa, b, pb in hops],
+                                   5000 * 65536 // ROCE_MTU)
         out = (_banner(dev) + f" local address: LID 0000 QPN 0x{zlib.crc32(local_ip.encode()) & 0xffff:04x} PSN 0x1a2b3c\n"
                f" GID: {_gid(local_ip)}\n remote address: LID 0000 QPN 0x{zlib.crc32(dst.encode()) & 0xffff:04x} "
                f"PSN 0x4d5e6f\n GID: {_gid(dst)}\n" + "-" * 87 + "\n"
@@ -530,26 +534,32 @@ class LinuxHost:
         return 0, out, ""
 
     def _path_rate(self, path: list[str], nic: str, dst: str) -> float:
-        """Near line rate, unless PFC disagrees on a hop or the lossless queue drops on the way."""
-        speed = min([self.state.interfaces[nic].speed_mbps or 400000] + [400000]) / 1000
+        """Near the slowest link's line rate on the path (the NIC links at its switch port's speed), unless PFC
+        disagrees on a hop or the lossless queue drops on the way."""
         first = self.state.interfaces.get(nic)
         prio = min(first.pfc_priorities) if first and first.pfc_priorities else 3
         hops = _path_ports(self.fabric, path, dst)
         mismatch = drops = False
+        rates = [first.speed_mbps] if first and first.speed_mbps else []
         for a, pa, b, pb in hops:
             sa, sb = self.fabric.state(a), self.fabric.state(b)
             ia = sa.interfaces.get(pa) if sa else None
             ib = sb.interfaces.get(pb) if sb else None
+            rates += [i.speed_mbps for i in (ia, ib) if i and i.speed_mbps]
             if not ia or not ib or prio not in ia.pfc_priorities or prio not in ib.pfc_priorities:
                 mismatch = True
             if prio in self.fabric.dropping_queues(a, pa) or prio in self.fabric.dropping_queues(b, pb):
                 drops = True
+        speed = min(rates or [DEFAULT_LINE_MBPS]) / 1000
         factor = 0.975
         if mismatch:
             factor *= 0.31      # pause frames ignored: drops, go-back-N retransmissions
         if drops:
             factor *= 0.55
         return speed * factor
+
+
+DEFAULT_LINE_MBPS = 400_000     # a path whose ports all run at their native speed (none configured)
 
 
 def _pairs(words: list[str]) -> dict[str, str]:

@@ -27,7 +27,7 @@ def _qindexes(idx: str) -> list[int]:
 
 def to_state(db: dict[str, dict[str, Any]], default_hostname: str) -> DeviceState:
     meta = db.get("DEVICE_METADATA", {}).get("localhost", {})
-    st = DeviceState(hostname=meta.get("hostname", default_hostname))
+    st = DeviceState(hostname=meta.get("hostname", default_hostname), system_mac=str(meta.get("mac", "")))
     for key in db.get("LOOPBACK_INTERFACE", {}):
         name, _, pfx = key.partition("|")
         if pfx and "." in pfx:

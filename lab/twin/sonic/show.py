@@ -111,7 +111,24 @@ def show(dev: SonicDevice, args: list[str]) -> Result:
         return show_ops.bgp_summary_table(dev)
     if words[:1] == ["pfcwd"]:
         return pfcwd(dev, ["show"] + words[1:])
+    if cmd == "ecn":                    # sonic-utilities: `show ecn` runs `ecnconfig -l`
+        return ecnconfig(dev, ["-l"])
+    if cmd == "buffer_pool":            # a click group: without a subcommand it prints its help
+        return 0, BUFFER_POOL_HELP, ""
     return 2, "", f"Error: No such command \"{' '.join(words[:1])}\".\n"
+
+
+BUFFER_POOL_HELP = """Usage: show buffer_pool [OPTIONS] COMMAND [ARGS]...
+
+  Show details of the buffer pools
+
+Options:
+  -h, -?, --help  Show this message and exit.
+
+Commands:
+  persistent-watermark  Show persistent WM for buffer pools
+  watermark             Show user WM for buffer pools
+"""
 
 
 def _more(dev: SonicDevice, words: list[str]) -> Result | None:

@@ -28,6 +28,3 @@ class SonicPolicy(RegexPolicy):
         except json.JSONDecodeError as exc:
             return "unknown", f"unreadable config_db: {exc}"
         return gcu.apply_method(old, new, gcu.hwsku_of(old, new))
-
-    def classify(self, diff: str) -> str:
-        return "gcu or drained apply"
