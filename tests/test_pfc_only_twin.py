@@ -15,6 +15,7 @@ from nr_run.cli.main import main
 from nr_run.intent import compile_site
 from nr_run.lab.twin.lab import lab_clear, lab_down, lab_fault, lab_status
 from nr_run.platforms import registry
+from nr_run.platforms.base import ReplaceCandidate
 from nr_run.runbooks.render import render_device
 from tests.conftest import REPO
 from tests.twin_site import CREDS, FAST_CHECKS, TwinSite, site_lab_up, ssh_run
@@ -97,22 +98,34 @@ def test_pfc_only_site_deploys_checks_and_proves_and_a_nic_left_on_dcqcn_is_name
     assert rc == 0, _failing(doc)
 
 
-def test_a_server_whose_nic_lacks_the_dcqcn_knobs_is_one_line_and_untouched(tmp_path, capsys, monkeypatch):
-    def generic_nics(doc: dict) -> None:
+def test_a_nic_without_dcqcn_knobs_is_one_line_and_untouched_and_an_old_kernel_gets_mlnx_qos(tmp_path, capsys,
+                                                                                             monkeypatch):
+    """gpu4's NICs are another driver's (no mlx5 ECN sysfs); gpu3 runs a kernel without the DCB APP trust knob
+    and MLNX_OFED's mlnx_qos (topology node labels, as the twin reads them)."""
+    def labels(doc: dict) -> None:
         doc["topology"]["nodes"]["gpu4"]["labels"] = {"nic-driver": "generic"}
+        doc["topology"]["nodes"]["gpu3"]["labels"] = {"nic-tools": "mlnx_qos"}
 
     state = tmp_path / "lab"
-    site_lab_up(PFC1, state, generic_nics)
+    site_lab_up(PFC1, state, labels)
     monkeypatch.setenv("NR_RUN_LAB_STATE_DIR", str(state))
     try:
         site = Site("pfc1", PFC1.parent, state, tmp_path / "artifacts")
-        rc, report = site.cli(capsys, "deploy", "--hosts", "gpu4", "--commit", "--yes")
-        [gpu4] = report["devices"]
-        assert rc == 1 and gpu4["state"] == "failed"
-        assert "eth1: the NIC has no ECN/DCQCN knob /sys/class/net/eth1/ecn/roce_rp/enable/0" in gpu4["detail"]
-        assert "\n" not in gpu4["detail"]
+        rc, report = site.cli(capsys, "deploy", "--hosts", "gpu3,gpu4", "--commit", "--yes")
+        by = {d["device"]: d for d in report["devices"]}
+        assert rc == 1 and by["gpu4"]["state"] == "failed" and by["gpu3"]["state"] == "confirmed", report
+        assert "eth1: the NIC has no ECN/DCQCN knob /sys/class/net/eth1/ecn/roce_rp/enable/0" in by["gpu4"]["detail"]
+        assert "\n" not in by["gpu4"]["detail"]
         link = json.loads(site.sh("gpu4", "ip -j link show dev eth1"))
         assert link[0]["mtu"] == 1500                                  # untouched: still the vendor's default
+        assert "Priority trust state: dscp" in site.sh("gpu3", "mlnx_qos -i eth2")
+        assert "mlnx_qos -i eth1 --trust=dscp" in site.sh("gpu3", "cat /etc/nr-run/nic.sh")
+        rc, doc = site.cli(capsys, "check", "--checks", "host")
+        assert {(f["device"], f["kind"]) for f in doc["findings"] if not f["passed"]} == \
+            {("gpu4", "nic-dcqcn"), ("gpu4", "nic-mtu"), ("gpu4", "nic-trust"), ("gpu4", "nic-pfc"),
+             ("gpu4", "nic-dscp-map"), ("gpu4", "nic-tos")}
+        rc, report = site.cli(capsys, "deploy", "--hosts", "gpu3")
+        assert rc == 0 and report["devices"][0]["state"] == "no change"
     finally:
         lab_down(state)
 
@@ -123,9 +136,9 @@ def _push_everything(site: Site) -> None:
     twin = TwinSite(site.state, site.artifacts)
     for name, device in sorted(intent.devices.items()):
         config = render_device(device, intent)
-        complete = getattr(registry.get(device.platform).deploy, "replace_candidate", None)
-        if complete is not None:
-            config = complete(twin.running(name), config)
+        policy = registry.get(device.platform).deploy
+        if isinstance(policy, ReplaceCandidate):
+            config = policy.replace_candidate(twin.running(name), config)
         twin.push(name, config, replace=True)
 
 

@@ -48,6 +48,8 @@ class LinuxHost:
         self.timers: dict[str, tuple[float, str]] = {}          # transient timer unit -> (due, command line)
         self.state = DeviceState(hostname=node.name, ip_routing=False, system_mac=_mac(node.name, 0))
         driver = node.label("nic-driver", "mlx5")
+        # "mlnx_qos": an older kernel without the DCB APP trust knob, MLNX_OFED's mlnx_qos installed instead
+        self.legacy_trust = node.label("nic-tools") == "mlnx_qos"
         self.nic_state: dict[str, Nic] = {}
         for i, port in enumerate(node.ports):
             self.state.interfaces[port] = IfState(name=port, mtu=BOOT_MTU)
@@ -119,7 +121,8 @@ class LinuxHost:
         handler = {"ip": self._ip, "ethtool": self._ethtool, "ping": self._ping, "dcb": self._dcb, "rdma": self._rdma,
                    "ib_write_bw": self._ib_write_bw, "hostname": lambda a: (0, self.name + "\n", ""),
                    "sh": self._sh, "mkdir": self._mkdir, "cp": self._cp, "ls": self._ls, "test": self._test,
-                   "grep": self._grep, "systemd-run": self._systemd_run, "systemctl": self._systemctl}.get(name)
+                   "grep": self._grep, "systemd-run": self._systemd_run, "systemctl": self._systemctl,
+                   **({"mlnx_qos": self._mlnx_qos} if self.legacy_trust else {})}.get(name)
         if handler is None:
             return 127, "", f"bash: {argv[0]}: command not found\n"
         return handler(argv[1:])
@@ -450,6 +453,8 @@ class LinuxHost:
                 return 1, "", "Error: twin models `dcb pfc set dev X prio-pfc P:on|off ...` only.\n"
             rc, err = nic.set_pfc(rest[1:])
             return self._changed(rc, err)
+        if obj == "apptrust" and self.legacy_trust:
+            return 255, "", 'Object "apptrust" is unknown, try "dcb help".\n'
         if obj == "apptrust" and verb == "show":
             return 0, (json.dumps({"order": nic.trust}) + "\n") if as_json else f"order {' '.join(nic.trust)}\n", ""
         if obj == "apptrust" and verb == "set":
@@ -478,6 +483,24 @@ class LinuxHost:
                     nic.app[d] = p
             return self._changed(0, "")
         return 1, "", f"Error: unsupported dcb command {' '.join(words[:2])}\n"
+
+    def _mlnx_qos(self, args: list[str]) -> Result:
+        """MLNX_OFED's mlnx_qos: `-i DEV` shows the port's QoS, `--trust=pcp|dscp` sets the mlx5 trust state."""
+        dev = args[args.index("-i") + 1] if "-i" in args and args.index("-i") + 1 < len(args) else None
+        nic = self.nic_state.get(dev or "")
+        if nic is None:
+            return 1, "", f"Netlink error: device {dev} not found\n"
+        trust = next((a.split("=", 1)[1] for a in args if a.startswith("--trust=")), None)
+        if "--trust" in args and args.index("--trust") + 1 < len(args):
+            trust = args[args.index("--trust") + 1]
+        if trust is not None:
+            if trust not in ("pcp", "dscp"):
+                return 1, "", f"Invalid trust state {trust}: pcp or dscp\n"
+            nic.trust = [trust]
+            self._nics_changed()
+        pfc = ",".join(str(int(p in nic.pfc)) for p in range(8))
+        return 0, (f"DCBX mode: OS controlled\nPriority trust state: {nic.trust[0]}\n"
+                   f"PFC configuration:\n\tpriority    0   1   2   3   4   5   6   7\n\tenabled     {pfc}\n"), ""
 
     def _changed(self, rc: int, err: str) -> Result:
         if rc == 0:

@@ -26,7 +26,7 @@ from typing import Any
 from nr_run.intent.models import DeviceIntent
 from nr_run.platforms.collector import FunctionCollector
 from nr_run.platforms.linux.config import NP_KEYS, PRIORITIES, RP_KEYS, rdma_device
-from nr_run.platforms.linux.nicstate import RDMA_CM, ecn_dir, parse_dcb_pfc, parse_sysfs
+from nr_run.platforms.linux.nicstate import RDMA_CM, ecn_dir, mlnx_qos_trust, parse_dcb_pfc, parse_sysfs
 from nr_run.platforms.linux.nicstate import commands as nic_commands
 from nr_run.platforms.state import DeviceState, NicState
 from nr_run.platforms.transport import (
@@ -62,7 +62,7 @@ def section_commands(section: str, device: DeviceIntent) -> list[str]:
     if section == "nics":
         cmds = ["ip -j addr show", f"test -d {RDMA_CM} && echo yes"]
         for nic, rdma, port in _nic_ports(device):
-            cmds += nic_commands(nic, rdma, port)[1:]
+            cmds += nic_commands(nic, rdma, port)[1:] + [f"mlnx_qos -i {nic}"]
         return cmds
     return []
 
@@ -106,6 +106,11 @@ def _read_nic(st: NicState, nic: str, rdma: str, port: int, out: Mapping[str, An
             setattr(st, attr, parse(_json(out[cmd])))
         except (ValueError, KeyError, TypeError, IndexError) as exc:
             st.unreadable[key] = str(exc)
+    # a kernel without the DCB APP trust knob: the trust state MLNX_OFED's mlnx_qos reports
+    legacy = mlnx_qos_trust(str(out.get(f"mlnx_qos -i {nic}", "")))
+    if st.trust is None and legacy is not None:
+        st.trust = legacy
+        st.unreadable.pop("trust", None)
     knobs = parse_sysfs(nic, out.get(ecn_cmd, ""))
     if f"roce_rp/enable/{PRIORITIES[0]}" in knobs:
         st.ecn_rp = [p for p in PRIORITIES if knobs.get(f"roce_rp/enable/{p}") == "1"]

@@ -12,6 +12,7 @@ a host whose names differ, so a wrong guess never writes another NIC's ToS.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from nr_run.intent.errors import Finding
 from nr_run.intent.models import DeviceIntent, FabricIntent, Interface
 from nr_run.intent.nic import NicQos
 from nr_run.platforms.base import ClabNode
+from nr_run.platforms.qos import DeviceQos, from_intent
 from nr_run.platforms.templates import template_dir
 
 TEMPLATE = "nic.j2"
@@ -78,6 +80,22 @@ class LinuxConfig:
 
     def render(self, structured: Mapping[str, Any]) -> str:
         return self.environment().get_template(TEMPLATE).render(**structured)
+
+    def qos_view(self, device: DeviceIntent, structured: Mapping[str, Any]) -> DeviceQos:
+        """What the rendered NIC script makes each NIC do with RoCE: its trust, DSCP table (unlisted DSCPs on
+        priority 0), PFC, MTU and DCQCN priorities; the TC -> queue maps are the intent's."""
+        base = from_intent(device)
+        ports = dict(base.ports)
+        for nic in structured.get("nics", []):
+            pq = ports.get(nic["name"])
+            if pq is None:
+                continue
+            table = {int(d): int(p) for d, p in nic["dscp_prio"]}
+            ports[nic["name"]] = replace(
+                pq, trust=nic["trust"][0] if nic["trust"] else "none", dscp_to_tc={d: table.get(d, 0) for d in range(64)},
+                pfc_priorities=frozenset(p for p in PRIORITIES if nic["pfc"][p]), mtu=int(nic["mtu"]), ecn_queues={},
+                dcqcn=frozenset(p for p in PRIORITIES if nic["rp_enable"][p] and nic["np_enable"][p]))
+        return replace(base, source=f"{device.name} rendered NIC script", ports=ports)
 
     def preflight(self, fabric: FabricIntent) -> list[Finding]:
         return []

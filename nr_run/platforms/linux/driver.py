@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from nr_run.platforms.linux.config import LinuxConfig
-from nr_run.platforms.linux.nicstate import KnobMissing, read_nics
+from nr_run.platforms.linux.nicstate import KnobMissing, read_nics, with_mlnx_qos
 from nr_run.platforms.transport import SshExec, exec_many, exec_read, exec_start
 
 STATE_DIR = "/var/lib/nr-run"
@@ -73,6 +73,7 @@ class NicDriver:
         self.reconnect = reconnect      # a new SSH client, for a session the server dropped (it went away a while)
         self.candidate: str | None = None
         self.nr_run_marker: str | None = None
+        self.mlnx_qos_trust: list[str] = []     # NICs whose trust state mlnx_qos sets (no dcb apptrust)
 
     # ------------------------------------------------------------ exec plumbing
     def _transport(self) -> Any:
@@ -128,7 +129,9 @@ class NicDriver:
                                   f"rendered script says {dev} port {port}")
 
     def running(self) -> str:
-        return self.config.render(read_nics(self.run, self._nics()))
+        state = read_nics(self.run, self._nics())
+        self.mlnx_qos_trust = list(state.get("mlnx_qos_trust", []))
+        return self.config.render(state)
 
     # ------------------------------------------------------------ NAPALM's configuration calls
     def open(self) -> None:
@@ -184,8 +187,9 @@ class NicDriver:
         backup = self.running()
         names = "".join(f"# {n} ({d} port {p})\n" for n, d, p in nics_of(self.candidate))
         self.checked(f"mkdir -p {STATE_DIR}")
-        self.put(REVERT, backup)
-        self.put(CANDIDATE, self.candidate)
+        # what the host runs: the scripts with the trust line through mlnx_qos where the kernel lacks apptrust
+        self.put(REVERT, with_mlnx_qos(backup, self.mlnx_qos_trust))
+        self.put(CANDIDATE, with_mlnx_qos(self.candidate, self.mlnx_qos_trust))
         self.put(NIC_LIST, names)
         if revert_in:
             unit = f"{TIMER_PREFIX}{time.time_ns()}"

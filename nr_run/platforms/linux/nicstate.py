@@ -109,9 +109,46 @@ def _int(text: str) -> int | str:
     return int(text) if re.fullmatch(r"-?\d+", text) else text
 
 
+MLNX_TRUST = re.compile(r"Priority trust state:\s*(\w+)")
+
+
+def mlnx_qos_trust(text: str) -> str | None:
+    """The trust state `mlnx_qos -i X` (MLNX_OFED) prints ("Priority trust state: dscp"), or None."""
+    m = MLNX_TRUST.search(text)
+    return m[1] if m else None
+
+
 def read_nics(run: Callable[[list[str]], dict[str, str]], nics: list[tuple[str, str, int]]) -> dict[str, Any]:
-    """The structured config of what `nics` [(netdev, rdma device, port)] run now; one round of commands."""
+    """The structured config of what `nics` [(netdev, rdma device, port)] run now. One round of commands; a
+    second, `mlnx_qos -i X`, for the NICs whose kernel has no DCB APP trust knob (`dcb apptrust` needs kernel
+    6.2+ and iproute2 6.1+; MLNX_OFED's mlnx_qos sets the mlx5 trust state on older kernels). Those NICs are
+    listed under "mlnx_qos_trust": their trust line is applied with mlnx_qos (NicDriver)."""
     cmds = [c for nic, rdma, port in nics for c in commands(nic, rdma, port)] + [f"test -d {RDMA_CM} && echo yes"]
-    out = run(cmds)
+    out = dict(run(cmds))
     present = out[cmds[-1]].strip() == "yes"
-    return {"nics": [nic_from_outputs(nic, rdma, port, out, present) for nic, rdma, port in nics]}
+    legacy = []
+    for nic, rdma, port in nics:
+        trust_cmd = commands(nic, rdma, port)[1]
+        try:
+            json.loads(out[trust_cmd])
+            continue
+        except json.JSONDecodeError:
+            pass
+        state = mlnx_qos_trust(run([f"mlnx_qos -i {nic}"])[f"mlnx_qos -i {nic}"])
+        if state is None:
+            raise KnobMissing(f"{nic}: no DCB APP trust knob (dcb apptrust needs kernel 6.2+ and iproute2 6.1+) "
+                              "and no mlnx_qos (MLNX_OFED) to set the trust state")
+        out[trust_cmd] = json.dumps({"order": [state]})
+        legacy.append(nic)
+    return {"nics": [nic_from_outputs(nic, rdma, port, out, present) for nic, rdma, port in nics],
+            "mlnx_qos_trust": legacy}
+
+
+_APPTRUST = re.compile(r"^dcb apptrust set dev (\S+) order (\S+)(?: .*)?$", re.M)
+
+
+def with_mlnx_qos(script: str, nics: list[str]) -> str:
+    """The NIC script with the trust line of each of `nics` as mlnx_qos runs it (the first selector of the
+    order is the trust state mlx5 keeps)."""
+    wanted = set(nics)
+    return _APPTRUST.sub(lambda m: f"mlnx_qos -i {m[1]} --trust={m[2]}" if m[1] in wanted else m[0], script)
