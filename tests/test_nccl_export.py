@@ -7,7 +7,7 @@ import pytest
 from nr_run.analysis.ecmp import analyse
 from nr_run.analysis.options import AnalysisOptions
 from nr_run.intent import compile_site
-from nr_run.runbooks.nccl import as_shell, nccl_environment
+from nr_run.runbooks.export.nccl import as_shell, nccl_environment
 from tests.conftest import REPO
 
 
@@ -38,7 +38,8 @@ def test_dc2_uses_its_own_roce_dscp():
 
 def test_shell_form_is_one_export_per_variable():
     text = as_shell(nccl_environment(compile_site(REPO / "inventory" / "dc1")))
-    assert text.splitlines()[0] == "export NCCL_IB_TC=106" and all(ln.startswith("export ") for ln in text.splitlines())
+    exports = [ln for ln in text.splitlines() if not ln.startswith("#")]
+    assert exports[0] == "export NCCL_IB_TC=106" and all(ln.startswith("export ") for ln in exports)
 
 
 def test_a_site_without_servers_has_nothing_to_export():
@@ -46,3 +47,13 @@ def test_a_site_without_servers_has_nothing_to_export():
     bare = fabric.model_copy(update={"devices": {n: d for n, d in fabric.devices.items() if d.role != "gpu"}})
     with pytest.raises(ValueError, match="no GPU server NICs"):
         nccl_environment(bare)
+
+
+def test_cli_writes_nccl_env(tmp_path, capsys):
+    from nr_run.cli.main import main
+
+    out = tmp_path / "out"
+    assert main(["export", "nccl", "--site", "dc1", "--inventory-dir", str(REPO / "inventory"), "--out", str(out),
+                 "--json"]) == 0
+    text = (out / "nccl.env").read_text()
+    assert "export NCCL_IB_TC=106\n" in text and "export UCX_IB_GID_INDEX=3\n" in text

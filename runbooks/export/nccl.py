@@ -1,5 +1,6 @@
-"""The NCCL / UCX environment that matches a site's intent (`nr-run export nccl`), so a job's RDMA traffic uses
-the class the fabric was built for.
+"""`nr-run export nccl`: the NCCL / UCX environment that matches a site's intent, so a job's RDMA traffic uses the
+class the fabric was built for. Written as `nccl.env` (`export NAME=value` lines, each after a comment saying
+where its value comes from): source it in a job's environment or a Slurm TaskProlog.
 
   NCCL_IB_TC / UCX_IB_TRAFFIC_CLASS   the RoCE traffic class byte: the NICs' RDMA CM default ToS (RoCE DSCP << 2,
                                       ECT(0) where DCQCN runs), what nr-run configures in rdma_cm configfs
@@ -61,5 +62,11 @@ def nccl_environment(fabric: FabricIntent, pattern: str = "alltoall") -> list[En
 
 
 def as_shell(env: list[EnvVar]) -> str:
-    """`export NAME=value` lines (values are digits or fixed words: nothing to quote)."""
-    return "".join(f"export {v.name}={v.value}\n" for v in env)
+    """`export NAME=value` lines (values are digits or fixed words: nothing to quote), each after its reason."""
+    return "".join(f"# {v.why}\nexport {v.name}={v.value}\n" for v in env)
+
+
+def export_nccl(fabric: FabricIntent) -> dict[str, str]:
+    """The export kind `nccl`: {"nccl.env": the environment}."""
+    return {"nccl.env": f"# NCCL/UCX environment of site {fabric.site} (nr-run export nccl)\n"
+                        + as_shell(nccl_environment(fabric))}
