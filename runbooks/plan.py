@@ -86,7 +86,7 @@ def plan_rollout(intent: FabricIntent, devices: list[str], canary: int = 1, batc
         if name not in taken:
             stages.append(Stage(f"batch {len(stages)}", (name,)))
     # the servers' NICs go last, once their switches run the new config: whole racks, --batch of the servers
-    servers = [n for n in devices if intent.devices[n].role == "gpu"]
+    servers = [n for n in devices if intent.devices[n].tier == 0]
     for i, chunk in enumerate(server_batches(intent, servers, batch_size(batch, len(intent.servers()) or 1))):
         stages.append(Stage("server canary" if i == 0 else f"batch {len(stages)}", tuple(chunk)))
     return stages

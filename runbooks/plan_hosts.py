@@ -1,7 +1,8 @@
 """Rollout of GPU servers' NICs, after the switches: a canary server, then batches of whole racks.
 
-A server batch is a set of whole scalable units (the servers cabled to one unit's RTSWs: a rack, or the nodes a
-job was placed on when `--hosts` selects them), never more than `limit` servers. Every server has one NIC on
+A server batch is a set of whole racks (the inventory's `rack` where it says, else the scalable unit: the
+servers cabled to one unit's RTSWs), or the nodes a job was placed on when `--hosts` selects them, never more
+than `limit` servers. Every server has one NIC on
 each rail, so the limit (the `--batch` share of the site's servers) bounds the share of every rail's NICs that
 one batch changes; a unit larger than the limit is cut into chunks of the limit (by index).
 """
@@ -15,9 +16,10 @@ def server_batches(intent: FabricIntent, servers: list[str], limit: int) -> list
     """The canary server, then the batches, for the servers with pending NIC changes."""
     if not servers:
         return []
-    units: dict[int, list[str]] = {}
+    units: dict[tuple[int, str, int], list[str]] = {}
     for name in servers:
-        units.setdefault(intent.devices[name].su or 0, []).append(name)
+        d = intent.devices[name]
+        units.setdefault((d.zone or 0, d.rack or "", d.su or 0), []).append(name)
     ordered = [sorted(units[u], key=lambda n: (intent.devices[n].index, n)) for u in sorted(units)]
     out = [ordered[0][:1]]
     ordered[0] = ordered[0][1:]
