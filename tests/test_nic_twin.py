@@ -200,3 +200,21 @@ def test_ecn_marks_toward_a_nic_get_cnps_only_where_its_notification_point_is_on
     assert marked > 0 and sent == marked                 # DCQCN on: every marked packet answered with a CNP
     marked, sent = _counters(twin, "gpu2", "mlx5_0")
     assert marked > 0 and sent == 0                      # its notification point is off: no CNP
+
+
+def test_a_server_that_does_not_answer_is_one_line_and_the_others_are_deployed(deployed_twin, capsys):
+    twin = deployed_twin
+    for host in ("gpu2", "gpu3"):
+        sh(twin, host, "ip link set dev eth2 mtu 1500")
+    lab_fault(twin.state, "unreachable", device="gpu3")
+    try:
+        rc, report = run_json(twin, capsys, "deploy", "--hosts", "gpu2,gpu3", "--commit", "--yes",
+                              "--confirm-timeout", "60")
+    finally:
+        lab_clear(twin.state, "unreachable", device="gpu3")
+    by = {d["device"]: d for d in report["devices"]}
+    assert rc == 1 and by["gpu2"]["state"] == "confirmed", report["message"]
+    assert by["gpu3"]["state"] == "skipped" and "does not answer over SSH" in by["gpu3"]["detail"]
+    assert "\n" not in by["gpu3"]["detail"]
+    assert "dev eth2 mtu 1500" in nic_script(twin, "gpu3")                 # untouched
+    assert nic_script(twin, "gpu2") == render_device(FABRIC.devices["gpu2"])

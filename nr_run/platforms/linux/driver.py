@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from nr_run.platforms.base import LeftUntouched
 from nr_run.platforms.linux.config import LinuxConfig
 from nr_run.platforms.linux.nicstate import KnobMissing, read_nics, with_mlnx_qos
 from nr_run.platforms.transport import SshExec, exec_many, exec_read, exec_start
@@ -53,6 +54,10 @@ _NIC_LINE = re.compile(r"^# (\S+) \((\S+) port (\d+)\)$", re.M)
 _TIMER = re.compile(r"\b(nr-run-revert-[0-9]+)\.timer\b")
 _LINK = re.compile(r"^link (\S+?)/(\d+) .*\bnetdev (\S+)", re.M)
 TIMEOUT_S = 60.0
+
+
+class ServerUnreachable(LeftUntouched):
+    """No SSH session to the server: the deploy leaves it untouched and goes on with the others."""
 
 
 class NicCommandFailed(RuntimeError):
@@ -237,8 +242,16 @@ class NicConnection:
     def open(self, hostname: str | None, username: str | None, password: str | None, port: int | None,
              platform: str | None, extras: dict[str, Any] | None = None, configuration: Any = None) -> None:
         def connect() -> Any:
+            import paramiko  # on use: the CLI's start-up does not pay for it
+
             ssh = SshExec()
-            ssh.open(hostname, username, password, port, platform, extras, configuration)
+            try:
+                ssh.open(hostname, username, password, port, platform, extras, configuration)
+            except (OSError, EOFError, paramiko.SSHException) as exc:
+                if isinstance(exc, paramiko.AuthenticationException):
+                    raise           # wrong credentials: every server would say so, the rollout stops
+                raise ServerUnreachable(f"the server does not answer over SSH ({exc or type(exc).__name__}): "
+                                        "left untouched") from exc
             return ssh.connection
 
         self.connection = NicDriver(connect(), reconnect=connect)

@@ -20,12 +20,13 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from nr_run.platforms.base import LeftUntouched
 from nr_run.platforms.linux.config import NP_KEYS, PRIORITIES, RP_KEYS
 
 RDMA_CM = "/sys/kernel/config/rdma_cm"
 
 
-class KnobMissing(RuntimeError):
+class KnobMissing(LeftUntouched):
     """A NIC lacks a knob the intent sets; nothing on the host is changed."""
 
 
