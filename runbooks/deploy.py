@@ -26,7 +26,7 @@ from nornir.core.task import Result, Task
 
 from nr_run.intent.models import FabricIntent
 from nr_run.platforms import registry
-from nr_run.platforms.base import COMMIT, ApplyMethod, DeployPolicy, ReplaceCandidate
+from nr_run.platforms.base import COMMIT, ApplyMethod, DeployPolicy, LeftUntouched, ReplaceCandidate
 from nr_run.runbooks.deploy_marker import (
     ForeignPending,
     MarkerHeld,
@@ -376,7 +376,7 @@ class Deployment:
             out = self.report.devices[name]
             multi = results[name]
             if multi.failed:
-                out.state = "skipped" if isinstance(multi[0].exception, ForeignPending) else "failed"
+                out.state = "skipped" if isinstance(multi[0].exception, (ForeignPending, LeftUntouched)) else "failed"
                 out.detail = self._error(multi)
             else:
                 raw = multi[0].diff

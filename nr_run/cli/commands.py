@@ -74,13 +74,14 @@ def inventory_validate(args: argparse.Namespace) -> int:
 
 
 def select_switches(intent, hosts: str | None, role: str | None) -> list[str]:
-    """Switch names selected by --hosts/--role (GPU servers are never rendered or pushed)."""
+    """Names of the rendered devices (switches, and GPU servers for their NICs) selected by --hosts/--role."""
+    from nr_run.runbooks.render import builder
     from nr_run.runbooks.render import select_switches as rendered
 
     wanted = [h.strip() for h in hosts.split(",") if h.strip()] if hosts else None
-    servers = [h for h in wanted or [] if h in intent.devices and intent.devices[h].role == "gpu"]
-    if servers:
-        raise UsageError(f"not a switch: {', '.join(servers)}")
+    plain = [h for h in wanted or [] if h in intent.devices and builder(intent.devices[h]) is None]
+    if plain:
+        raise UsageError(f"not configured by nr-run (its platform has no config builder): {', '.join(plain)}")
     try:
         names = [d.name for d in rendered(intent, wanted, role)]
     except ValueError as exc:  # unknown host names

@@ -180,9 +180,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     from nr_run.runbooks.export import EXPORTERS
 
-    ex = sub.add_parser("export", help="write the fabric for a scheduler: Slurm topology files, Kubernetes labels")
+    ex = sub.add_parser("export", help="write the fabric for a scheduler: Slurm topology files, Kubernetes labels, "
+                                       "the NCCL/UCX environment")
     ex.add_argument("kind", choices=sorted(EXPORTERS), help="slurm: topology.conf (tree) and a topology/block file; "
-                                                            "k8s-labels: node labels per tier")
+                                                            "k8s-labels: node labels per tier; nccl: nccl.env")
     _common(ex)
     ex.add_argument("--out", type=types.folder, help="output folder (default: artifacts run folder)")
     ex.add_argument("--artifacts", type=types.folder, default=".nr-run", help="artifacts folder (default .nr-run)")

@@ -23,6 +23,7 @@ from pydantic import (
 
 from nr_run.intent.models import PlatformName
 from nr_run.intent.names import Ident, Name, PortName, SiteName, Token
+from nr_run.intent.nic import NicSettings
 
 # Port speeds nr-run knows the PFC response delay of (nr_run.intent.headroom), as written in the inventory.
 SPEEDS: dict[str, int] = {"25G": 25_000, "50G": 50_000, "100G": 100_000, "200G": 200_000, "400G": 400_000,
@@ -349,6 +350,7 @@ class FabricFile(Strict):
     policy: Policy = Policy()
     power: PowerPlan | None = None
     roce_profiles: dict[Ident, RoceProfileSettings]
+    nic: NicSettings = NicSettings()       # GPU servers' RoCE NICs (nr_run.intent.nic)
 
 
 class HostData(Strict):
