@@ -129,3 +129,16 @@ def test_bgp_timers_are_negotiated_from_both_ends(deployed_twin: TwinSite):
         assert (p["holdTime"], p["keepaliveTime"]) == (9, 1), p["peerAddress"]
     assert "Configured hold time is 30, keepalive interval is 1 seconds" in text
     assert "  Hold time is 9, keepalive interval is 1 seconds" in text
+
+
+def test_interface_status_change_time_follows_the_link(deployed_twin: TwinSite):
+    node = deployed_twin.eapi("rtsw1")
+    before = node.enable(["show interfaces Ethernet1"])[0]["result"]["interfaces"]["Ethernet1"]
+    deployed_twin.fault("link_down", device="rtsw1", port="Ethernet1")
+    down = node.enable(["show interfaces Ethernet1"])[0]["result"]["interfaces"]["Ethernet1"]
+    deployed_twin.clear_faults("link_down")
+    up = node.enable(["show interfaces Ethernet1"])[0]["result"]["interfaces"]["Ethernet1"]
+    assert down["lineProtocolStatus"] == "down" and up["lineProtocolStatus"] == "up"
+    assert before["lastStatusChangeTimestamp"] < down["lastStatusChangeTimestamp"] <= up["lastStatusChangeTimestamp"]
+    text = node.enable(["show interfaces Ethernet1"], encoding="text")[0]["result"]["output"]
+    assert re.search(r"^  Up \d+ minutes?, \d+ seconds?$", text, re.M), text

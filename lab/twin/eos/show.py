@@ -113,7 +113,8 @@ def interfaces(dev: EosDevice) -> dict:
             "interfaceAddress": [], "description": next(
                 (ln.split(None, 1)[1] for ln in lines if ln.startswith("description ")), ""),
             "mtu": mtu, "l3MtuConfigured": any(ln.startswith("mtu ") for ln in lines), "l2Mru": 0,
-            "lastStatusChangeTimestamp": dev.boot_time, "bandwidth": 0,
+            "lastStatusChangeTimestamp": max([dev.boot_time] + [t or 0.0 for t in dev.fabric.link_times(dev.name, name)]),
+            "bandwidth": 0,
             "interfaceMembership": "", "duplex": "duplexFull",
         }
         if routed and addr:
