@@ -177,12 +177,14 @@ def vtysh(dev: SonicDevice, command: str) -> Result:
         if not st or not st.bgp:
             return 0, "{}\n", ""
         peers: dict[str, Any] = {}
+        from nr_run.lab.twin.sonic.show_ops import msgs
+
         for s in dev.fabric.bgp_sessions(name):
             est = s.state == "Established"
             up = int(time.time() - s.since)
             peers[s.peer_ip] = {
                 "hostname": s.peer_device or "", "remoteAs": s.remote_as or 0, "localAs": s.local_as, "version": 4,
-                "msgRcvd": 10 + up // 3 if est else 0, "msgSent": 10 + up // 3 if est else 0, "tableVersion": 0,
+                "msgRcvd": msgs(dev, s)[0], "msgSent": msgs(dev, s)[1], "tableVersion": 0,
                 "outq": 0, "inq": 0, "peerUptime": _frr_uptime(up) if est else "never",
                 "peerUptimeMsec": up * 1000 if est else 0, "pfxRcd": s.prefixes_received, "pfxSnt": s.prefixes_sent,
                 "state": s.state if s.state != "Idle" or not s.idle_reason else "Idle (Admin)",
