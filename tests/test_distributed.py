@@ -155,7 +155,7 @@ def test_a_deploy_stage_gate_runs_on_the_workers(deployed_twin, cluster) -> None
         deployed_twin.fault("link_down", device="rtsw1", port=port)
         new, old = gate.stage(None, ["rtsw1"], at_intent)
     assert new and not old
-    assert {f["device"] for f in new} <= {"rtsw1", "ctsw1"} and "rtsw1" in {f["device"] for f in new}
+    assert {f.device for f in new} <= {"rtsw1", "ctsw1"} and "rtsw1" in {f.device for f in new}
 
 
 @pytest.mark.long

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -34,6 +34,15 @@ class Pair:
 
 def _nics(fabric: FabricIntent) -> list[Nic]:
     return sorted((d.name, n.name, n.ip, n.rail) for d in fabric.servers() for n in d.nics)
+
+
+def _routed(fabric: FabricIntent) -> Callable[[Nic, Nic], bool]:
+    """Whether the fabric has a path between two NICs: in a star (no tier above the switches) only NICs on one
+    switch reach each other; traffic between switches goes over the servers' GPU interconnect."""
+    if fabric.shape != "star":
+        return lambda a, b: True
+    switch = {(d.name, n.name): n.peer_device for d in fabric.servers() for n in d.nics}
+    return lambda a, b: switch[(a[0], a[1])] == switch[(b[0], b[1])]
 
 
 def _ring(nics: list[Nic]) -> list[tuple[Nic, Nic]]:
@@ -87,16 +96,17 @@ def _plan_pairs(fabric: FabricIntent, pattern: str, max_pairs: int = 64) -> list
         raise ValueError(f"unknown RDMA pattern {pattern!r}; choose from {', '.join(PATTERNS)}")
     pattern = resolve_pattern(fabric, pattern)
     nics = _nics(fabric)
+    routed = _routed(fabric)
     if pattern == "all":
         ring = set(_ring(nics))
         return [Pair(a[0], a[1], a[2], b[0], b[1], b[2], (a, b) in ring)
-                for a in nics for b in nics if a[0] != b[0]]
+                for a in nics for b in nics if a[0] != b[0] and routed(a, b)]
     if pattern == "cover":
-        return [Pair(a[0], a[1], a[2], b[0], b[1], b[2]) for a, b in cover_pairs(fabric)]
+        return [Pair(a[0], a[1], a[2], b[0], b[1], b[2]) for a, b in cover_pairs(fabric) if routed(a, b)]
     if pattern == "ring":
-        cand = _ring(nics)
+        cand = [(a, b) for a, b in _ring(nics) if routed(a, b)]
     else:
-        cand = [(a, b) for a in nics for b in nics if a[0] != b[0]]
+        cand = [(a, b) for a in nics for b in nics if a[0] != b[0] and routed(a, b)]
         if pattern == "same_rail":
             cand = [(a, b) for a, b in cand if a[3] == b[3]]
         elif pattern == "cross_rail":

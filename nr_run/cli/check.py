@@ -148,7 +148,7 @@ def check(args: argparse.Namespace) -> int:
             with Stop() as stop:
                 report = bounded(lambda: _distributed(args, intent, options, checks, chosen), stop)
         else:
-            with Stop() as stop, device_session(args) as nr, \
+            with Stop() as stop, device_session(args, intent) as nr, \
                     _progress(args, console, intent, f"check {args.site}") as progress:
                 chosen = selection_of(device_filter(args, intent, nr), checks, options)
                 report = bounded(lambda: run_checks(nr, intent, checks, options, progress=progress,
@@ -253,7 +253,7 @@ def _compliance_once(args: argparse.Namespace, console: Console, options: dict[s
     started = time.monotonic()
     records: Any = None
     try:
-        with Stop() as stop, device_session(args) as nr, \
+        with Stop() as stop, device_session(args, intent) as nr, \
                 _progress(args, console, intent, f"compliance {args.site}") as progress:
             # created once the session is up (credentials, lab): a refusal leaves no run folder behind
             chosen = selection_of(device_filter(args, intent, nr), checks, options)

@@ -38,7 +38,7 @@ def _device_io(p: argparse.ArgumentParser) -> None:
 
 def _selection(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hosts", type=types.hosts, help="comma-separated host names")
-    p.add_argument("--role", choices=["rtsw", "ctsw"], help="only this switch role")
+    p.add_argument("--role", choices=["rtsw", "ctsw", "atsw"], help="only this switch role")
 
 
 def _filters(p: argparse.ArgumentParser) -> None:
@@ -143,6 +143,13 @@ _ALL = "*"
 def _command(argv: Sequence[str]) -> str | None:
     """The subcommand an argument list runs: its first word that is no option (top-level options take no value)."""
     return next((a for a in argv if not a.startswith("-")), None)
+
+
+def _export_kinds() -> list[str]:
+    """`export`'s kinds, from its registry (loaded only when the export command is parsed)."""
+    from nr_run.runbooks.export import EXPORTERS
+
+    return sorted(EXPORTERS)
 
 
 def _version() -> str:
@@ -251,6 +258,15 @@ def build_parser(only: str | None = _ALL) -> argparse.ArgumentParser:
     ana.add_argument("--out", type=types.folder, help="report folder (default: artifacts run folder)")
     ana.add_argument("--only", help="comma-separated analysis names (default: all registered)")
 
+    ex = sub.add_parser("export", help="write the fabric for a scheduler: Slurm topology files, Kubernetes labels, "
+                                       "the NCCL/UCX environment")
+    ex.add_argument("kind", choices=_export_kinds() if only in (_ALL, "export") else [],
+                    help="slurm: topology.conf (tree) and a topology/block file; "
+                         "k8s-labels: node labels per tier; nccl: nccl.env")
+    _common(ex)
+    ex.add_argument("--out", type=types.folder, help="output folder (default: artifacts run folder)")
+    ex.add_argument("--artifacts", type=types.folder, default=".nr-run", help="artifacts folder (default .nr-run)")
+
     lab = sub.add_parser("lab", help="the embedded lab twin (serves a containerlab topology file)",
                          epilog=_FAULT_KINDS, formatter_class=_LabHelp)
     lab.add_argument("action", choices=["up", "down", "status", "reset", "fault", "topology"],
@@ -281,6 +297,7 @@ HANDLERS = {
     "report": "nr_run.cli.report:report",
     "analyze": "nr_run.cli.analyze:analyze",
     "lab": "nr_run.cli.lab:lab",
+    "export": "nr_run.cli.export:export",
 }
 
 

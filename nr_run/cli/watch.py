@@ -99,7 +99,7 @@ def _source(args: argparse.Namespace, intent: Any, options: Any) -> Iterator[Any
     from nr_run.cli.lab import device_session
     from nr_run.runbooks.watch import SOURCES
 
-    with device_session(args) as nr:
+    with device_session(args, intent) as nr:
         yield SOURCES[args.source](nr, intent, options, "watch")
 
 
