@@ -123,8 +123,8 @@ def _headroom_findings(dev: DeviceIntent, prof: hwsku.HwskuProfile, file: str, h
     out: list[Finding] = []
     low: dict[tuple[int, int, str], list[str]] = {}
     for itf in dev.interfaces:
-        if not itf.lossless_priorities:
-            continue
+        if not itf.lossless_priorities or (dev.hardware.speed_mbps and itf.speed_mbps > dev.hardware.speed_mbps):
+            continue        # a link faster than the hardware: the site's link-speed rule names the cabling key
         try:
             row = pg_row(prof, itf)
         except hwsku.HwskuError as exc:
