@@ -37,8 +37,9 @@ SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 OWN_CONFIG_SECTIONS = frozenset({"qos", "buffers"})
 
 
-# Finding.kind values code acts on (job-check's drain reasons): a check sets one where a consumer needs to
-# know what failed without reading its wording.
+# Finding.kind values code acts on (job-check's drain reasons). A check also sets a kind wherever it judges
+# several things about one port or peer (PFC priorities, peer agreement, watchdog): the kind is part of the
+# finding's id, which must be unique within a run (tests/validators/test_finding_ids.py).
 KINDS = frozenset({"unreachable", "not-collected", "pfc-storm", "pause-rate-rx", "pause-rate-tx", "lossless-drops"})
 
 
@@ -122,6 +123,9 @@ class Check:
     requires: ClassVar[tuple[str, ...]] = ()
     roles: ClassVar[tuple[str, ...]] = ("ctsw", "rtsw")          # device roles the check applies to
     Options: ClassVar[type[CheckOptions]] = CheckOptions
+    # True: the check's failures report what the inventory itself declares (a link it removes, a NIC out of
+    # service), a known degradation reported on every run that fails no exit code
+    declared: ClassVar[bool] = False
 
     def __init__(self, options: Mapping[str, Any] | CheckOptions | None = None) -> None:
         self.options = parse_options(type(self), options)
@@ -276,11 +280,12 @@ def evaluate_all(checks: list[Check], fabric: FabricIntent, states: dict[str, De
                                            "device unreachable or not in the run", kind="unreachable"))
                 continue
             missing = state.missing(check.requires)
-            if missing:
-                for section, why in sorted(missing.items()):
-                    findings.append(check.fail(name, f"section:{section}", "collected", why,
-                                               "collection failed; fix connectivity/credentials and rerun",
-                                               kind="not-collected"))
+            if missing:      # one finding per check and device, naming every section it lacks
+                whys = sorted(missing.items())
+                findings.append(check.fail(name, "section:" + ",".join(s for s, _ in whys), "collected",
+                                           whys[0][1] if len(whys) == 1 else "; ".join(f"{s}: {w}" for s, w in whys),
+                                           "collection failed; fix connectivity/credentials and rerun",
+                                           kind="not-collected"))
                 continue
             try:
                 found = check.evaluate(intent, state, fabric, states)

@@ -14,26 +14,21 @@ from nr_run.intent.errors import Finding, InventoryError
 
 
 def load_intent(args: argparse.Namespace, console: Console):
-    """Compile the site or print its findings; returns (intent, exit code or None)."""
-    from nr_run.platforms.site import load_site
+    """Load the site (runbooks.site.load_site: compile, platform preflight, safety proofs) or print its
+    findings; returns (intent or None, findings)."""
     from nr_run.runbooks.inventory import site_dir
+    from nr_run.runbooks.site import load_site
 
     directory = site_dir(args.site, args.inventory_dir)
     if not directory.is_dir():
         raise UsageError(f"no site {args.site!r}: {directory} is not a folder")
     with gc_paused():
-        intent, findings = load_site(directory)
-        if intent is not None and not any(f.severity == "error" for f in findings):
-            # whole-fabric proofs whose failure makes the fabric unsafe (a RoCE hop that is not lossless)
-            from nr_run.analysis.safety import preflight_findings
-
-            findings = sorted(set(findings + preflight_findings(intent)))
-    errors = [f for f in findings if f.severity == "error"]
-    if errors or intent is None:
+        site = load_site(directory)
+    if not site.ok:
         if not getattr(args, "json", False):
-            print_findings(findings, console)
-        return None, findings
-    return intent, findings
+            print_findings(site.findings, console)
+        return None, site.findings
+    return site.intent, site.findings
 
 
 def announce_lab(args: argparse.Namespace, console: Console) -> None:
@@ -69,9 +64,9 @@ def inventory_validate(args: argparse.Namespace) -> int:
                    "devices": sorted(intent.devices) if intent else [], "links": len(intent.links) if intent else 0})
         return EXIT_INVALID if errors else EXIT_OK
     if errors:
-        console.print(f"[red]{len(errors)} error(s)[/]: nothing may be rendered or pushed")
+        console.print(f"[red]site {args.site} invalid: {len(errors)} error(s)[/]: nothing may be rendered or pushed")
         return EXIT_INVALID
-    if findings:
+    if findings and not getattr(args, "quiet", False):        # -q: the verdict only (warnings do not fail)
         print_findings(findings, console)
     console.print(f"[green]site {args.site} valid[/]: {len(intent.devices)} devices, {len(intent.links)} links, "
                   f"{len(findings)} warning(s)")
@@ -79,13 +74,14 @@ def inventory_validate(args: argparse.Namespace) -> int:
 
 
 def select_switches(intent, hosts: str | None, role: str | None) -> list[str]:
-    """Switch names selected by --hosts/--role (GPU servers are never rendered or pushed)."""
+    """Names of the rendered devices (switches, and GPU servers for their NICs) selected by --hosts/--role."""
+    from nr_run.runbooks.render import builder
     from nr_run.runbooks.render import select_switches as rendered
 
     wanted = [h.strip() for h in hosts.split(",") if h.strip()] if hosts else None
-    servers = [h for h in wanted or [] if h in intent.devices and intent.devices[h].role == "gpu"]
-    if servers:
-        raise UsageError(f"not a switch: {', '.join(servers)}")
+    plain = [h for h in wanted or [] if h in intent.devices and builder(intent.devices[h]) is None]
+    if plain:
+        raise UsageError(f"not configured by nr-run (its platform has no config builder): {', '.join(plain)}")
     try:
         names = [d.name for d in rendered(intent, wanted, role)]
     except ValueError as exc:  # unknown host names
@@ -129,10 +125,14 @@ def render(args: argparse.Namespace) -> int:
         emit_json({"site": args.site, "out": str(out), "devices": rows,
                    "warnings": [f.as_dict() for f in findings]})
         return EXIT_OK
-    table = Table(title=f"Rendered configs for {args.site}")
-    for col in ("device", "platform", "role", "lines", "path"):
-        table.add_column(col, justify="right" if col == "lines" else "left")
-    for row in rows:
-        table.add_row(row["device"], row["platform"], row["role"], str(row["lines"]), row["path"])
-    console.print(table)
+    if not getattr(args, "quiet", False):
+        table = Table(title=f"Rendered configs for {args.site}")
+        for col in ("device", "platform", "role", "lines", "path"):
+            table.add_column(col, justify="right" if col == "lines" else "left")
+        for row in rows:
+            table.add_row(row["device"], row["platform"], row["role"], str(row["lines"]), row["path"])
+        console.print(table)
+    console.print(f"rendered {len(rows)} config(s) for {args.site} into {out}"
+                  + (f" ({len(findings)} warning(s): inventory validate shows them)" if findings else ""),
+                  markup=False, highlight=False)
     return EXIT_OK

@@ -105,7 +105,7 @@ def watch(args: argparse.Namespace) -> int:
     if verbosity(args) >= 0:
         console.print(f"watching {args.site} every {args.every} s ({args.source}) into "
                       f"{history_path(args.artifacts, args.site)}; Ctrl-C stops", highlight=False, markup=False)
-    with Stop() as stop, device_session(args) as nr:
+    with Stop() as stop, device_session(args, intent) as nr:
         source = SOURCES[args.source](nr, intent, options, "watch")
         made = watch_loop(source, float(args.every), args.count, stop, on_tick, recorder)
         recorder.close()

@@ -155,6 +155,12 @@ class Hold:
     since: datetime | None       # when it was placed, if known
 
 
+class LeftUntouched(Exception):
+    """A deploy connection's refusal of one device it cannot change at all (a GPU server's NIC without a knob the
+    intent sets, a server that does not answer): the deploy skips that device with this one line and goes on with
+    the others, as for a device another operator holds."""
+
+
 class DeviceMarker(Protocol):
     """A named, device-side mark of a deploy in progress (EOS: a pending config session; SONiC: a GCU
     checkpoint). `driver` is the host's deploy connection (Transport.deploy_connection)."""
@@ -287,3 +293,8 @@ class Platform:
     @property
     def configurable(self) -> bool:
         return self.config is not None and self.deploy is not None
+
+    def parts(self) -> dict[str, object | None]:
+        """The four parts by name (Capability.part names one)."""
+        return {"transport": self.transport, "collector": self.collector, "config": self.config,
+                "deploy": self.deploy}

@@ -7,17 +7,33 @@ from nr_run.platforms.state import DeviceState
 from nr_run.validators.base import Check, Finding, Where, register
 
 
-def expected_next_hops(source: DeviceIntent, dest: DeviceIntent) -> list[tuple[str, str]]:
+def expected_next_hops(source: DeviceIntent, dest: DeviceIntent,
+                       fabric: FabricIntent | None = None) -> list[tuple[str, str]]:
     """(next-hop IP, local port) of every uplink of `source` whose CTSW also has a link to `dest`.
 
     In a two-tier Clos a CTSW can only forward to RTSWs it is cabled to (a path back down through another
     RTSW would carry the CTSW tier's ASN twice), so an uplink removed by an override on either RTSW
     removes that CTSW's paths, and a CTSW with several links to `dest` still is one next hop per uplink.
+    Toward another zone (given the fabric), a CTSW reaches `dest` through an ATSW that has a link to a CTSW
+    cabled to `dest`; within the zone only directly, as the zone's CTSWs share one ASN.
     """
     reaching = {i.peer_device for i in dest.interfaces if i.role == "fabric"}
+    if fabric is not None and dest.zone is not None and source.zone != dest.zone:
+        reaching = _reaching_across_zones(fabric, reaching)
     hops = [(i.peer_ip, i.name) for i in source.interfaces if i.role == "fabric" and i.peer_device in reaching]
     width = source.bgp.maximum_paths if source.bgp else len(hops)
     return sorted(hops)[:width] if len(hops) > width else sorted(hops)
+
+
+def _reaching_across_zones(fabric: FabricIntent, dest_spines: set[str]) -> set[str]:
+    """The spines of other zones with a path to a leaf whose own spines are `dest_spines`: those sharing an
+    aggregation switch with one of them."""
+    devs = fabric.devices
+    aggs = {i.peer_device for s in dest_spines if s in devs for i in devs[s].interfaces
+            if i.peer_device in devs and devs[i.peer_device].tier > devs[s].tier}
+    zones = {devs[s].zone for s in dest_spines if s in devs}
+    return {i.peer_device for a in aggs for i in devs[a].interfaces
+            if i.peer_device in devs and devs[i.peer_device].zone not in zones}
 
 
 @register
@@ -34,7 +50,7 @@ class EcmpCheck(Check):
         for other in sorted(fabric.devices.values(), key=lambda d: d.name):
             if other.role != "rtsw" or other.name == intent.name or not other.loopback:
                 continue
-            uplinks = expected_next_hops(intent, other)
+            uplinks = expected_next_hops(intent, other, fabric)
             want_hops = {ip for ip, _ in uplinks}
             prefix = other.loopback
             route = state.routes.get(prefix)

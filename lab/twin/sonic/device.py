@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from nr_run.lab.twin.fabric import Fabric
-from nr_run.lab.twin.sonic import factory, gcu, show, show_ops, watermarks
+from nr_run.lab.twin.sonic import config_cli, factory, gcu, show, show_ops, watermarks
 from nr_run.lab.twin.sonic.interpret import to_state
 from nr_run.lab.twin.sonic.release import version_string
 from nr_run.lab.twin.topology import Node
@@ -138,7 +138,9 @@ class SonicDevice:
             tmp.replace(self.state_file)
 
     def publish(self) -> None:
-        self.fabric.set_state(self.node.name, to_state(self.running, self.node.name))
+        st = to_state(self.running, self.node.name)
+        st.system_mac = st.system_mac or _mac(self.node.name)     # DEVICE_METADATA mac, else the image's
+        self.fabric.set_state(self.node.name, st)
 
     def set_running(self, db: dict[str, Any]) -> None:
         self.appl_prev, self.appl_changed = self.running, time.time()    # APPL_DB lags under `appl_lag`
@@ -218,6 +220,12 @@ class SonicDevice:
         if not pos:
             return 2, "", "Usage: config [OPTIONS] COMMAND [ARGS]...\n"
         verb, rest = pos[0], pos[1:]
+        if flags & {"-h", "--help", "-?"}:
+            shown = config_cli.help_text(verb)
+            if shown is not None:
+                return shown
+        if verb == "apply-patch" and not rest:
+            return config_cli.usage_error("apply-patch", "Missing argument 'PATCH_FILE_PATH'.")
         if verb in ("apply-patch", "replace") and rest and not dry and \
                 self.fabric.faults.commit_rejected(self.node.name):     # the fault applies to every platform
             what = "apply patch" if verb == "apply-patch" else "replace config"
@@ -279,6 +287,9 @@ class SonicDevice:
             self.files[STARTUP] = json.dumps(self.running, indent=4, sort_keys=True) + "\n"
             self.save()
             return 0, f"Running command: /usr/local/bin/sonic-cfggen -d --print-data > {STARTUP}\n", ""
+        done = config_cli.run(self, verb, rest)
+        if done is not None:
+            return done
         return 2, "", f"Error: No such command \"{verb}\".\n"
 
     # ------------------------------------------------------------ systemd (revert timer)

@@ -111,7 +111,24 @@ def show(dev: SonicDevice, args: list[str]) -> Result:
         return show_ops.bgp_summary_table(dev)
     if words[:1] == ["pfcwd"]:
         return pfcwd(dev, ["show"] + words[1:])
+    if cmd == "ecn":                    # sonic-utilities: `show ecn` runs `ecnconfig -l`
+        return ecnconfig(dev, ["-l"])
+    if cmd == "buffer_pool":            # a click group: without a subcommand it prints its help
+        return 0, BUFFER_POOL_HELP, ""
     return 2, "", f"Error: No such command \"{' '.join(words[:1])}\".\n"
+
+
+BUFFER_POOL_HELP = """Usage: show buffer_pool [OPTIONS] COMMAND [ARGS]...
+
+  Show details of the buffer pools
+
+Options:
+  -h, -?, --help  Show this message and exit.
+
+Commands:
+  persistent-watermark  Show persistent WM for buffer pools
+  watermark             Show user WM for buffer pools
+"""
 
 
 def _more(dev: SonicDevice, words: list[str]) -> Result | None:
@@ -160,12 +177,14 @@ def vtysh(dev: SonicDevice, command: str) -> Result:
         if not st or not st.bgp:
             return 0, "{}\n", ""
         peers: dict[str, Any] = {}
+        from nr_run.lab.twin.sonic.show_ops import msgs
+
         for s in dev.fabric.bgp_sessions(name):
             est = s.state == "Established"
             up = int(time.time() - s.since)
             peers[s.peer_ip] = {
                 "hostname": s.peer_device or "", "remoteAs": s.remote_as or 0, "localAs": s.local_as, "version": 4,
-                "msgRcvd": 10 + up // 3 if est else 0, "msgSent": 10 + up // 3 if est else 0, "tableVersion": 0,
+                "msgRcvd": msgs(dev, s)[0], "msgSent": msgs(dev, s)[1], "tableVersion": 0,
                 "outq": 0, "inq": 0, "peerUptime": _frr_uptime(up) if est else "never",
                 "peerUptimeMsec": up * 1000 if est else 0, "pfxRcd": s.prefixes_received, "pfxSnt": s.prefixes_sent,
                 "state": s.state if s.state != "Idle" or not s.idle_reason else "Idle (Admin)",

@@ -1,5 +1,6 @@
-"""GPU servers over SSH: commands on exec channels of a plain SSH connection (nr_run_ssh), netmiko `linux` kept
-configured for a user's own tasks; host keys checked unless --insecure."""
+"""GPU servers over SSH: commands on exec channels of a plain SSH connection (nr_run_ssh), the NIC deploy driver on
+one of its own (nr_run_nic), netmiko `linux` kept configured for a user's own tasks; host keys checked unless
+--insecure."""
 
 from __future__ import annotations
 
@@ -13,21 +14,38 @@ from nr_run.platforms.transport import (
     register_ssh_exec,
     secure_netmiko,
     secure_ssh_exec,
+    set_options,
     ssh_exec_lab_overlay,
 )
 
+NIC_CONNECTION = "nr_run_nic"
+
+
+def register_nic_connection() -> None:
+    """Make the NIC deploy driver known to Nornir (also an entry point, for a user's own InitNornir)."""
+    from nornir.core.plugins.connections import ConnectionPluginRegister
+
+    from nr_run.platforms.linux.driver import NicConnection
+
+    if ConnectionPluginRegister.available.get(NIC_CONNECTION) is None:
+        ConnectionPluginRegister.register(NIC_CONNECTION, NicConnection)
+
+
 register_ssh_exec()
+register_nic_connection()
 
 
 class LinuxTransport:
     env_name = "LINUX"
     lab_credentials = ("admin", "admin")           # the twin's and the clab linux nodes' login
-    deploy_connection = "netmiko"
+    deploy_connection = NIC_CONNECTION
 
     def secure(self, host: Host, insecure: bool) -> None:
         secure_netmiko(host, insecure)
         secure_ssh_exec(host, insecure)
+        set_options(host, NIC_CONNECTION, extras={"ssh_strict": not insecure})
 
     def lab_overlay(self, host: Host, endpoint: Mapping[str, Any]) -> None:
         netmiko_lab_overlay(host, endpoint)
         ssh_exec_lab_overlay(host, endpoint)
+        set_options(host, NIC_CONNECTION, port=int(endpoint["port"]), extras={"ssh_strict": False})

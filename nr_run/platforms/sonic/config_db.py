@@ -9,7 +9,7 @@ from nr_run.platforms.format import tx_queues
 from nr_run.platforms.sonic import hwsku
 from nr_run.platforms.sonic.buffers import buffer_tables, cable_lengths, sku
 
-DEVICE_TYPES = {"rtsw": "LeafRouter", "ctsw": "SpineRouter"}
+DEVICE_TYPES = {"rtsw": "LeafRouter", "ctsw": "SpineRouter", "atsw": "SpineRouter"}
 
 
 def port_facts(itf: Interface, device: DeviceIntent) -> dict[str, str]:
