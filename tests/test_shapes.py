@@ -202,3 +202,14 @@ def test_cross_zone_optics_longer_than_any_buffer_row_are_refused(mz: SiteCopy) 
     assert {(f.rule, f.host) for f in errors} == {("sonic-headroom-table", "z2-ctsw1"),
                                                  ("sonic-headroom-table", "z2-ctsw2")}
     assert all("300 m" in f.message for f in errors)
+
+
+def test_rdma_cover_pairs_exercise_the_cross_zone_classes() -> None:
+    from nr_run.intent import compile_site
+    from nr_run.validators.rdma import coverage, leaf_kind, plan_pairs
+
+    fabric = compile_site(REPO / "inventory" / "mz1")
+    assert leaf_kind(fabric, "z1-rtsw1", "z2-rtsw1") == "cross-zone"
+    assert leaf_kind(fabric, "z1-rtsw1", "z1-rtsw2") == "cross-rail"
+    report = coverage(fabric, plan_pairs(fabric, "cover"))
+    assert report["path_classes_missed"] == [] and report["path_classes"] == 7     # 5 in the zones, 2 across

@@ -135,11 +135,22 @@ def _uplinks(fabric: FabricIntent, leaf: str) -> set[str]:
 
 def leaf_kind(fabric: FabricIntent, a: str, b: str) -> str:
     """The path kind between two RTSWs, as the path classes (analysis.paths) name them: same-rtsw, same-rail
-    (same RTSW index in another unit) or cross-rail."""
+    (same RTSW index in another unit), cross-rail, or cross-zone (RTSWs of different zones, via an ATSW)."""
     if a == b:
         return "same-rtsw"
     da, db = fabric.devices[a], fabric.devices[b]
+    if da.zone != db.zone:
+        return "cross-zone"
     return "same-rail" if da.index == db.index and da.su != db.su else "cross-rail"
+
+
+def _branches(fabric: FabricIntent, leaf: str, kind: str) -> set[str]:
+    """The ECMP branches a path of `kind` from `leaf` can take: its CTSWs, or across zones their ATSWs."""
+    spines = _uplinks(fabric, leaf)
+    if kind != "cross-zone":
+        return spines
+    return {i.peer_device for s in spines for i in fabric.devices[s].interfaces
+            if i.role == "fabric" and fabric.devices[i.peer_device].tier > fabric.devices[s].tier}
 
 
 def _rotate(items: list[T], by: int) -> list[T]:
@@ -207,7 +218,7 @@ def _covers(fabric: FabricIntent, pc: Any, pairs: Iterable[tuple[Nic, Nic]], lea
         la, lb = leaf_of.get((a[0], a[1])), leaf_of.get((b[0], b[1]))
         if la in members and lb in members and la is not None and lb is not None \
                 and leaf_kind(fabric, la, lb) == pc.kind \
-                and (pc.ctsw is None or pc.ctsw in _uplinks(fabric, la) & _uplinks(fabric, lb)):
+                and (pc.ctsw is None or pc.ctsw in _branches(fabric, la, pc.kind) & _branches(fabric, lb, pc.kind)):
             return True
     return False
 
