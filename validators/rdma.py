@@ -269,6 +269,33 @@ def path_mtu(fabric: FabricIntent, pair: Pair) -> int:
     return min(mtus) if mtus else RDMA_MTUS[-1] + ROCE_HEADERS
 
 
+def path_rate_mbps(fabric: FabricIntent, pair: Pair) -> int:
+    """The most one QP of the pair can carry: the slower NIC and, between RTSWs, the slowest link a hashed path
+    may take (the RTSWs' uplinks; across zones also their CTSWs' links to the ATSWs). 0 when no NIC is known."""
+    devices = fabric.devices
+    rates: list[int] = []
+    leaves: list[str] = []
+    for device, nic_name in ((pair.src_device, pair.src_nic), (pair.dst_device, pair.dst_nic)):
+        nic = next((n for n in devices[device].nics if n.name == nic_name), None) if device in devices else None
+        if nic is None:
+            continue
+        rates.append(nic.speed_mbps)
+        if nic.peer_device in devices:
+            leaves.append(nic.peer_device)
+    if len(set(leaves)) > 1:
+        zones = {devices[leaf].zone for leaf in leaves}
+        for leaf in set(leaves):
+            for itf in devices[leaf].interfaces:
+                if itf.role != "fabric":
+                    continue
+                rates.append(itf.speed_mbps)
+                spine = devices.get(itf.peer_device)
+                if spine is not None and len(zones) > 1:
+                    rates += [i.speed_mbps for i in spine.interfaces
+                              if i.peer_device in devices and devices[i.peer_device].tier > spine.tier]
+    return min(rates) if rates else 0
+
+
 def ping_size(fabric: FabricIntent, pair: Pair) -> int:
     """IP packet size of the RDMA reachability ping: the largest RoCE frame the path carries (RDMA MTU 4096
     + RoCEv2 headers on a jumbo fabric), not the sender's interface MTU (a 9000-byte NIC behind 9214-byte
