@@ -140,6 +140,13 @@ def qos(device: DeviceIntent) -> dict[str, Any]:
                         f"{color}_max_threshold": str(ecn.max_bytes),
                         f"{color}_drop_probability": str(ecn.max_mark_probability)}
         out["WRED_PROFILE"] = {wred: profile}
+    else:
+        # ECN off (a PFC-only site): the lossless queue gets a profile that neither marks nor drops early, which
+        # also replaces the factory QoS's ECN profile on that queue (a merge would keep a reference left out)
+        out["WRED_PROFILE"] = {wred: {"ecn": "ecn_none", "wred_green_enable": "false",
+                                      "wred_yellow_enable": "false", "wred_red_enable": "false"}}
+        for itf in device.interfaces:
+            queues.setdefault(f"{itf.name}|{roce.ecn.queue}", {})["wred_profile"] = wred
     return out
 
 
