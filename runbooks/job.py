@@ -5,7 +5,8 @@ the RTSWs' uplinks and the CTSW ports at the far end of those uplinks. The usual
 (validators) run on an intent scoped to exactly those devices and ports: PFC state, watchdog and storms
 (pfc), ECN configuration (ecn), lossless drops and pause rates over a short counter window (counters),
 link state (interfaces), LLDP against the planned cabling (cabling: a swapped or missing rail cable) and ECMP
-width from each of the job's RTSWs toward the job's other racks (ecmp). Every compute NIC of every node is
+width from each of the job's RTSWs toward the job's other racks (ecmp), and what each node's NICs run: MTU,
+trust, DSCP map, PFC, DCQCN or PFC-only, ToS (host, host-link). Every compute NIC of every node is
 in scope: one the cabling plan gives no rail link is a finding (rails), not a NIC left out of the job.
 A finding on a port outside the job is not the job's problem and is dropped.
 
@@ -39,11 +40,12 @@ from nr_run.validators.base import (
 )
 from nr_run.validators.probes import Sleep
 
-JOB_CHECKS = ["cabling", "counters", "ecmp", "ecn", "interfaces", "pfc"]
+JOB_CHECKS = ["cabling", "counters", "ecmp", "ecn", "host", "host-link", "interfaces", "pfc"]
 # a prolog has seconds, not minutes: the counter window is short unless an option says otherwise
 DEFAULT_OPTIONS: dict[str, dict[str, Any]] = {"counters": {"interval_s": 1.0}}
 # which failure names the drain reason when several fail: what hurts a job most first
-_RANK = {"pfc": 0, "counters": 1, "rails": 2, "interfaces": 3, "cabling": 4, "ecmp": 5, "ecn": 6}
+_RANK = {"pfc": 0, "counters": 1, "rails": 2, "host": 2, "host-link": 2, "interfaces": 3, "cabling": 4, "ecmp": 5,
+         "ecn": 6}
 
 
 class UnknownNodes(ValueError):
@@ -150,9 +152,11 @@ def _span(fabric: FabricIntent, nodes: list[str], spines: list[str]) -> JobSpan:
 
 
 def scoped_fabric(fabric: FabricIntent, scope: JobScope) -> FabricIntent:
-    """The intent of the job's switches with only the job's ports: the checks then judge nothing else."""
+    """The intent of the job's switches with only the job's ports, and of the job's nodes (their NICs): the
+    checks then judge nothing else."""
     devices = {name: fabric.devices[name].model_copy(update={"interfaces": [
         i for i in fabric.devices[name].interfaces if i.name in scope.ports[name]]}) for name in scope.devices}
+    devices.update({name: fabric.devices[name] for name in scope.nodes})
     return fabric.model_copy(update={"devices": devices,
                                      "links": [lk for lk in fabric.links if _in(lk, scope)]})
 
@@ -292,7 +296,7 @@ def merge_options(options: Mapping[str, Mapping[str, Any]] | None) -> dict[str, 
 
 
 def check_device(nr: Nornir, fabric: FabricIntent, name: str, checks: list[Check], sleep: Sleep) -> DeviceState:
-    """One switch of the job read and measured on its own (never raises: errors go in state.errors)."""
+    """One switch (or node) of the job read and measured on its own (never raises: errors go in state.errors)."""
     from nr_run.runbooks.check import collect_state
     from nr_run.validators.helpers import distinct
 
@@ -341,10 +345,12 @@ def run_job_check(nr: Nornir, fabric: FabricIntent, scope: JobScope, budget_s: f
             done[name] = state
             ready.notify_all()
 
-    for name in scope.devices:
+    # every switch and every node (its NICs) on its own thread
+    targets = scope.devices + sorted(scope.nodes)
+    for name in targets:
         threading.Thread(target=work, args=(name,), name=f"nr-run-job-{name}", daemon=True).start()
     with ready:
-        while len(done) + len(failures) < len(scope.devices) and not failures:
+        while len(done) + len(failures) < len(targets) and not failures:
             left = deadline - clock()
             if left <= 0:
                 break
@@ -357,7 +363,7 @@ def run_job_check(nr: Nornir, fabric: FabricIntent, scope: JobScope, budget_s: f
     selection = {name: Selection(frozenset(c.name for c in checks)) for name in states}
     findings = evaluate_all(checks, scoped, states, selection) + rail_findings(fabric, scope)
     verdict.findings, verdict.unknown = judge(findings, {d: s.errors for d, s in states.items()}, scope)
-    late = [d for d in scope.devices if d not in states]
+    late = [d for d in targets if d not in states]
     for name in late:
         verdict.unknown[name] = f"{NO_ANSWER} the {budget_s:g} s budget"
     verdict.unknown = dict(sorted(verdict.unknown.items()))

@@ -3,7 +3,8 @@
 RTSW batches are whole rails: a batch takes RTSWs of one rail across scalable units (bounded by
 --batch), never two rails at once, so every server loses at most one of its NICs' switches per batch.
 The chunks of each rail are cut before the canary is taken out of them, so the canary never shifts
-the chunking into the next rail. CTSWs go one plane at a time, never together.
+the chunking into the next rail. CTSWs go one plane at a time, never together. GPU servers' NICs follow
+(nr_run.runbooks.plan_hosts): a server canary, then whole racks.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import math
 from dataclasses import dataclass
 
 from nr_run.intent.models import FabricIntent
+from nr_run.runbooks.plan_hosts import server_batches
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,10 @@ def plan_rollout(intent: FabricIntent, devices: list[str], canary: int = 1, batc
     for name in atsw:
         if name not in taken:
             stages.append(Stage(f"batch {len(stages)}", (name,)))
+    # the servers' NICs go last, once their switches run the new config: whole racks, --batch of the servers
+    servers = [n for n in devices if intent.devices[n].tier == 0]
+    for i, chunk in enumerate(server_batches(intent, servers, batch_size(batch, len(intent.servers()) or 1))):
+        stages.append(Stage("server canary" if i == 0 else f"batch {len(stages)}", tuple(chunk)))
     return stages
 
 

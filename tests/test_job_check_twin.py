@@ -26,7 +26,8 @@ BUDGET_S = 10.0
 @pytest.fixture(scope="module")
 def gen256(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
     """(inventory dir, lab state) of a 256-server site whose switches boot their rendered configs (the
-    topology's startup-config files, as containerlab would boot them), at 50 ms added latency."""
+    topology's startup-config files, as containerlab would boot them) and whose servers run their NIC scripts
+    at boot (appended to their exec commands), at 50 ms added latency."""
     root = tmp_path_factory.mktemp("gen256")
     site = generate_site(root / "inv", rtsw=64, ctsw=8, nics=2, site="gen256")
     intent = compile_site(site)
@@ -36,9 +37,12 @@ def gen256(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Pat
 
     def boot_rendered(doc: dict) -> None:
         for name, node in doc["topology"]["nodes"].items():
-            if intent.devices[name].role != "gpu":
+            text = render_device(intent.devices[name], intent)
+            if intent.devices[name].role == "gpu":
+                node["exec"] = node.get("exec", []) + [ln for ln in text.splitlines() if not ln.startswith("#")]
+            else:
                 path = configs / name
-                path.write_text(render_device(intent.devices[name], intent))
+                path.write_text(text)
                 node["startup-config"] = str(path)
 
     state = root / "lab"

@@ -45,6 +45,7 @@ class IfState:
     pfc_enabled: bool = False
     pfc_priorities: set[int] = field(default_factory=set)   # lossless (no-drop) priorities
     trust_dscp: bool = False
+    dcqcn: set[int] = field(default_factory=set)            # host NIC: priorities with DCQCN RP and NP on
     watchdog: Watchdog | None = None        # None: not enabled on the port
     ecn: dict[int, EcnQueue] = field(default_factory=dict)  # queue -> ECN settings
     strict_queues: set[int] = field(default_factory=set)
@@ -71,6 +72,8 @@ class BgpNeighborConfig:
     bfd: bool = False
     peer_group: str | None = None
     activated: bool = True                  # ipv4 unicast active (EOS: `no bgp default ipv4-unicast`)
+    keepalive_s: int = 60                   # configured timers (EOS and FRR default to 60 / 180 s)
+    hold_s: int = 180
 
 
 @dataclass

@@ -35,6 +35,7 @@ from nr_run.intent.models import (
     Scheduler,
     Watchdog,
 )
+from nr_run.intent.nic import nic_qos
 from nr_run.intent.plan import Place, Slots
 from nr_run.intent.preflight import check_fabric, rail_count
 from nr_run.intent.schema import (
@@ -760,7 +761,7 @@ class _Compiler:
             nics.append(_trusted(Nic,name=port, address=address, ip=ip, gateway=peer_ip, mtu=self.mtu_of(host),
                             rail=(host.hw.slot_of(port) or 0) - first + 1, peer_device=peer, peer_port=peer_port,
                             speed_mbps=lk.speed_mbps, lossless_priorities=roce.lossless_priorities, trust=roce.trust,
-                            routes=[host_routes]))
+                            routes=[host_routes], qos=nic_qos(self.fabric.nic, roce)))
         return DeviceIntent(name=host.name, site=self.fabric.site, role="gpu", zone=host.data.zone,
                             rack=host.data.rack, power_kw=host.hw.power_kw or 0.0,
                             platform=host.hw.platform,

@@ -10,6 +10,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, StringConstraints
 
+from nr_run.intent.nic import NicQos
+
 # A platform plug-in name (an entry point of the nr_run.platforms group); safe in file names and messages.
 PLATFORM_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
 PlatformName = Annotated[str, StringConstraints(pattern=PLATFORM_PATTERN)]
@@ -146,6 +148,7 @@ class Nic(Frozen):
     lossless_priorities: list[int]
     trust: str
     routes: list[str] = []     # prefixes reached through this NIC's rail gateway (source-routed per NIC)
+    qos: NicQos | None = None  # what the NIC runs for RoCE (nr_run.intent.nic)
 
 
 class DeviceIntent(Frozen):

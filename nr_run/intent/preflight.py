@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from nr_run.intent.addressplan import check_address_plan, check_plan_capacity
 from nr_run.intent.errors import Finding
+from nr_run.intent.nic import check_nics
 from nr_run.intent.power import check_power
 from nr_run.intent.shapes import SHAPES, top_tier
 from nr_run.intent.source import FABRIC, HOSTS
@@ -114,6 +115,7 @@ def check_fabric(intent: FabricIntent, fabric: FabricFile, source: SiteSource) -
             out += _missing_rails(name, cabled.get(name, set()), fabric, source, hf)
 
     out += check_address_plan(intent, fabric, ff, hf)
+    out += check_nics(intent, fabric.nic, ff, hf)
     out += check_plan_capacity(fabric, intent, ff)
     if fabric.power is not None:
         used = sorted({str(src.data.get("hardware")) for src in source.hosts.values()} & set(fabric.hardware))

@@ -18,6 +18,7 @@ Exporter = Callable[["FabricIntent"], dict[str, str]]
 EXPORTERS: dict[str, str] = {
     "slurm": "nr_run.runbooks.export.slurm:export_slurm",
     "k8s-labels": "nr_run.runbooks.export.k8s:export_k8s_labels",
+    "nccl": "nr_run.runbooks.export.nccl:export_nccl",
 }
 
 
