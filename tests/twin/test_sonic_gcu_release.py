@@ -25,6 +25,7 @@ def _image(tag: str):
     return edit
 
 
+@pytest.mark.long
 @pytest.mark.parametrize(("tag", "build", "refused"), [("202405", "SONiC.20240515.1", True),
                                                        ("202511", "SONiC.20251115.1", False)])
 def test_an_ecn_threshold_patch_follows_the_release(tmp_path, tag, build, refused):
