@@ -92,3 +92,14 @@ def test_quiet_render_and_validate_print_only_their_verdict(tmp_path, capsys) ->
     assert main(["inventory", "validate", "--site", "dc1", *INV, "-q"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
     assert len(out) == 1 and out[0].startswith("site dc1 valid: "), out
+
+
+def test_lab_fault_and_status_speak_in_words(twin: TwinSite, capsys) -> None:
+    capsys.readouterr()
+    assert main(["lab", "fault", "--site", "dc1", "link_down", "device=rtsw1", "port=Ethernet3"]) == 0
+    out = capsys.readouterr().out.strip()
+    assert out.startswith("lab dc1: fault injected: link_down device=rtsw1 port=Ethernet3 (since ") and "{" not in out
+    assert main(["lab", "status", "--site", "dc1", "-q"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("fault: link_down device=rtsw1 port=Ethernet3")
+    assert lines[-1] == "lab dc1: running, 10 device(s), 1 fault(s)" and len(lines) == 2, lines

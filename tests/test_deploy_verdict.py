@@ -30,6 +30,13 @@ def test_a_stopped_rollout_says_what_is_left_partly_deployed_and_how_to_finish_o
     assert "undo: deploy --commit the previous inventory revision" in line and "\n" not in line
 
 
+def test_a_device_that_could_not_be_diffed_stops_the_deploy_before_any_commit():
+    report = _report({"rtsw3": "failed", **{n: "diffed" for n in SWITCHES if n != "rtsw3"}})
+    assert verdict(report, commit=True) == (
+        "deploy dc1: stopped before the first commit; 1 failed or unfinished (rtsw3); 5 not deployed (ctsw1, ctsw2, "
+        "rtsw1, rtsw2, rtsw4): nothing committed; fix what failed (the table above) and rerun")
+
+
 def test_a_commit_with_nothing_to_change_is_not_a_dry_run_and_success_states_the_final_check():
     assert verdict(_report(dict.fromkeys(SWITCHES, "no change")), commit=True) == (
         "deploy dc1: nothing to change, all 6 device(s) already at intent")

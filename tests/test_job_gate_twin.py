@@ -49,11 +49,11 @@ def test_a_slow_switch_does_not_hide_a_down_job_port(deployed_twin: TwinSite, tm
     that was read, and the line names the switch that was not."""
     deployed_twin.fault("slow", device="ctsw2", ms=SLOW_MS)
     deployed_twin.fault("link_down", device="rtsw1", port="Ethernet3")
-    rc, out, err = job_check(DC1.parent, "gpu[1-2]", "--budget", "3", "--json")
+    rc, out, err = job_check(DC1.parent, "gpu[1-2]", "--budget", "8", "--json")
     verdict = json.loads(out)
     assert rc == 1 and verdict["verdict"] == "drain", out + err
     assert verdict["line"].startswith("drain: rtsw1 Ethernet3: oper down (expected oper up)"), verdict["line"]
-    assert verdict["line"].endswith("; 1 switch(es) not checked (no answer within the 3 s budget): ctsw2")
+    assert verdict["line"].endswith("; 1 switch(es) not checked (no answer within the 8 s budget): ctsw2")
     assert verdict["timed_out"] and list(verdict["unreadable"]) == ["ctsw2"]
     assert {(f["device"], f["port"]) for f in verdict["findings"]} >= {("rtsw1", "Ethernet3")}
 
@@ -63,14 +63,14 @@ def test_the_site_decides_whether_not_checked_drains(deployed_twin: TwinSite, tm
     """Nothing wrong on the switches that answered, ctsw2 past the budget: by default the line names it and exits
     4 (the prolog lets the job start); a catalog with job_check.unknown=drain drains instead."""
     deployed_twin.fault("slow", device="ctsw2", ms=SLOW_MS)
-    rc, out, err = job_check(DC1.parent, "gpu[1-2]", "--budget", "2")
+    rc, out, err = job_check(DC1.parent, "gpu[1-2]", "--budget", "8")
     assert rc == 4, out + err
-    assert out == ("unknown: 1 switch(es) not checked (no answer within the 2 s budget): ctsw2; "
+    assert out == ("unknown: 1 switch(es) not checked (no answer within the 8 s budget): ctsw2; "
                    "nothing to drain on the 3 switch(es) checked\n"), out
-    inv = site_copy(tmp_path, catalog={"version": 1, "job_check": {"unknown": "drain", "budget_s": 2}})
+    inv = site_copy(tmp_path, catalog={"version": 1, "job_check": {"unknown": "drain", "budget_s": 8}})
     rc, out, err = job_check(inv, "gpu[1-2]")
     assert rc == 1, out + err
-    assert out.startswith("drain: 1 switch(es) not checked (no answer within the 2 s budget): ctsw2"), out
+    assert out.startswith("drain: 1 switch(es) not checked (no answer within the 8 s budget): ctsw2"), out
 
 
 def test_a_swapped_rail_cable_inside_the_job_is_named(deployed_twin: TwinSite) -> None:

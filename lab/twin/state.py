@@ -45,6 +45,7 @@ class IfState:
     pfc_enabled: bool = False
     pfc_priorities: set[int] = field(default_factory=set)   # lossless (no-drop) priorities
     trust_dscp: bool = False
+    dcqcn: set[int] = field(default_factory=set)            # host NIC: priorities with DCQCN RP and NP on
     watchdog: Watchdog | None = None        # None: not enabled on the port
     ecn: dict[int, EcnQueue] = field(default_factory=dict)  # queue -> ECN settings
     strict_queues: set[int] = field(default_factory=set)

@@ -21,6 +21,10 @@ class Node:
     startup_config: str | None = None  # text of the node's startup-config file
     exec: tuple[str, ...] = ()        # containerlab `exec` commands, run in order once the node is up
     image: str = ""                   # the containerlab image ("vrnetlab/sonic_sonic-vs:202305"): its release
+    labels: tuple[tuple[str, str], ...] = ()   # containerlab node labels (a server's `nic-driver`: mlx5 | generic)
+
+    def label(self, key: str, default: str = "") -> str:
+        return next((v for k, v in self.labels if k == key), default)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from tests.conftest import DC1
 from tests.twin_site import CREDS, FABRIC, TwinSite
 
 OPTIONS = {"counters": {"interval_s": 0.2}, "rdma": {"server_wait_s": 0.05, "seconds": 1}}
-NO_RDMA = ["bgp", "buffers", "cabling", "counters", "ecmp", "ecn", "host", "interfaces", "pfc", "rails"]
+NO_RDMA = ["bgp", "buffers", "cabling", "counters", "ecmp", "ecn", "host", "host-link", "interfaces", "pfc", "rails"]
 
 
 class Twin:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import time
 from typing import TYPE_CHECKING, Any
@@ -197,7 +198,13 @@ def vtysh(dev: SonicDevice, command: str) -> Result:
         return 0, json.dumps({"ipv4Unicast": summary}, indent=2) + "\n", ""
     if words[:3] == ["show", "ip", "route"] and "json" in words:
         out: dict[str, list] = {}
-        for pfx, r in dev.fabric.routes(name).items():
+        table = dev.fabric.routes(name)
+        if len(words) == 5:       # `show ip route <prefix|address> json`: that prefix, or the longest match
+            found = _route_lookup(dev, table, words[3])
+            if found is None:
+                return 0, "{}\n", ""
+            table = {found: table[found]}
+        for pfx, r in table.items():
             proto = {"connected": "connected", "static": "static", "bgp": "bgp"}[r.protocol]
             out[pfx] = [{"prefix": pfx, "protocol": proto, "selected": True, "installed": True,
                          "distance": {"bgp": 20, "static": 1}.get(proto, 0), "metric": 0,
@@ -212,6 +219,18 @@ def vtysh(dev: SonicDevice, command: str) -> Result:
     if text is not None:
         return text
     return 1, "", f"% Unknown command: {command}\n"
+
+
+def _route_lookup(dev: SonicDevice, table: dict[str, Any], target: str) -> str | None:
+    """The prefix FRR shows for `show ip route <target>`: the prefix itself, or an address' longest match."""
+    try:
+        net = ipaddress.ip_network(target, strict=False)
+    except ValueError:
+        return None
+    if "/" in target:
+        return str(net) if str(net) in table else None
+    route = dev.fabric.lookup(dev.node.name, target)
+    return route.prefix if route is not None else None
 
 
 def _frr_uptime(secs: int) -> str:
