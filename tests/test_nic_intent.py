@@ -82,3 +82,18 @@ def test_the_pfc_only_site_renders_dcqcn_off_everywhere_and_no_ecn_bits_in_the_t
     assert "echo 104 > /sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos" in text
     assert "dcb pfc set dev eth1 prio-pfc 0:off 1:off 2:off 3:on" in text
     assert all(not s.roce.ecn.enabled for s in fabric.switches())
+
+
+def test_pfc_only_sonic_switches_render_a_non_marking_profile_on_the_lossless_queue():
+    """A merge onto SONiC's factory QoS would keep its ECN profile on queue 3: the PFC-only config replaces it."""
+    import json
+
+    from tests.sonic_yang.validator import validate
+
+    fabric = compile_site(REPO / "inventory" / "pfc1")
+    db = json.loads(render_device(fabric.devices["rtsw3"], fabric))
+    [(name, profile)] = db["WRED_PROFILE"].items()
+    assert profile["ecn"] == "ecn_none" and profile["wred_green_enable"] == "false"
+    port = fabric.devices["rtsw3"].interfaces[0].name
+    assert db["QUEUE"][f"{port}|3"]["wred_profile"] == name
+    assert validate(db).errors == []

@@ -21,8 +21,10 @@ SITE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"
 IDENT_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,31}$"
 # free-text facts that reach configs (hardware model, vendor platform string): one token
 TOKEN_PATTERN = r"^(?:[A-Za-z0-9][A-Za-z0-9_.+-]{0,63})?$"
-# port naming: a fixed prefix, one {n}, an optional suffix that starts with a separator (no ambiguity)
-PORT_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9/_-]{0,31}\{n\}(?:[/_-][A-Za-z0-9/_-]{0,15})?$"
+# port naming: a fixed prefix, one {n}, an optional suffix that starts with a separator or a letter, never a
+# digit (so the number is unambiguous): Ethernet{n}/1, eth{n}, and Linux's RoCE NIC names ens{n}np0 or
+# enp65s0f{n}np0 (the predictable name of a PCI function plus the `np<port>` of its phys_port_name)
+PORT_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9/_-]{0,31}\{n\}(?:[A-Za-z/_-][A-Za-z0-9/_-]{0,15})?$"
 PORT_PATTERN = r"^[A-Za-z][A-Za-z0-9/_-]{0,63}$"
 
 _NAME = re.compile(NAME_PATTERN)

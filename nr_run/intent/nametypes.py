@@ -11,6 +11,7 @@ from nr_run.intent.names import (
     NAME_MAX,
     NAME_PATTERN,
     PORT_NAME_PATTERN,
+    PORT_PATTERN,
     SITE_PATTERN,
     TOKEN_PATTERN,
 )
@@ -20,3 +21,4 @@ SiteName = Annotated[str, StringConstraints(pattern=SITE_PATTERN)]
 Ident = Annotated[str, StringConstraints(pattern=IDENT_PATTERN)]
 Token = Annotated[str, StringConstraints(pattern=TOKEN_PATTERN)]
 PortName = Annotated[str, StringConstraints(pattern=PORT_NAME_PATTERN)]
+Port = Annotated[str, StringConstraints(pattern=PORT_PATTERN)]
