@@ -39,7 +39,7 @@ def test_a_device_that_could_not_be_diffed_stops_the_deploy_before_any_commit():
 
 def test_a_commit_with_nothing_to_change_is_not_a_dry_run_and_success_states_the_final_check():
     assert verdict(_report(dict.fromkeys(SWITCHES, "no change")), commit=True) == (
-        "deploy dc1: nothing to change, all 10 device(s) already at intent")
+        "deploy dc1: nothing to change, all 6 device(s) already at intent")
     ok = _report(dict.fromkeys(SWITCHES, "confirmed"), stages=[Stage("canary", ("rtsw1",))],
                  final_check={"passed": True, "summary": {"passed": 428, "failed": 0}, "new": [], "preexisting": []})
     assert verdict(ok, commit=True) == "deploy dc1: 6 device(s) confirmed in 1 stage(s); final check PASS (428 passed, 0 failed)"
