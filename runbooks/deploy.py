@@ -273,6 +273,8 @@ class Deployment:
                  break_lock: bool = False):
         self.nr, self.intent, self.configs, self.records = nr, intent, configs, records
         self.progress, self.replace, self.revert_in, self.gate = progress, replace, revert_in, gate
+        if gate is not None:    # --confirm-timeout is the floor of every stage's timer (runbooks.revert_timer)
+            gate.timer.floor_s = revert_in
         self.stop = stop
         # the device-side marker of this run (runbooks.deploy_marker); None: devices are not marked
         self.marker, self.break_lock = marker, break_lock
@@ -524,6 +526,8 @@ class Deployment:
 
     def _stage(self, stage: Stage, at_intent: set[str]) -> bool:
         names = list(stage.devices)
+        if self.gate is not None:       # outlast this stage's post-check as measured so far
+            self.revert_in = self.gate.revert_timer(names)
         for n in names:
             self.report.devices[n].stage = stage.name
             self.progress.set(n, "backing up", stage.name)

@@ -47,6 +47,8 @@ def test_generated_sites_are_refused_or_deploy_and_check_clean() -> None:
                    remove_uplink=True, host_mtu=9000, alt_profile_host=True, storage_nics=2))
 @example(SmallSite(fabric_speed="800G", add_uplink=True, change_uplink_m=120, lossless=(4,), ecn=False,
                    watchdog=False))
+# RDMA over oversubscribed uplinks (400G NICs, 100G fabric): the check expects the slowest link's rate
+@example(SmallSite(fabric_speed="100G", host_speed="400G", rails=2, servers_per_unit=2, rtsw_platforms=("eos", "eos")))
 # the other two shapes, pinned: a star with two NICs of each server on each switch, two zones mixing platforms
 @example(SmallSite(shape="star", rails=2, nics_per_leaf=2, servers_per_unit=2, rtsw_platforms=("eos", "sonic")))
 @example(SmallSite(shape="multi-zone", zones=2, rails=2, rtsw_platforms=("sonic", "eos"),

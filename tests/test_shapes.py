@@ -190,3 +190,43 @@ def test_an_exhausted_host_pool_is_one_error_per_rtsw_not_missing_rails(site: Si
     assert {(f.rule, f.host) for f in findings if f.severity == "error"} == {
         ("pool-exhausted", "rtsw3"), ("pool-exhausted", "rtsw4")}
     assert not [f for f in findings if f.rule == "rail-link-missing"]
+
+
+def test_cross_zone_optics_longer_than_any_buffer_row_are_refused(mz: SiteCopy) -> None:
+    """300 m to the ATSWs: the SONiC CTSWs' HWSKU has headroom rows up to 150 m only, so no buffer carries it."""
+    from nr_run.platforms.site import load_site
+
+    mz.edit("fabric.yaml", lambda f: f["cabling"]["rules"][2].update(cable_length_m=300))
+    _intent, findings = load_site(mz.path)
+    errors = [f for f in findings if f.severity == "error"]
+    assert {(f.rule, f.host) for f in errors} == {("sonic-headroom-table", "z2-ctsw1"),
+                                                 ("sonic-headroom-table", "z2-ctsw2")}
+    assert all("300 m" in f.message for f in errors)
+
+
+def test_rdma_cover_pairs_exercise_the_cross_zone_classes() -> None:
+    from nr_run.intent import compile_site
+    from nr_run.validators.rdma import coverage, leaf_kind, plan_pairs
+
+    fabric = compile_site(REPO / "inventory" / "mz1")
+    assert leaf_kind(fabric, "z1-rtsw1", "z2-rtsw1") == "cross-zone"
+    assert leaf_kind(fabric, "z1-rtsw1", "z1-rtsw2") == "cross-rail"
+    report = coverage(fabric, plan_pairs(fabric, "cover"))
+    assert report["path_classes_missed"] == [] and report["path_classes"] == 7     # 5 in the zones, 2 across
+
+
+def test_rdma_line_rate_is_the_slowest_link_a_pair_may_cross(mz: SiteCopy) -> None:
+    """100G links to the ATSWs: a cross-zone pair of 400G NICs can carry 100G, an in-zone one 400G."""
+    from nr_run.validators.rdma import Pair, path_rate_mbps
+
+    mz.edit("fabric.yaml", lambda f: f["cabling"]["rules"][2].update(speed="100G"))
+    intent, _ = compile_with_findings(mz.path)
+    assert intent is not None
+    ip = {(d.name, n.name): n.ip for d in intent.servers() for n in d.nics}
+
+    def pair(a: tuple[str, str], b: tuple[str, str]) -> Pair:
+        return Pair(a[0], a[1], ip[a], b[0], b[1], ip[b])
+
+    assert path_rate_mbps(intent, pair(("z1-gpu1", "eth1"), ("z2-gpu1", "eth1"))) == 100_000
+    assert path_rate_mbps(intent, pair(("z1-gpu1", "eth1"), ("z1-gpu2", "eth2"))) == 400_000
+    assert path_rate_mbps(intent, pair(("z1-gpu1", "eth1"), ("z1-gpu2", "eth1"))) == 400_000

@@ -135,11 +135,22 @@ def _uplinks(fabric: FabricIntent, leaf: str) -> set[str]:
 
 def leaf_kind(fabric: FabricIntent, a: str, b: str) -> str:
     """The path kind between two RTSWs, as the path classes (analysis.paths) name them: same-rtsw, same-rail
-    (same RTSW index in another unit) or cross-rail."""
+    (same RTSW index in another unit), cross-rail, or cross-zone (RTSWs of different zones, via an ATSW)."""
     if a == b:
         return "same-rtsw"
     da, db = fabric.devices[a], fabric.devices[b]
+    if da.zone != db.zone:
+        return "cross-zone"
     return "same-rail" if da.index == db.index and da.su != db.su else "cross-rail"
+
+
+def _branches(fabric: FabricIntent, leaf: str, kind: str) -> set[str]:
+    """The ECMP branches a path of `kind` from `leaf` can take: its CTSWs, or across zones their ATSWs."""
+    spines = _uplinks(fabric, leaf)
+    if kind != "cross-zone":
+        return spines
+    return {i.peer_device for s in spines for i in fabric.devices[s].interfaces
+            if i.role == "fabric" and fabric.devices[i.peer_device].tier > fabric.devices[s].tier}
 
 
 def _rotate(items: list[T], by: int) -> list[T]:
@@ -207,7 +218,7 @@ def _covers(fabric: FabricIntent, pc: Any, pairs: Iterable[tuple[Nic, Nic]], lea
         la, lb = leaf_of.get((a[0], a[1])), leaf_of.get((b[0], b[1]))
         if la in members and lb in members and la is not None and lb is not None \
                 and leaf_kind(fabric, la, lb) == pc.kind \
-                and (pc.ctsw is None or pc.ctsw in _uplinks(fabric, la) & _uplinks(fabric, lb)):
+                and (pc.ctsw is None or pc.ctsw in _branches(fabric, la, pc.kind) & _branches(fabric, lb, pc.kind)):
             return True
     return False
 
@@ -256,6 +267,33 @@ def path_mtu(fabric: FabricIntent, pair: Pair) -> int:
                 if spine is not None:
                     mtus += [i.mtu for i in spine.interfaces if i.name == itf.peer_port]
     return min(mtus) if mtus else RDMA_MTUS[-1] + ROCE_HEADERS
+
+
+def path_rate_mbps(fabric: FabricIntent, pair: Pair) -> int:
+    """The most one QP of the pair can carry: the slower NIC and, between RTSWs, the slowest link a hashed path
+    may take (the RTSWs' uplinks; across zones also their CTSWs' links to the ATSWs). 0 when no NIC is known."""
+    devices = fabric.devices
+    rates: list[int] = []
+    leaves: list[str] = []
+    for device, nic_name in ((pair.src_device, pair.src_nic), (pair.dst_device, pair.dst_nic)):
+        nic = next((n for n in devices[device].nics if n.name == nic_name), None) if device in devices else None
+        if nic is None:
+            continue
+        rates.append(nic.speed_mbps)
+        if nic.peer_device in devices:
+            leaves.append(nic.peer_device)
+    if len(set(leaves)) > 1:
+        zones = {devices[leaf].zone for leaf in leaves}
+        for leaf in set(leaves):
+            for itf in devices[leaf].interfaces:
+                if itf.role != "fabric":
+                    continue
+                rates.append(itf.speed_mbps)
+                spine = devices.get(itf.peer_device)
+                if spine is not None and len(zones) > 1:
+                    rates += [i.speed_mbps for i in spine.interfaces
+                              if i.peer_device in devices and devices[i.peer_device].tier > spine.tier]
+    return min(rates) if rates else 0
 
 
 def ping_size(fabric: FabricIntent, pair: Pair) -> int:

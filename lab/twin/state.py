@@ -72,6 +72,8 @@ class BgpNeighborConfig:
     bfd: bool = False
     peer_group: str | None = None
     activated: bool = True                  # ipv4 unicast active (EOS: `no bgp default ipv4-unicast`)
+    keepalive_s: int = 60                   # configured timers (EOS and FRR default to 60 / 180 s)
+    hold_s: int = 180
 
 
 @dataclass

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -92,12 +93,19 @@ def select_switches(intent, hosts: str | None, role: str | None) -> list[str]:
 
 
 def render(args: argparse.Namespace) -> int:
+    from nr_run.platforms.built import sharing
+
+    console = make_console(stderr=args.json)
+    with sharing():     # the safety preflight's structured configs are the ones rendered (built once)
+        return _render(args, console)
+
+
+def _render(args: argparse.Namespace, console: Any) -> int:
     from pathlib import Path
 
     from nr_run.runbooks.records import RunRecords
     from nr_run.runbooks.render import render_device, write_configs
 
-    console = make_console(stderr=args.json)
     intent, findings = load_intent(args, console)
     if intent is None:
         if args.json:

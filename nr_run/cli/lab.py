@@ -31,6 +31,17 @@ def _state_dir(args: argparse.Namespace) -> Path:
     return Path(override) if override else default_state_dir(args.site)
 
 
+def running_lab_addresses(args: argparse.Namespace) -> dict:
+    """The endpoints of the site's running twin (`lab up`): workers of a distributed run connect to them."""
+    from nr_run.lab.twin.status import lab_status
+
+    status = lab_status(_state_dir(args))
+    if not status["running"]:
+        raise UsageError(f"--cluster with --lab needs a running lab: nr-run lab up --site {args.site}")
+    addresses: dict = status["addresses"]
+    return addresses
+
+
 @contextlib.contextmanager
 def device_session(args: argparse.Namespace, intent: FabricIntent | None = None) -> Iterator:
     """A Nornir for the site; with --lab pointed at the running twin, or at an ephemeral in-process one (its

@@ -22,7 +22,7 @@ from pydantic import (
 )
 
 from nr_run.intent.models import PlatformName
-from nr_run.intent.names import Ident, Name, PortName, SiteName, Token
+from nr_run.intent.nametypes import Ident, Name, Port, PortName, SiteName, Token
 from nr_run.intent.nic import NicSettings
 
 # Port speeds nr-run knows the PFC response delay of (nr_run.intent.headroom), as written in the inventory.
@@ -106,7 +106,10 @@ class Hardware(Strict):
     # the vendor's hardware platform string; `sonic_platform` is its earlier name
     platform_id: Token = Field(default="", validation_alias=AliasChoices("platform_id", "sonic_platform"))
     asic: str = Field(default="", pattern=r"^[a-z0-9_]{0,32}$")
-    port_name: PortName           # e.g. "Ethernet{n}", "Ethernet{n}/1", "eth{n}"
+    port_name: PortName | None = None   # e.g. "Ethernet{n}", "Ethernet{n}/1", "eth{n}", "ens{n}np0"
+    # the names slot by slot where no formula gives them (a server's PCI-derived NIC names, e.g.
+    # [enp65s0f0np0, enp65s0f1np0, enp129s0f0np0]); one name per port, instead of port_name
+    port_names: list[Port] | None = Field(default=None, max_length=MAX_PORTS)
     first_port: int = Field(default=1, ge=0, le=10_000)
     port_step: int = Field(default=1, ge=1, le=64)
     lanes_per_port: int = Field(default=0, ge=0, le=16)
@@ -125,12 +128,29 @@ class Hardware(Strict):
     # other server ports (storage, management) are outside the block and ignored by the rail rule
     downlinks: PortBlock | None = None
 
+    @model_validator(mode="after")
+    def _one_naming(self) -> Hardware:
+        if (self.port_name is None) == (self.port_names is None):
+            raise ValueError("give either port_name (a pattern with {n}) or port_names (one name per port)")
+        if self.port_names is not None:
+            if len(self.port_names) != self.ports:
+                raise ValueError(f"port_names has {len(self.port_names)} names for {self.ports} ports")
+            if len(set(self.port_names)) != len(self.port_names):
+                raise ValueError("port_names repeats a name")
+        return self
+
     def port(self, slot: int) -> str:
         """Name of the port in 0-based slot `slot` (interned: every device of a model has the same names)."""
+        if self.port_names is not None:
+            return sys.intern(self.port_names[slot])
+        assert self.port_name is not None
         return sys.intern(self.port_name.format(n=self.first_port + slot * self.port_step))
 
     def slot_of(self, name: str) -> int | None:
         """Inverse of port(): the slot of a port name, or None if it is not a port of this model."""
+        if self.port_names is not None:
+            return self.port_names.index(name) if name in self.port_names else None
+        assert self.port_name is not None
         prefix, _, suffix = self.port_name.partition("{n}")
         if not (name.startswith(prefix) and name.endswith(suffix)):
             return None

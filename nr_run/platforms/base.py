@@ -23,7 +23,7 @@ Core code reaches a platform only through `nr_run.platforms.registry`; no core m
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -243,13 +243,24 @@ class ReplaceCandidate(Protocol):
     def replace_candidate(self, running: str, candidate: str) -> str: ...
 
 
+@runtime_checkable
+class RouteLookup(Protocol):
+    """Collector: the routes to named prefixes only, instead of the whole table, so what a device returns per
+    collection depends on what is judged there, not on the size of the site."""
+
+    def route_commands(self, prefixes: Sequence[str]) -> list[Any]: ...
+
+    def apply_routes(self, outputs: Mapping[Any, Any], prefixes: Sequence[str], state: DeviceState) -> None:
+        """Fill state.routes with the routes to `prefixes` found in the outputs (an absent prefix: no route)."""
+
+
 @dataclass(frozen=True)
 class Capability:
     """One optional capability: the protocol, the part that carries it, the commands that fail closed without
     it (empty: truly optional) and what nr-run does when a platform lacks it."""
 
     protocol: type
-    part: str                      # "config" | "deploy"
+    part: str                      # "config" | "deploy" | "collector"
     needed_by: tuple[str, ...]
     without: str
 
@@ -275,6 +286,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability(MarksDevices, "deploy", (COMMIT,),
                "refused: another operator's deploy from another host could not see this one"),
     Capability(ReplaceCandidate, "deploy", (), "a replace loads the rendered config as it is"),
+    Capability(RouteLookup, "collector", (), "the whole routing table is read"),
 )
 
 

@@ -121,7 +121,9 @@ def device_qos(device: DeviceIntent, fabric: FabricIntent | None = None) -> Devi
     if not isinstance(builder, QosView):
         registry.require([device.platform], PREFLIGHT)
         return from_intent(device)     # unreachable: require raised (kept for the type checker's sake)
-    return builder.qos_view(device, builder.structured_config(device, fabric))
+    from nr_run.platforms import built
+
+    return builder.qos_view(device, built.structured_config(builder, device, fabric))
 
 
 # The views of the last fabric asked about: the analyses of one run (and the safety preflight) each read every

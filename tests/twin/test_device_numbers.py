@@ -115,3 +115,30 @@ def test_user_secrets_are_stored_hashed(twin: TwinSite, command: str):
     text = twin.eapi("ctsw1").enable([command], encoding="text")[0]["result"]["output"]
     users = [ln for ln in text.splitlines() if ln.startswith("username ")]
     assert users and all(re.search(r" secret sha512 \$6\$[./0-9A-Za-z]{16}\$[./0-9A-Za-z]{86}$", u) for u in users)
+
+
+def test_bgp_timers_are_negotiated_from_both_ends(deployed_twin: TwinSite):
+    node = deployed_twin.eapi("ctsw1")
+    group = FABRIC.devices["ctsw1"].bgp.peer_group                       # type: ignore[union-attr]
+    asn = FABRIC.devices["ctsw1"].asn
+    node.config([f"router bgp {asn}", f"neighbor {group} timers 1 30"])
+    peers = node.enable(["show ip bgp neighbors"])[0]["result"]["vrfs"]["default"]["peerList"]
+    text = node.enable(["show ip bgp neighbors"], encoding="text")[0]["result"]["output"]
+    assert peers
+    for p in peers:          # the lower hold time (the peers' 9 s), our keepalive (1 s, under a third of it)
+        assert (p["holdTime"], p["keepaliveTime"]) == (9, 1), p["peerAddress"]
+    assert "Configured hold time is 30, keepalive interval is 1 seconds" in text
+    assert "  Hold time is 9, keepalive interval is 1 seconds" in text
+
+
+def test_interface_status_change_time_follows_the_link(deployed_twin: TwinSite):
+    node = deployed_twin.eapi("rtsw1")
+    before = node.enable(["show interfaces Ethernet1"])[0]["result"]["interfaces"]["Ethernet1"]
+    deployed_twin.fault("link_down", device="rtsw1", port="Ethernet1")
+    down = node.enable(["show interfaces Ethernet1"])[0]["result"]["interfaces"]["Ethernet1"]
+    deployed_twin.clear_faults("link_down")
+    up = node.enable(["show interfaces Ethernet1"])[0]["result"]["interfaces"]["Ethernet1"]
+    assert down["lineProtocolStatus"] == "down" and up["lineProtocolStatus"] == "up"
+    assert before["lastStatusChangeTimestamp"] < down["lastStatusChangeTimestamp"] <= up["lastStatusChangeTimestamp"]
+    text = node.enable(["show interfaces Ethernet1"], encoding="text")[0]["result"]["output"]
+    assert re.search(r"^  Up \d+ minutes?, \d+ seconds?$", text, re.M), text

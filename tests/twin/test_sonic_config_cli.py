@@ -84,3 +84,19 @@ def test_show_commands_engineers_type(deployed_twin: TwinSite, command: str, exp
     finally:
         client.close()
     assert rc == 0 and expect in out, out
+
+
+def test_qos_reload_puts_the_hwsku_qos_back(deployed_twin: TwinSite):
+    """`config qos reload` after a deploy: the deployed QoS is replaced by the HWSKU's own (AZURE maps, PFC on 3,4),
+    drift the way engineers make it."""
+    client = deployed_twin.ssh(SONIC, password="YourPaSsWoRd")
+    try:
+        before = ssh_run(client, 'sonic-db-cli CONFIG_DB HGET "PORT_QOS_MAP|Ethernet0" pfc_enable')[1].strip()
+        rc, out = ssh_run(client, "sudo config qos reload")
+        after = ssh_run(client, 'sonic-db-cli CONFIG_DB HGET "PORT_QOS_MAP|Ethernet0" pfc_enable')[1].strip()
+        maps = ssh_run(client, 'sonic-db-cli CONFIG_DB KEYS "DSCP_TO_TC_MAP|*"')[1]
+    finally:
+        client.close()
+    assert rc == 0, out
+    assert before == "3" and after == "3,4"
+    assert "DSCP_TO_TC_MAP|AZURE" in maps

@@ -178,6 +178,8 @@ def _bgp(block: CfgNode) -> BgpConfig:
                 out["shutdown"] = "1"
             elif t[2] == "bfd":
                 out["bfd"] = "1"
+            elif t[2] == "timers" and len(t) >= 5 and t[3].isdigit() and t[4].isdigit():
+                out["keepalive"], out["hold"] = t[3], t[4]
             elif t[2:4] == ["peer", "group"] and len(t) == 5:
                 out["group"] = t[4]
             elif t[2] == "peer-group":
@@ -197,7 +199,8 @@ def _bgp(block: CfgNode) -> BgpConfig:
         bgp.neighbors[ip] = BgpNeighborConfig(
             remote_as=int(merged["remote_as"]) if merged.get("remote_as", "").isdigit() else None,
             description=merged.get("description", ""), shutdown=bool(merged.get("shutdown")),
-            bfd=bool(merged.get("bfd")), peer_group=own.get("group"), activated=act)
+            bfd=bool(merged.get("bfd")), peer_group=own.get("group"), activated=act,
+            keepalive_s=int(merged.get("keepalive", 60)), hold_s=int(merged.get("hold", 180)))
     return bgp
 
 

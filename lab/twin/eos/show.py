@@ -113,7 +113,8 @@ def interfaces(dev: EosDevice) -> dict:
             "interfaceAddress": [], "description": next(
                 (ln.split(None, 1)[1] for ln in lines if ln.startswith("description ")), ""),
             "mtu": mtu, "l3MtuConfigured": any(ln.startswith("mtu ") for ln in lines), "l2Mru": 0,
-            "lastStatusChangeTimestamp": dev.boot_time, "bandwidth": 0,
+            "lastStatusChangeTimestamp": max([dev.boot_time] + [t or 0.0 for t in dev.fabric.link_times(dev.name, name)]),
+            "bandwidth": 0,
             "interfaceMembership": "", "duplex": "duplexFull",
         }
         if routed and addr:
@@ -209,9 +210,6 @@ def lldp_neighbors_detail(dev: EosDevice) -> dict:
     return {"lldpNeighbors": out}
 
 
-KEEPALIVE_S = 3       # the keepalive the twin's EOS peers negotiate (hold time 9 s), as show ip bgp neighbors says
-
-
 def _vrf_summary(dev: EosDevice, v6: bool) -> dict:
     st = dev.state()
     if not st.bgp:
@@ -220,7 +218,7 @@ def _vrf_summary(dev: EosDevice, v6: bool) -> dict:
     if not v6:
         now = time.time()
         for s in dev.fabric.bgp_sessions(dev.name):
-            received, sent = message_counts(s, now, KEEPALIVE_S)
+            received, sent = message_counts(s, now, dev.fabric.timers(dev.name, s.peer_ip)[0] or 60)
             entry = {"description": s.description, "version": 4, "msgReceived": received, "msgSent": sent,
                      "inMsgQueue": 0, "outMsgQueue": 0, "asn": str(s.remote_as or ""),
                      "prefixAccepted": s.prefixes_received, "prefixReceived": s.prefixes_received,
@@ -246,13 +244,14 @@ def ip_bgp_neighbors(dev: EosDevice) -> dict:
         return {"vrfs": {}}
     plist = []
     for s in dev.fabric.bgp_sessions(dev.name):
+        keepalive, hold = dev.fabric.timers(dev.name, s.peer_ip)
         entry = {"peerAddress": s.peer_ip, "localAsn": str(s.local_as), "asn": str(s.remote_as or ""),
                  "routerId": s.peer_router_id, "state": s.state, "prefixesReceived": s.prefixes_received,
                  "prefixesSent": s.prefixes_sent, "v6PrefixesReceived": 0, "v6PrefixesSent": 0,
                  "description": s.description, "vrf": "default", "localRouterId": st.bgp.router_id or "0.0.0.0",
                  "peerTcpInfo": {"outputQueueLength": 0, "inputQueueLength": 0, "state": "ESTABLISHED"
                                  if s.state == "Established" else "CLOSED"},
-                 "updownTime": s.since, "holdTime": 3 * KEEPALIVE_S, "keepaliveTime": KEEPALIVE_S, "bfdState": "up"
+                 "updownTime": s.since, "holdTime": hold, "keepaliveTime": keepalive, "bfdState": "up"
                  if s.state == "Established" else "down"}
         if s.state == "Established":
             entry["establishedTime"] = int(time.time() - s.since)

@@ -270,14 +270,10 @@ def bgp_neighbors_text(dev: EosDevice, neighbor: str | None = None) -> str:
     for s in dev.fabric.bgp_sessions(dev.name):
         if neighbor and s.peer_ip != neighbor:
             continue
-        keep, hold = 3, 9           # EOS defaults, unless this neighbor or its peer group sets timers
         nb = st.bgp.neighbors.get(s.peer_ip)
-        # the peer group's lines first: the neighbor's own settings override what it inherits
-        for ln in (_neighbor_lines(dev, nb.peer_group) if nb and nb.peer_group else []) + \
-                _neighbor_lines(dev, s.peer_ip):
-            m = re.search(r" timers (\d+) (\d+)$", ln)
-            if m:
-                keep, hold = int(m.group(1)), int(m.group(2))
+        # configured: the neighbor's or its peer group's `timers` (EOS' 60/180 otherwise); in force: negotiated
+        keep_cfg, hold_cfg = (nb.keepalive_s, nb.hold_s) if nb else (60, 180)
+        keep, hold = dev.fabric.timers(dev.name, s.peer_ip)
         est = s.state == "Established"
         link = "internal" if s.remote_as == s.local_as else "external"
         lines = [f"BGP neighbor is {s.peer_ip}, remote AS {s.remote_as or 0}, {link} link"]
@@ -289,7 +285,7 @@ def bgp_neighbors_text(dev: EosDevice, neighbor: str | None = None) -> str:
         lines += ["  Negotiated BGP version 4" if est else "  Negotiated BGP version 0",
                   "  Last read 00:00:01, last write 00:00:01",
                   f"  Hold time is {hold if est else 0}, keepalive interval is {keep if est else 0} seconds",
-                  f"  Configured hold time is {hold}, keepalive interval is {keep} seconds",
+                  f"  Configured hold time is {hold_cfg}, keepalive interval is {keep_cfg} seconds",
                   "  Connect timer is inactive", "  Idle-restart timer is inactive",
                   f"  BGP state is {s.state}, up for {_hms(time.time() - s.since)}" if est else
                   f"  BGP state is {s.state}",

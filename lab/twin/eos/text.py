@@ -333,3 +333,45 @@ def qos_interfaces(dev: EosDevice, only: str | None = None) -> str:
             out.append(f"   {tq:<5} {bw:<13} {'- / -':<13} {prio:<10} {'ECN' if t['ecn'] else 'Disabled'}")
         out.append("")
     return "\n".join(out) + "\n"
+
+
+def clock_text(dev: EosDevice) -> str:
+    c = show_ops.clock(dev)
+    return time.strftime("%a %b %d %H:%M:%S %Y", time.gmtime(c["utcTime"])) + f"\nTimezone: {c['timezone']}\n" \
+        "Clock source: local\n"
+
+
+def interfaces_description(dev: EosDevice) -> str:
+    rows = show_ops.interfaces_description(dev)["interfaceDescriptions"]
+    out = [f"{'Interface':<30} {'Status':<14} {'Protocol':<18} Description"]
+    for name in sorted(rows, key=natural_key):
+        r = rows[name]
+        status = {"adminDown": "admin down"}.get(r["interfaceStatus"], r["interfaceStatus"])
+        out.append(f"{short(name):<30} {status:<14} {r['lineProtocolStatus']:<18} {r['description']}".rstrip())
+    return "\n".join(out) + "\n"
+
+
+def arp(dev: EosDevice) -> str:
+    entries = show_ops.arp(dev)["vrfs"]["default"]["ipV4Neighbors"]
+    out = ["Address         Age (sec)  Hardware Addr   Interface"]
+    out += [f"{e['address']:<15} {clock(e['age']):>9}  {dotted(e['hwAddress'])}  {e['interface']}" for e in entries]
+    return "\n".join(out) + "\n"
+
+
+def vlans(dev: EosDevice) -> str:
+    data = show_ops.vlans(dev)["vlans"]
+    out = ["VLAN  Name                             Status    Ports", "----- -------------------------------- --------- "
+           "-------------------------------"]
+    for vid in sorted(data, key=int):
+        v = data[vid]
+        ports = ", ".join(short(p) for p in sorted(v["interfaces"], key=natural_key))
+        out.append(f"{vid:<5} {v['name']:<32} {v['status']:<9} {ports}".rstrip())
+    return "\n".join(out) + "\n"
+
+
+def reload_cause(dev: EosDevice) -> str:
+    cause = show_ops.reload_cause(dev)["resetCauses"][0]
+    when = time.strftime("%a %b %d %H:%M:%S %Y", time.gmtime(cause["timestamp"]))
+    return (f"Reload Cause 1:\n-------------------\n{cause['description']}\n\nReload Time:\n------------\n"
+            f"Reload occurred at {when} UTC.\n\nRecommended Action:\n-------------------\n"
+            f"{cause['recommendedAction']}\n\nDebugging Information:\n----------------------\nNone available.\n")

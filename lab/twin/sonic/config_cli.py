@@ -6,6 +6,7 @@ config interface startup|shutdown <port>         PORT admin_status up|down
 config interface ip add|remove <port> <ip/len>   INTERFACE <port> and <port>|<ip/len>
 config hostname <name>                           DEVICE_METADATA|localhost hostname
 config bgp shutdown|startup all|neighbor <ip>    BGP_NEIGHBOR admin_status down|up
+config qos reload                                QoS/buffer tables cleared and rendered from the HWSKU (qos_reload)
 """
 
 from __future__ import annotations
@@ -187,6 +188,12 @@ def run(dev: Device, verb: str, rest: list[str]) -> Result | None:
                        f"\n\nError: No such command \"{sub}\".\n")
     if verb == "hostname":
         return _hostname(dev, rest)
+    if verb == "qos" and rest[:1] == ["reload"]:
+        from nr_run.lab.twin.sonic import qos_reload
+
+        db, said = qos_reload.reload(dev.running)
+        dev.set_running(db)
+        return 0, said, ""
     if verb == "bgp":
         return _bgp(dev, rest)
     return None

@@ -22,9 +22,16 @@ STARTUP = "/etc/sonic/config_db.json"
 Result = tuple[int, str, str]
 
 
+# A startup config_db holding any of these is a whole switch config: the switch boots it as it is.
+CONFIGURED_TABLES = ("BUFFER_POOL", "BUFFER_PROFILE", "BUFFER_PG", "BUFFER_QUEUE", "PORT_QOS_MAP", "QUEUE")
+
+
 def boot_config(node: Node) -> dict[str, Any]:
-    """First boot: the HWSKU's factory day 0 (factory.py) with the topology's startup config_db loaded onto it
-    key by key, as `config load` does; a HWSKU the twin has no folder for boots the startup config alone."""
+    """First boot. A startup config_db that carries buffers or QoS is a whole config and is booted as it is
+    (config_db.json replaced, as containerlab's startup-config does); a bare day-0 file (metadata, management,
+    ports: what `nr-run lab topology` writes) is loaded key by key onto the HWSKU's factory day 0
+    (factory.py), as `config load` on a factory switch does; a HWSKU the twin has no folder for boots the file
+    alone."""
     doc = None
     if node.startup_config:
         try:
@@ -33,6 +40,8 @@ def boot_config(node: Node) -> dict[str, Any]:
             doc = None
     if not isinstance(doc, dict):
         return factory_config(node)
+    if any(doc.get(table) for table in CONFIGURED_TABLES):
+        return doc
     hwsku = str(doc.get("DEVICE_METADATA", {}).get("localhost", {}).get("hwsku", ""))
     base = factory.day0(hwsku)
     if base is None:

@@ -17,6 +17,7 @@ import time
 import zlib
 from typing import TYPE_CHECKING, Any
 
+from nr_run.lab.twin.model.bgp import message_counts
 from nr_run.lab.twin.sonic import gcu
 from nr_run.lab.twin.sonic.release import version_string
 from nr_run.lab.twin.sonic.show import _frr_running, _kv, _ports, table
@@ -124,8 +125,9 @@ def bgp_summary_table(dev: SonicDevice) -> Result:
     sessions = dev.fabric.bgp_sessions(dev.node.name)
     for s in sessions:
         est, up, state = _session_row(s)
-        rows.append([s.peer_ip, "4", str(s.remote_as or 0), str(10 + up // 3 if est else 0),
-                     str(10 + up // 3 if est else 0), "0", "0", "0", _uptime(up) if est else "never", state,
+        received, sent = msgs(dev, s)
+        rows.append([s.peer_ip, "4", str(s.remote_as or 0), str(received),
+                     str(sent), "0", "0", "0", _uptime(up) if est else "never", state,
                      s.description or s.peer_device or "NotAvailable"])
     head = ["Neighbhor", "V", "AS", "MsgRcvd", "MsgSent", "TblVer", "InQ", "OutQ", "Up/Down", "State/PfxRcd",
             "NeighborName"]
@@ -150,12 +152,17 @@ def frr_bgp_summary(dev: SonicDevice) -> Result:
            "Neighbor        V         AS   MsgRcvd   MsgSent   TblVer  InQ OutQ  Up/Down State/PfxRcd   PfxSnt Desc"]
     for s in sessions:
         est, up, state = _session_row(s)
-        msgs = 10 + up // 3 if est else 0
-        out.append(f"{s.peer_ip:<15} 4 {s.remote_as or 0:>10} {msgs:>9} {msgs:>9} {0:>8} {0:>4} {0:>4} "
+        received, sent = msgs(dev, s)
+        out.append(f"{s.peer_ip:<15} 4 {s.remote_as or 0:>10} {received:>9} {sent:>9} {0:>8} {0:>4} {0:>4} "
                    f"{_uptime(up) if est else 'never':>8} {state:>12} {s.prefixes_sent if est else 0:>8} "
                    f"{s.description or 'N/A'}")
     out += ["", f"Total number of neighbors {len(sessions)}"]
     return 0, "\n".join(out) + "\n", ""
+
+
+def msgs(dev: SonicDevice, s: Any) -> tuple[int, int]:
+    """(received, sent) BGP messages of a session, from its negotiated keepalive (model.bgp.message_counts)."""
+    return message_counts(s, time.time(), dev.fabric.timers(dev.node.name, s.peer_ip)[0] or 60)
 
 
 def _uptime(secs: int) -> str:

@@ -2,10 +2,11 @@
 ping, perftest), through the same deploy calls as the switches (nr_run.platforms.linux.driver)."""
 
 from nr_run.platforms.base import DeployCapabilities, Platform
-from nr_run.platforms.linux.collect import collector as _collector
+from nr_run.platforms.collector import LazyCollector
 from nr_run.platforms.linux.config import LinuxConfig
 from nr_run.platforms.linux.policy import LinuxPolicy
 from nr_run.platforms.linux.transport import LinuxTransport
 
-platform = Platform(name="linux", transport=LinuxTransport(), collector=_collector, config=LinuxConfig(),
+platform = Platform(name="linux", transport=LinuxTransport(), collector=LazyCollector("nr_run.platforms.linux.collect"),
+                    config=LinuxConfig(),
                     deploy=LinuxPolicy("linux", DeployCapabilities(commit_timer=True, replace=True)))

@@ -5,34 +5,31 @@ one of its own (nr_run_nic), netmiko `linux` kept configured for a user's own ta
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-from nornir.core.inventory import Host
+from typing import TYPE_CHECKING, Any
 
 from nr_run.platforms.transport import (
     netmiko_lab_overlay,
-    register_ssh_exec,
     secure_netmiko,
     secure_ssh_exec,
     set_options,
     ssh_exec_lab_overlay,
 )
 
+if TYPE_CHECKING:
+    from nornir.core.inventory import Host
+
 NIC_CONNECTION = "nr_run_nic"
 
 
 def register_nic_connection() -> None:
-    """Make the NIC deploy driver known to Nornir (also an entry point, for a user's own InitNornir)."""
+    """Make the NIC deploy driver known to Nornir (also an entry point, for a user's own InitNornir); called
+    when a host is set up to use it, so that loading the plug-in imports no Nornir."""
     from nornir.core.plugins.connections import ConnectionPluginRegister
 
     from nr_run.platforms.linux.driver import NicConnection
 
     if ConnectionPluginRegister.available.get(NIC_CONNECTION) is None:
         ConnectionPluginRegister.register(NIC_CONNECTION, NicConnection)
-
-
-register_ssh_exec()
-register_nic_connection()
 
 
 class LinuxTransport:
@@ -43,9 +40,11 @@ class LinuxTransport:
     def secure(self, host: Host, insecure: bool) -> None:
         secure_netmiko(host, insecure)
         secure_ssh_exec(host, insecure)
+        register_nic_connection()
         set_options(host, NIC_CONNECTION, extras={"ssh_strict": not insecure})
 
     def lab_overlay(self, host: Host, endpoint: Mapping[str, Any]) -> None:
         netmiko_lab_overlay(host, endpoint)
         ssh_exec_lab_overlay(host, endpoint)
+        register_nic_connection()
         set_options(host, NIC_CONNECTION, port=int(endpoint["port"]), extras={"ssh_strict": False})

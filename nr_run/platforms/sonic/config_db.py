@@ -17,6 +17,19 @@ def port_facts(itf: Interface, device: DeviceIntent) -> dict[str, str]:
     return hwsku.port_entry(sku(device), itf.name, itf.speed_mbps)
 
 
+def breakout_cfg(device: DeviceIntent) -> dict[str, dict[str, str]]:
+    """BREAKOUT_CFG of every platform.json parent a cabled port belongs to: the mode that runs its links
+    (hwsku.breakout_mode; preflight refuses two ports of one parent that need different modes)."""
+    prof = sku(device)
+    out: dict[str, dict[str, str]] = {}
+    for itf in device.interfaces:
+        parent = prof.parent_of(itf.name)
+        mode = hwsku.breakout_mode(prof, itf.name, itf.speed_mbps) if parent is not None else None
+        if parent is not None and mode is not None:
+            out.setdefault(parent.name, {"brkout_mode": mode})
+    return out
+
+
 def management(device: DeviceIntent) -> dict[str, Any]:
     """MGMT_PORT and MGMT_INTERFACE (its keys refer to a MGMT_PORT entry: sonic-mgmt_interface leafref);
     `gwaddr` only when the site has a management gateway."""
@@ -57,6 +70,7 @@ def ports(device: DeviceIntent) -> dict[str, Any]:
         "DEVICE_NEIGHBOR": {itf.name: {"name": itf.peer_device, "port": itf.peer_port, "local_port": itf.name}
                             for itf in device.interfaces},
         "CABLE_LENGTH": {"AZURE": cable_lengths(device)},
+        **({"BREAKOUT_CFG": cfg} if (cfg := breakout_cfg(device)) else {}),
     }
 
 
