@@ -69,17 +69,17 @@ def test_the_cli_ends_every_deploy_with_its_verdict(twin, capsys):
     capsys.readouterr()
     assert twin.cli("deploy") == 2
     out = capsys.readouterr().out.splitlines()
-    assert out[-1] == ("dry run dc1: 6 of 6 device(s) would change (ctsw1, ctsw2, rtsw1, rtsw2, rtsw3, rtsw4); "
+    assert out[-1] == ("dry run dc1: 10 of 10 device(s) would change (ctsw1, ctsw2, gpu1, gpu2, gpu3, gpu4 and 4 more); "
                        "nothing committed: rerun with --commit to apply"), out[-1]
     paths = [ln for ln in out if ln.startswith("  rtsw3: ") or ln.startswith("  rtsw4: ")]
     assert "how each change is applied:" in out and len(paths) == 2, out
     assert twin.cli("deploy", "--commit", "--yes", "--confirm-timeout", "60") == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[-1].startswith("deploy dc1: 6 device(s) confirmed in ") and "; final check PASS (" in out[-1], out[-1]
+    assert out[-1].startswith("deploy dc1: 10 device(s) confirmed in ") and "; final check PASS (" in out[-1], out[-1]
     assert twin.cli("deploy", "--commit", "--yes", "--confirm-timeout", "60") == 0
     out = capsys.readouterr().out
     assert "deploy dc1: commit" in out and "dry run" not in out
-    assert out.splitlines()[-1] == "deploy dc1: nothing to change, all 6 device(s) already at intent"
+    assert out.splitlines()[-1] == "deploy dc1: nothing to change, all 10 device(s) already at intent"
 
 
 def test_a_failed_batch_says_once_why_and_ends_with_what_is_left(twin, capsys, monkeypatch):
