@@ -230,3 +230,14 @@ def test_rdma_line_rate_is_the_slowest_link_a_pair_may_cross(mz: SiteCopy) -> No
     assert path_rate_mbps(intent, pair(("z1-gpu1", "eth1"), ("z2-gpu1", "eth1"))) == 100_000
     assert path_rate_mbps(intent, pair(("z1-gpu1", "eth1"), ("z1-gpu2", "eth2"))) == 400_000
     assert path_rate_mbps(intent, pair(("z1-gpu1", "eth1"), ("z1-gpu2", "eth1"))) == 400_000
+
+
+def test_cross_zone_classes_judge_only_the_hops_no_in_zone_class_has() -> None:
+    """mz1's RTSWs are all in cross-rail classes: each ATSW class holds only the CTSW-ATSW hops (4 CTSWs x 6)."""
+    from nr_run.analysis.paths import path_classes
+    from nr_run.intent import compile_site
+
+    classes = {pc.name: pc for pc in path_classes(compile_site(REPO / "inventory" / "mz1"))}
+    cz = classes["cross-zone via atsw1"]
+    assert sum(len(p.ports) + len(p.links) + len(p.hosts) for p in cz.positions) == 24
+    assert {p.ports[0].device if p.ports else p.links[0].rx.device for p in cz.positions} >= {"atsw1"}

@@ -140,6 +140,9 @@ def path_classes(fabric: FabricIntent) -> list[PathClass]:
             out.append(_class(f"same-rail via {ctsw}", "same-rail", topo, sorted(same), same_pairs, ctsw, fabric))
         if cross:
             out.append(_class(f"cross-rail via {ctsw}", "cross-rail", topo, cross, cross_pairs, ctsw, fabric))
+    # the NIC, RTSW and RTSW-CTSW hops of a cross-zone path are those of the in-zone classes through the same
+    # CTSWs: judged there once, not again per ATSW (a site of 128 ATSWs would list them 128 times)
+    judged = {r for pc in out if pc.ctsw is not None for r in pc.members}
     for atsw in sorted({a for c in topo.aggregation.values() for a in c}):
         spines = {c for c, up in topo.aggregation.items() if atsw in up}
         members = [r for r in rtsws if spines & set(topo.uplinks[r])]
@@ -148,20 +151,22 @@ def path_classes(fabric: FabricIntent) -> list[PathClass]:
             zones[devs[r].zone] += 1
         if len(zones) > 1:
             pairs = len(members) ** 2 - sum(n * n for n in zones.values())
-            out.append(_cross_zone(atsw, topo, members, sorted(spines), pairs, fabric))
+            out.append(_cross_zone(atsw, topo, members, sorted(spines), pairs, fabric,
+                                   [r for r in members if r not in judged]))
     return out
 
 
 def _cross_zone(atsw: str, topo: _Topology, members: list[str], ctsws: list[str], pairs: int,
-                fabric: FabricIntent) -> PathClass:
-    """Between zones through `atsw`: every RTSW uplink to a CTSW below it, those CTSWs' links to it, and back."""
+                fabric: FabricIntent, unjudged: list[str]) -> PathClass:
+    """Between zones through `atsw`: the CTSWs' links to it and back, and, for the RTSWs no in-zone class
+    covers (`unjudged`), their host side and uplinks to those CTSWs."""
     below = set(ctsws)
-    ups = [(r, c, topo.uplinks[r][c]) for r in members for c in sorted(topo.uplinks[r]) if c in below]
+    ups = [(r, c, topo.uplinks[r][c]) for r in unjudged for c in sorted(topo.uplinks[r]) if c in below]
     agg = [(c, topo.aggregation[c][atsw]) for c in ctsws]
     pos = [
-        Position("source NIC (tx)", hosts=members, part="nic-tx"),
-        Position("NIC -> RTSW link", hosts=members, part="up-link"),
-        Position("source RTSW host port (rx)", hosts=members, part="rtsw-rx"),
+        Position("source NIC (tx)", hosts=unjudged, part="nic-tx"),
+        Position("NIC -> RTSW link", hosts=unjudged, part="up-link"),
+        Position("source RTSW host port (rx)", hosts=unjudged, part="rtsw-rx"),
         Position("source RTSW uplink (tx)", ports=[PortRef(r, p[0], "tx") for r, _, p in ups]),
         Position("RTSW -> CTSW link", links=[_link((r, p[0]), (c, p[1])) for r, c, p in ups]),
         Position("CTSW port from the source RTSW (rx)", ports=[PortRef(c, p[1], "rx") for _, c, p in ups]),
@@ -174,10 +179,11 @@ def _cross_zone(atsw: str, topo: _Topology, members: list[str], ctsws: list[str]
         Position("CTSW port to the destination RTSW (tx)", ports=[PortRef(c, p[1], "tx") for _, c, p in ups]),
         Position("CTSW -> RTSW link", links=[_link((c, p[1]), (r, p[0])) for r, c, p in ups]),
         Position("destination RTSW uplink (rx)", ports=[PortRef(r, p[0], "rx") for r, _, p in ups]),
-        Position("destination RTSW host port (tx)", hosts=members, part="rtsw-tx"),
-        Position("RTSW -> NIC link", hosts=members, part="down-link"),
-        Position("destination NIC (rx)", hosts=members, part="nic-rx"),
+        Position("destination RTSW host port (tx)", hosts=unjudged, part="rtsw-tx"),
+        Position("RTSW -> NIC link", hosts=unjudged, part="down-link"),
+        Position("destination NIC (rx)", hosts=unjudged, part="nic-rx"),
     ]
+    pos = [p for p in pos if p.ports or p.links or p.hosts]
     pc = PathClass(name=f"cross-zone via {atsw}", kind="cross-zone", positions=pos, example=[], pairs=pairs,
                    host_links=topo.host_ports, members=members, ctsw=atsw, uplinks=topo.uplinks,
                    aggregation=topo.aggregation)
