@@ -346,6 +346,19 @@ class SonicDriver(NetworkDriver):
         if rc != 0:
             raise CommitError(f"cannot arm the revert timer, nothing changed: {out.strip()}")
 
+    def traffic_shifted(self) -> bool:
+        """TSA in effect (`TSC`: "System Mode: Maintenance")."""
+        rc, out = self._run(self._priv("TSC"))
+        if rc != 0:
+            raise CommandErrorException(f"TSC failed: {out.strip()}")
+        return "Maintenance" in out
+
+    def undrain(self) -> None:
+        """Shift traffic back (TSB)."""
+        rc, out = self._run(self._priv("TSB"))
+        if rc != 0:
+            raise CommandErrorException(f"TSB failed: {out.strip()}")
+
     def has_pending_commit(self) -> bool:
         rc, _ = self._run(f"systemctl is-active --quiet {self.revert_unit}.timer")
         return rc == 0

@@ -101,6 +101,20 @@ def guard(driver: Any, platform: str, break_lock: bool = False, earlier: Collect
         _check_holds(marker, driver, break_lock, earlier)
 
 
+def release_earlier(driver: Any, platform: str, earlier: Collection[str]) -> list[str]:
+    """Take markers of `earlier` (dead) runs off a device that has just been read back with no commit pending
+    (the deploy's guard): the names removed. Any other hold stays (guard refused the device if it counts)."""
+    marker = hook(platform)
+    if marker is None or not earlier:
+        return []
+    removed = []
+    for hold in marker.holds(driver):
+        if hold.nr_run and hold.name in earlier:
+            marker.remove(driver, hold.name)
+            removed.append(hold.name)
+    return removed
+
+
 def claim_device(task: Task, marker_name: str, break_lock: bool = False, earlier: Collection[str] = ()) -> Result:
     """Refuse the device if another deploy (or tool) holds it, else mark it as ours (`marker_name`). Markers of
     `earlier` runs of ours are removed; another deploy's only with break_lock."""
@@ -112,7 +126,7 @@ def claim_device(task: Task, marker_name: str, break_lock: bool = False, earlier
     broken = []
     for hold in holds:
         marker.remove(driver, hold.name)
-        whose = "left by an earlier run of this artifacts folder" if hold.name in earlier else "--break-lock"
+        whose = "left by a run that is no longer running" if hold.name in earlier else "--break-lock"
         broken.append(f"removed marker {hold.name} ({age_text(hold.since)}, {whose})")
     marker.place(driver, marker_name)
     # a deploy that claimed at the same time placed its marker too: the earlier one keeps the device

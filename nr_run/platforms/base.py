@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from nornir.core.inventory import Host
@@ -164,6 +164,18 @@ class DeviceMarker(Protocol):
 
     def remove(self, driver: Any, name: str) -> None:
         """Take marker `name` off the device (absent: nothing to do)."""
+
+
+@runtime_checkable
+class TrafficShift(Protocol):
+    """A deploy policy whose changes may shift traffic away from a switch (SONiC's drained apply: TSA around
+    a config reload). A run that finds a switch an interrupted deploy left shifted away shifts it back."""
+
+    def traffic_shifted(self, driver: Any) -> bool:
+        """Traffic is shifted away from the device (maintenance mode)."""
+
+    def undrain(self, driver: Any) -> None:
+        """Shift traffic back to the device."""
 
 
 class Collector(Protocol):

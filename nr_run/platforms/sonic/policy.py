@@ -9,6 +9,7 @@ device; the driver decides again at commit time with the image's release from `s
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from nr_run.platforms.policy import RegexPolicy
 from nr_run.platforms.sonic.marker import SonicMarker
@@ -31,3 +32,9 @@ class SonicPolicy(RegexPolicy):
 
     def classify(self, diff: str) -> str:
         return "gcu or drained apply"
+
+    def traffic_shifted(self, driver: Any) -> bool:
+        return bool(driver.traffic_shifted())
+
+    def undrain(self, driver: Any) -> None:
+        driver.undrain()
