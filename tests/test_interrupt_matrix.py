@@ -1,0 +1,169 @@
+"""Signals at every step of a device change, with real processes against the twin: a `nr-run deploy --commit`
+process is sent SIGTERM, SIGINT or SIGKILL before the apply, after it, during the stage's post-checks and
+during the confirm, for a GCU commit (SONiC), a drained apply (SONiC: TSA, config reload, TSB) and an EOS
+session commit. Afterwards every device is either back on its old config (its revert timer fired) or kept
+because it was confirmed, traffic is shifted back on SONiC, and the next run's reconcile says exactly that.
+Device state is read through the real clients (NAPALM, SSH).
+
+One case per platform runs by default; the whole matrix is `long`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from nr_run.runbooks.records import read_audit, unfinished
+from tests.conftest import DC1, REPO
+from tests.twin_site import FAST_CHECKS, TwinSite, run_json, ssh_run, wait_until
+
+FAST = [f"--option={c}.{k}={v}" for c, opts in FAST_CHECKS.items() for k, v in opts.items()]
+CONFIRM_S = 12          # the revert timer: long enough for one device's commit and post-checks on the twin
+
+
+def _ecn(d: dict) -> None:          # a change GCU takes on SONiC, a session commit on EOS
+    d["roce_profiles"]["roce"]["ecn"]["min_kbytes"] = 200
+
+
+def _headroom(d: dict) -> None:     # a buffer pool change: GCU refuses it, a drained apply on SONiC
+    d["cabling"]["rules"][1]["cable_length_m"] = 10
+
+
+CHANGES: dict[str, tuple[str, Callable[[dict], None]]] = {
+    "eos": ("rtsw1", _ecn), "gcu": ("rtsw3", _ecn), "drained": ("rtsw3", _headroom)}
+
+
+def _site(tmp_path: Path, edit: Callable[[dict], None]) -> Path:
+    inv = tmp_path / "inv"
+    shutil.copytree(DC1, inv / "dc1")
+    fabric = inv / "dc1" / "fabric.yaml"
+    data = yaml.safe_load(fabric.read_text())
+    edit(data)
+    fabric.write_text(yaml.safe_dump(data, sort_keys=False))
+    return inv
+
+
+def _start(twin: TwinSite, inv: Path, host: str, *extra: str) -> subprocess.Popen:
+    env = {**os.environ, "NR_RUN_LAB_STATE_DIR": str(twin.state)}
+    return subprocess.Popen([sys.executable, "-m", "nr_run.cli.main", "deploy", "--site", "dc1", "--lab",
+                             "--inventory-dir", str(inv), "--hosts", host, "--artifacts", str(twin.artifacts),
+                             "--json", "--commit", "--yes", "--confirm-timeout", str(CONFIRM_S), *FAST, *extra],
+                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _line(twin: TwinSite, host: str, action: str, phase: str, outcome: str | None = None) -> Callable[[], bool]:
+    def seen() -> bool:
+        return any(a["device"] == host and a["action"] == action and a["phase"] == phase
+                   and (outcome is None or a["outcome"] == outcome) for a in read_audit(twin.artifacts))
+    return seen
+
+
+def _sonic(twin: TwinSite, host: str, command: str) -> str:
+    client = twin.ssh(host, password="YourPaSsWoRd")
+    try:
+        return ssh_run(client, command)[1]
+    finally:
+        client.close()
+
+
+def _pending(twin: TwinSite, host: str) -> bool:
+    drv = twin.driver(host)
+    try:
+        return bool(drv.has_pending_commit())
+    finally:
+        drv.close()
+
+
+def _hold_at(twin: TwinSite, kind: str, host: str, step: str, before: str) -> None:
+    """Keep the deploy at `step` long enough for a signal to land there: the device answers slowly, or (after
+    a SONiC apply) its daemons lag CONFIG_DB, so the verify of the apply is in flight."""
+    if step == "after apply" and kind != "eos":
+        twin.fault("appl_lag", device=host, ms=6000)
+    elif step in ("before apply", "confirm"):
+        twin.fault("slow", device=host, ms=1200)
+
+
+def _wait_for_step(twin: TwinSite, proc: subprocess.Popen, kind: str, host: str, step: str,
+                   before: str) -> None:
+    def alive(cond: Callable[[], bool]) -> Callable[[], bool]:
+        def check() -> bool:
+            assert proc.poll() is None, proc.communicate()[1][-3000:]
+            return cond()
+        return check
+
+    if step == "before apply":
+        wait_until(alive(_line(twin, host, "commit", "start")), timeout=120, step=0.05)
+    elif step == "after apply":
+        if kind == "eos":         # an EOS session commit applies and arms its timer in one command
+            wait_until(alive(_line(twin, host, "commit", "end", "committed")), timeout=120, step=0.05)
+        else:
+            wait_until(alive(lambda: twin.running(host) != before), timeout=120, step=0.1)
+    elif step == "post-checks":
+        wait_until(alive(_line(twin, host, "commit", "end", "committed")), timeout=120, step=0.05)
+    else:
+        wait_until(alive(_line(twin, host, "confirm", "start")), timeout=120, step=0.05)
+
+
+def _case(twin: TwinSite, tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str, step: str,
+          sig: signal.Signals) -> None:
+    host, edit = CHANGES[kind]
+    inv = _site(tmp_path, edit)
+    before = twin.running(host)
+    _hold_at(twin, kind, host, step, before)
+    proc = _start(twin, inv, host)
+    try:
+        _wait_for_step(twin, proc, kind, host, step, before)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=15)      # SIGTERM/SIGINT: within the 2 s grace, plus start-up
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+    twin.clear_faults()
+    assert "Traceback" not in err, err[-3000:]
+    if sig != signal.SIGKILL:
+        assert proc.returncode in (0, 1), err[-3000:]
+        report = json.loads(out)
+        assert report["interrupted"] == sig.name or report["exit_code"] == 0, report
+    confirmed = _line(twin, host, "confirm", "end", "confirmed")()
+    # the device's own timer decides what was not confirmed: it fires, nothing is left pending
+    wait_until(lambda: not _pending(twin, host), timeout=CONFIRM_S + 30, step=0.5)
+    if confirmed:
+        assert twin.running(host) != before          # kept: confirmed before the signal landed
+    else:
+        wait_until(lambda: twin.running(host) == before, timeout=20, step=0.5)
+    if kind != "eos":
+        assert _sonic(twin, host, "TSC") == "System Mode: Normal\n"      # never left shifted away
+    # the next run (a dry run, any operator of this folder) reads the device back and says what it found
+    left = {a["device"] for a in unfinished(twin.artifacts, "dc1")}
+    rc, report = run_json(twin, capsys, "deploy", "--inventory-dir", str(inv), "--hosts", host)
+    assert rc in (0, 2), report
+    by = {r["device"]: r for r in report["reconciled"]}
+    if confirmed:
+        assert host not in left and host not in by
+    else:
+        assert host in left and by[host]["state"] == "reverted", by
+        assert {d["device"]: d["state"] for d in report["devices"]}[host] == "diffed"
+    assert unfinished(twin.artifacts, "dc1") == []
+
+
+STEPS = ("before apply", "after apply", "post-checks", "confirm")
+SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGKILL)
+FAST_CASES = {("eos", "post-checks", signal.SIGKILL), ("gcu", "after apply", signal.SIGTERM),
+              ("drained", "after apply", signal.SIGKILL)}
+MATRIX = [pytest.param(k, st, sg, id=f"{k}-{st.replace(' ', '_')}-{sg.name}",
+                       marks=() if (k, st, sg) in FAST_CASES else (pytest.mark.long,))
+          for k in CHANGES for st in STEPS for sg in SIGNALS]
+
+
+@pytest.mark.parametrize(("kind", "step", "sig"), MATRIX)
+def test_a_signal_at_any_step_leaves_the_device_reverted_or_confirmed_and_reconciled(
+        deployed_twin, tmp_path, capsys, kind, step, sig):
+    _case(deployed_twin, tmp_path, capsys, kind, step, sig)
