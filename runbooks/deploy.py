@@ -228,6 +228,7 @@ class DeployReport:
     markers_released: list[dict[str, str]] = field(default_factory=list)   # markers of dead runs taken off
     interrupted: str = ""
     message: str = ""
+    host_fault: str = ""     # a write this host refused during the rollout (full disk): the records are incomplete
     final_check: dict[str, Any] | None = None    # whole-site post-check after the last stage
 
     @property
@@ -235,7 +236,7 @@ class DeployReport:
         # the final check fails the deploy only on what is new since the baseline (pre-existing is reported)
         if self.final_check is not None and not self.final_check.get("passed", False):
             return True
-        return bool(self.stopped_at or self.interrupted) or any(
+        return bool(self.stopped_at or self.interrupted or self.host_fault) or any(
             d.state in ("failed", "rolled back", "reverted", "interrupted") for d in self.devices.values())
 
     @property
@@ -256,6 +257,7 @@ class DeployReport:
                 "devices": [self.devices[n].as_dict() for n in sorted(self.devices)],
                 "checks": self.checks, "preexisting": self.preexisting, "baseline": self.baseline,
                 "reconciled": self.reconciled, "markers_released": self.markers_released,
+                "host_fault": self.host_fault,
                 "final_check": self.final_check}
 
 
@@ -488,6 +490,11 @@ class Deployment:
             self._rollout()
         finally:
             self._release()
+            if self.records.fault:
+                self.report.host_fault = self.records.fault
+                self.report.message = self.report.message or (
+                    f"the rollout finished, but the host could not write all its records ({self.records.fault}): "
+                    "the next deploy reads back every device the audit log leaves unfinished")
 
     def _claim(self) -> bool:
         """Mark every device of the rollout as held by this run; devices another deploy (or tool) holds are
@@ -559,6 +566,13 @@ class Deployment:
                 self._stop_before(i + 1, stage.name)
                 return
             at_intent |= set(stage.devices)
+            if self.records.fault and i + 1 < len(self.report.stages):
+                # the stage finished safely (confirmed); nothing more is changed while records cannot be kept
+                self.report.stopped_at = self.report.stages[i + 1].name
+                self.report.message = (f"stopped after {stage.name} (confirmed): the host cannot write its records "
+                                       f"({self.records.fault}); later stages untouched")
+                self._stop_before(i + 1, f"{stage.name}: host cannot write its records")
+                return
 
     def _stop_before(self, index: int, where: str, interrupted: bool = False) -> None:
         if interrupted:
@@ -589,12 +603,21 @@ class Deployment:
                           f"cannot back up the running config: {unread[n]}" if n in unread
                           else "not started: a device of its stage could not be backed up")
             return False
-        for n in names:
-            self.records.write(f"backup/{n}.running", before[n][0].result)
         backups = {n: before[n][0].result for n in names}
-        entries = {n: self.records.audit_start(n, "commit", self.report.devices[n].diff,
-                                               f"{stage.name}, revert timer {self.revert_in} s", before=backups[n],
-                                               method=self.report.devices[n].method) for n in names}
+        try:        # no backup or audit line on disk, no commit: the next run could not reconcile the devices
+            for n in names:
+                self.records.write(f"backup/{n}.running", backups[n])
+            entries = {n: self.records.audit_start(n, "commit", self.report.devices[n].diff,
+                                                   f"{stage.name}, revert timer {self.revert_in} s",
+                                                   before=backups[n], method=self.report.devices[n].method,
+                                                   strict=True)
+                       for n in names}
+        except OSError as exc:
+            why = self.records.refused(exc)
+            self.report.message = f"{stage.name}: not started, the host cannot write its records ({why})"
+            for n in names:
+                self._set(n, "untouched", f"not started: {why}")
+            return False
         started = time.monotonic()
         try:
             results = self._run_per_host(names, commit_device, lambda h: {

@@ -8,6 +8,7 @@ leaves an unfinished line that the next deploy reconciles by reading the device.
 
 from __future__ import annotations
 
+import errno
 import getpass
 import hashlib
 import json
@@ -46,9 +47,14 @@ def write_private(path: Path, text: str, append: bool = False) -> Path:
     """Write (or append) text to a file created 0600: it is never readable by others, not even briefly."""
     private_dir(path.parent)
     flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
-    fd = os.open(path, flags, 0o600)
-    with os.fdopen(fd, "a" if append else "w", encoding="utf-8") as fh:
-        fh.write(text)
+    try:
+        fd = os.open(path, flags, 0o600)
+        with os.fdopen(fd, "a" if append else "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:          # a write refused (full disk, size limit) names no file by itself
+        if exc.filename is None:
+            exc.filename = str(path)
+        raise
     return path
 
 
@@ -68,6 +74,8 @@ class RunRecords:
         self.site = site
         self.log_path = self.dir / "run.log"
         self._handler: Any = None
+        # the first write this host refused (full disk, file size limit): set, the run goes on or stops safely
+        self.fault = ""
 
     def write(self, relative: str, text: str) -> Path:
         return write_private(self.dir / relative, text)
@@ -75,10 +83,20 @@ class RunRecords:
     def write_json(self, relative: str, payload: Any) -> Path:
         return self.write(relative, json.dumps(payload, indent=2, sort_keys=True) + "\n")
 
+    def refused(self, exc: OSError) -> str:
+        """Remember a write the host refused; its one-line description."""
+        text = host_fault(exc)
+        self.fault = self.fault or text
+        return text
+
     def log(self, text: str) -> None:
-        """Append to the run's log file (tracebacks and details that do not belong on the screen)."""
-        with _AUDIT_LOCK:
-            write_private(self.log_path, f"{utc_now_iso()} {text.rstrip()}\n", append=True)
+        """Append to the run's log file (tracebacks and details that do not belong on the screen). A log line
+        the host cannot write is dropped (the fault is kept): it never stops a run."""
+        try:
+            with _AUDIT_LOCK:
+                write_private(self.log_path, f"{utc_now_iso()} {text.rstrip()}\n", append=True)
+        except OSError as exc:
+            self.refused(exc)
 
     def capture_logging(self) -> None:
         """Library log records (Nornir's "task failed" tracebacks, NAPALM, netmiko) go to the run's log file,
@@ -106,10 +124,22 @@ class RunRecords:
             write_private(self.artifacts / AUDIT_FILE, json.dumps(line, sort_keys=True) + "\n", append=True)
 
     def audit_start(self, device: str, action: str, diff: str, detail: str = "", before: str = "",
-                    method: str = "", run: str | None = None) -> str:
+                    method: str = "", run: str | None = None, strict: bool = False) -> str:
         """The line written before a device action; returns its id for audit_end. `before` is the device's
         (masked) running config before the action, recorded as its hash: the next run compares the device
-        with it, whatever happened after; `method` how the change is applied ("drained apply: ...")."""
+        with it, whatever happened after; `method` how the change is applied ("drained apply: ...").
+        strict: raise OSError when the host cannot write it (the line that must exist before a change);
+        else the fault is kept and the action goes on (a confirm or rollback must still happen)."""
+        try:
+            return self._start(device, action, diff, detail, before, method, run)
+        except OSError as exc:
+            if strict:
+                raise
+            self.refused(exc)
+            return uuid.uuid4().hex[:16]
+
+    def _start(self, device: str, action: str, diff: str, detail: str, before: str, method: str,
+               run: str | None) -> str:
         entry = uuid.uuid4().hex[:16]
         line = {"id": entry, "phase": "start", "time": utc_now_iso(), "user": getpass.getuser(),
                 "host": socket.gethostname(), "pid": os.getpid(), "site": self.site, "device": device,
@@ -124,7 +154,16 @@ class RunRecords:
 
     def audit_end(self, entry: str, device: str, action: str, diff: str, outcome: str, detail: str = "",
                   run: str | None = None) -> None:
-        """Complete the line `entry` with what happened."""
+        """Complete the line `entry` with what happened. An end line the host cannot write leaves the action
+        unfinished in the log, which the next deploy reconciles by reading the device: the run goes on (the
+        fault is kept, and the deploy stops once the stage is safe)."""
+        try:
+            self._end(entry, device, action, diff, outcome, detail, run)
+        except OSError as exc:
+            self.refused(exc)
+
+    def _end(self, entry: str, device: str, action: str, diff: str, outcome: str, detail: str,
+             run: str | None) -> None:
         self._append({"id": entry, "phase": "end", "time": utc_now_iso(), "user": getpass.getuser(),
                       "host": socket.gethostname(), "pid": os.getpid(), "site": self.site, "device": device,
                       "action": action, "diff_hash": diff_hash(diff), "outcome": outcome, "detail": detail,
@@ -135,6 +174,16 @@ class RunRecords:
         """A start and end line at once (an action with nothing to wait for)."""
         self.audit_end(self.audit_start(device, action, diff, run=run), device, action, diff, outcome, detail,
                        run=run)
+
+
+def host_fault(exc: OSError) -> str:
+    """One line for a file operation this host refused: what, where, why."""
+    where = f" {exc.filename}" if exc.filename else ""
+    return f"cannot write{where}: {exc.strerror or exc}" if exc.errno in _WRITE_ERRORS else \
+        f"file error{where}: {exc.strerror or exc}"
+
+
+_WRITE_ERRORS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EROFS)
 
 
 def state_hash(text: str) -> str:

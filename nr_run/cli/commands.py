@@ -40,11 +40,15 @@ def announce_lab(args: argparse.Namespace, console: Console) -> None:
     """Say when --lab will start a temporary twin (none is running for the site): it lives for this run only."""
     if not getattr(args, "lab", False) or getattr(args, "quiet", False):
         return
-    from nr_run.cli.lab import _state_dir
+    from nr_run.cli.lab import _state_dir, saved_state
     from nr_run.lab.twin.status import lab_status
 
-    if not lab_status(_state_dir(args))["running"]:
-        console.print(f"no lab twin running for {args.site}: starting a temporary one for this run "
+    state = _state_dir(args)
+    status = lab_status(state)
+    if not status["running"]:
+        start = (f"from the device state saved in {state} by an earlier {status.get('site') or args.site} lab "
+                 f"(`nr-run lab reset --site {args.site}` goes back to day 0)") if saved_state(state) else "from day 0"
+        console.print(f"no lab twin running for {args.site}: starting a temporary one for this run, {start} "
                       f"(`nr-run lab up --site {args.site}` keeps one running)")
 
 

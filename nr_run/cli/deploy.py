@@ -100,7 +100,11 @@ def deploy(args: argparse.Namespace) -> int:
                 run.commit(args.canary, args.batch)
                 if not report.failed and gate is not None and not stop.is_set():
                     _final_check(nr, intent, report, gate, console, args, stop)
-            records.write_json("results.json", report.as_dict())
+            try:
+                records.write_json("results.json", report.as_dict())
+            except OSError as exc:
+                report.message = "; ".join(m for m in (report.message,
+                                                       f"results.json not written: {records.refused(exc)}") if m)
             if stop.is_set():
                 _finish(report, records, console, args)
                 lock.release()
