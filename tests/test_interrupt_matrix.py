@@ -27,6 +27,7 @@ from tests.twin_site import FAST_CHECKS, TwinSite, run_json, ssh_run, wait_until
 
 FAST = [f"--option={c}.{k}={v}" for c, opts in FAST_CHECKS.items() for k, v in opts.items()]
 CONFIRM_S = 12          # the revert timer: long enough for one device's commit and post-checks on the twin
+SLOW_CONFIRM_S = 60     # ... when the device answers slowly from the commit on (a signal during the confirm)
 
 
 def _ecn(d: dict) -> None:          # a change GCU takes on SONiC, a session commit on EOS
@@ -51,11 +52,11 @@ def _site(tmp_path: Path, edit: Callable[[dict], None]) -> Path:
     return inv
 
 
-def _start(twin: TwinSite, inv: Path, host: str, *extra: str) -> subprocess.Popen:
+def _start(twin: TwinSite, inv: Path, host: str, confirm_s: int, *extra: str) -> subprocess.Popen:
     env = {**os.environ, "NR_RUN_LAB_STATE_DIR": str(twin.state)}
     return subprocess.Popen([sys.executable, "-m", "nr_run.cli.main", "deploy", "--site", "dc1", "--lab",
                              "--inventory-dir", str(inv), "--hosts", host, "--artifacts", str(twin.artifacts),
-                             "--json", "--commit", "--yes", "--confirm-timeout", str(CONFIRM_S), *FAST, *extra],
+                             "--json", "--commit", "--yes", "--confirm-timeout", str(confirm_s), *FAST, *extra],
                             cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -87,7 +88,7 @@ def _hold_at(twin: TwinSite, kind: str, host: str, step: str, before: str) -> No
     a SONiC apply) its daemons lag CONFIG_DB, so the verify of the apply is in flight."""
     if step == "after apply" and kind != "eos":
         twin.fault("appl_lag", device=host, ms=6000)
-    elif step in ("before apply", "confirm"):
+    elif step == "before apply":
         twin.fault("slow", device=host, ms=1200)
 
 
@@ -108,7 +109,9 @@ def _wait_for_step(twin: TwinSite, proc: subprocess.Popen, kind: str, host: str,
             wait_until(alive(lambda: twin.running(host) != before), timeout=120, step=0.1)
     elif step == "post-checks":
         wait_until(alive(_line(twin, host, "commit", "end", "committed")), timeout=120, step=0.05)
-    else:
+    else:       # slow from the commit on: its post-checks and then its confirm are in flight for seconds
+        wait_until(alive(_line(twin, host, "commit", "end", "committed")), timeout=120, step=0.05)
+        twin.fault("slow", device=host, ms=1500)
         wait_until(alive(_line(twin, host, "confirm", "start")), timeout=120, step=0.05)
 
 
@@ -118,7 +121,8 @@ def _case(twin: TwinSite, tmp_path: Path, capsys: pytest.CaptureFixture[str], ki
     inv = _site(tmp_path, edit)
     before = twin.running(host)
     _hold_at(twin, kind, host, step, before)
-    proc = _start(twin, inv, host)
+    confirm_s = SLOW_CONFIRM_S if step == "confirm" else CONFIRM_S
+    proc = _start(twin, inv, host, confirm_s)
     try:
         _wait_for_step(twin, proc, kind, host, step, before)
         proc.send_signal(sig)
@@ -134,7 +138,7 @@ def _case(twin: TwinSite, tmp_path: Path, capsys: pytest.CaptureFixture[str], ki
         assert report["interrupted"] == sig.name or report["exit_code"] == 0, report
     confirmed = _line(twin, host, "confirm", "end", "confirmed")()
     # the device's own timer decides what was not confirmed: it fires, nothing is left pending
-    wait_until(lambda: not _pending(twin, host), timeout=CONFIRM_S + 30, step=0.5)
+    wait_until(lambda: not _pending(twin, host), timeout=confirm_s + 30, step=0.5)
     if confirmed:
         assert twin.running(host) != before          # kept: confirmed before the signal landed
     else:
