@@ -52,6 +52,18 @@ def announce_lab(args: argparse.Namespace, console: Console) -> None:
                       f"(`nr-run lab up --site {args.site}` keeps one running)")
 
 
+CELL_MAX = 300       # characters of an inventory-echoed value a table cell shows (JSON carries it whole)
+
+
+def _cell(text: str) -> str:
+    """One table cell from inventory text: control characters shown escaped, clipped (a key of a million
+    newlines must not take seconds to lay out)."""
+    head = text[:CELL_MAX]
+    if not head.isprintable():
+        head = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in head)[:CELL_MAX]
+    return head + (f"... ({len(text)} characters)" if len(text) > CELL_MAX else "")
+
+
 def print_findings(findings: list[Finding], console: Console) -> None:
     table = Table(title="Preflight findings", show_lines=False)
     for col in ("severity", "rule", "file", "host", "field", "message"):
@@ -59,8 +71,8 @@ def print_findings(findings: list[Finding], console: Console) -> None:
     for f in findings:
         style = "red" if f.severity == "error" else "yellow"
         # inventory text is not rich markup: a pattern like "[/_-]" in a message must print as written
-        table.add_row(f"[{style}]{f.severity}[/]", *(escape(v) for v in (f.rule, f.file, f.host or "-",
-                                                                         f.field or "-", f.message)))
+        table.add_row(f"[{style}]{f.severity}[/]", *(escape(_cell(v)) for v in (f.rule, f.file, f.host or "-",
+                                                                                f.field or "-", f.message)))
     console.print(table)
 
 
