@@ -48,9 +48,70 @@ def _as_str(value: Any) -> Any:
     return value
 
 
+# Tables keyed "<port>|<index or range>" (sonic-buffer-pg.yang, sonic-buffer-queue.yang, sonic-queue.yang): a
+# factory switch has "Ethernet0|3-4" where a target may say "Ethernet0|3"; both at once overlap, which
+# buffermgrd/qosorch apply in key order with one range silently overriding the other.
+RANGE_TABLES = ("BUFFER_PG", "BUFFER_QUEUE", "QUEUE")
+_RANGE = re.compile(r"^(?P<port>.+)\|(?P<lo>\d+)(?:-(?P<hi>\d+))?$")
+
+
+def _span(key: str) -> tuple[str, int, int] | None:
+    m = _RANGE.match(key)
+    if m is None:
+        return None
+    lo = int(m.group("lo"))
+    return m.group("port"), lo, int(m.group("hi") or lo)
+
+
+def overlapped_keys(running: dict[str, Any], fragment: dict[str, Any]) -> list[str]:
+    """Keys of one range table in ``running`` that a different key of ``fragment`` overlaps (same port)."""
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for key in fragment:
+        span = _span(key)
+        if span is not None:
+            spans.setdefault(span[0], []).append(span[1:])
+    out = []
+    for key in running:
+        span = _span(key)
+        if span is None or key in fragment:
+            continue
+        port, lo, hi = span
+        if any(lo <= b and a <= hi for a, b in spans.get(port, ())):
+            out.append(key)
+    return sorted(out)
+
+
+def hardware_mismatches(running: ConfigDb, candidate: ConfigDb) -> list[str]:
+    """Why `candidate` was built for other hardware than the switch runs: another HWSKU in DEVICE_METADATA, or
+    a PORT the switch's own table lacks or names with another alias or index (lanes may differ: a breakout
+    changes them). Empty when the switch has no PORT table yet or the candidate names none."""
+    out = []
+    have = str(running.get("DEVICE_METADATA", {}).get("localhost", {}).get("hwsku", ""))
+    want = str(candidate.get("DEVICE_METADATA", {}).get("localhost", {}).get("hwsku", ""))
+    if have and want and have != want:
+        out.append(f"the switch is HWSKU {have}, the config is for {want}")
+    ports = running.get("PORT", {})
+    for name, entry in sorted(candidate.get("PORT", {}).items()):
+        if not ports or not isinstance(entry, dict):
+            break
+        mine = ports.get(name)
+        if not isinstance(mine, dict):
+            out.append(f"{name} is not a port of the switch's PORT table")
+            continue
+        for field in ("alias", "index"):
+            if field in entry and field in mine and entry[field] != mine[field]:
+                out.append(f"{name} {field} is {mine[field]} on the switch, {entry[field]} in the config")
+    return out
+
+
 def deep_merge(running: ConfigDb, fragment: ConfigDb) -> ConfigDb:
-    """Merge ``fragment`` into a copy of ``running`` at table/key/field granularity."""
+    """Merge ``fragment`` into a copy of ``running`` at table/key/field granularity; in the range-keyed tables
+    a fragment key replaces the running keys it overlaps (the target's ``|3`` replaces a factory ``|3-4``)."""
     merged = copy.deepcopy(running)
+    for table in RANGE_TABLES:
+        if isinstance(fragment.get(table), dict) and isinstance(merged.get(table), dict):
+            for key in overlapped_keys(merged[table], fragment[table]):
+                del merged[table][key]
     for table, entries in fragment.items():
         target = merged.setdefault(table, {})
         for key, fields in entries.items():

@@ -1,7 +1,8 @@
 """What GCU (`config apply-patch`) will refuse on this switch, predicted before anything is sent.
 
-The rules are sonic-utilities' own (gcu_rules.json, transcribed from gcu_field_operation_validators.conf.json
-with its source commit): GCU diffs the running config against the target (jsonpatch.from_diff), refuses a
+The rules are sonic-utilities' own, per release branch (gcu_rules.json for master, gcu_rules_releases.json
+for 202305..202511, each transcribed from that branch's gcu_field_operation_validators.conf.json with its
+commit) and chosen by the release the switch reports (`show version`'s build date): GCU diffs the running config against the target (jsonpatch.from_diff), refuses a
 removal of a protected path, then runs each table's field-operation validator on every element of that
 diff. The RDMA validator maps the HWSKU to an ASIC family, refuses families and releases a scenario does not
 list, and allows only the listed fields and operations; BUFFER_POOL lists none, so every pool change is
@@ -24,16 +25,34 @@ VALIDATOR_MODULE = "generic_config_updater.field_operation_validators"
 SUPPORTED_FECS = ("rs", "fc", "none", "auto")
 
 
-@lru_cache(maxsize=1)
-def rules() -> dict[str, Any]:
-    return json.loads(resources.files("napalm_sonic").joinpath("gcu_rules.json").read_text(encoding="utf-8"))
+RELEASES = ("202305", "202311", "202405", "202411", "202505", "202511")
+MASTER = "master"
+FIRST_AFTER_RELEASES = "202605"      # a build dated from here on runs rules newer than 202511's: master's
 
 
-def asic_family(hwsku: str, asic_type: str = "vs") -> str:
+@lru_cache(maxsize=8)
+def rules(release: str = MASTER) -> dict[str, Any]:
+    """The GCU rules of a release branch (master's for "master" or a release nr-run has no rules for)."""
+    if release in RELEASES:
+        text = resources.files("napalm_sonic").joinpath("gcu_rules_releases.json").read_text(encoding="utf-8")
+        return dict(json.loads(text)["releases"][release])
+    return dict(json.loads(resources.files("napalm_sonic").joinpath("gcu_rules.json").read_text(encoding="utf-8")))
+
+
+def release_of(build_version: str) -> str:
+    """The release branch whose GCU a build runs: the newest branch at or before its YYYYMMDD date
+    ("SONiC.20240510.12" -> "202405"); "master" for a build without a date (master images) or past 202511."""
+    date = branch_of(build_version)
+    if date is None or date[:6] >= FIRST_AFTER_RELEASES:
+        return MASTER
+    return next((r for r in reversed(RELEASES) if r <= date[:6]), RELEASES[0])
+
+
+def asic_family(hwsku: str, asic_type: str = "vs", release: str = MASTER) -> str:
     """GCU's get_asic_name(): Mellanox lists match the HWSKU exactly, Broadcom lists as a substring; "vs"
     is looked up in both. "unknown" when no list has it (then every RDMA-validated change is refused)."""
     sku = hwsku.lower()
-    asics = rules()["asics"]
+    asics = rules(release)["asics"]
     if asic_type in ("cisco-8000", "marvell-teralynx"):
         return asic_type
     if asic_type in ("mellanox", "vs"):
@@ -62,7 +81,8 @@ class Refusal:
     message: str         # GCU's own error text
 
 
-def _rdma(element: dict[str, Any], asic: str, branch: str | None, exact: bool, remove_port: bool) -> str | None:
+def _rdma(element: dict[str, Any], asic: str, branch: str | None, exact: bool, remove_port: bool,
+          release: str = MASTER) -> str | None:
     """None if allowed, else the reason (field_operation_validators.rdma_config_update_validator_common)."""
     if asic == "unknown":
         return "HWSKU is in no ASIC family of GCU's table"
@@ -73,7 +93,7 @@ def _rdma(element: dict[str, Any], asic: str, branch: str | None, exact: bool, r
     base = "/".join(rest).lower()
     value = element.get("value")
     fields = ([f"{base}/{k}" if base else k for k in value] if isinstance(value, dict) else [base])
-    scenarios = rules()["tables"][table]["scenarios"]
+    scenarios = rules(release)["tables"][table]["scenarios"]
     for field in fields:
         def match(gcu_field: str, field: str = field) -> bool:
             return field == gcu_field if exact else field.split("/")[-1] == gcu_field
@@ -89,13 +109,16 @@ def _rdma(element: dict[str, Any], asic: str, branch: str | None, exact: bool, r
     return None
 
 
-def _validator_reason(name: str, element: dict[str, Any], asic: str, branch: str | None) -> str | None:
+def _validator_reason(name: str, element: dict[str, Any], asic: str, branch: str | None,
+                      release: str = MASTER) -> str | None:
     if name == "rdma_config_update_validator":
-        return _rdma(element, asic, branch, exact=True, remove_port=True)
+        return _rdma(element, asic, branch, exact=True, remove_port=True, release=release)
+    if name == "wred_profile_config_update_validator":            # 202505: field names matched by their end
+        return _rdma(element, asic, branch, exact=False, remove_port=False, release=release)
     if name == "buffer_profile_config_update_validator":
         if len(jsonpointer.JsonPointer(element["path"]).parts) == 2:      # a whole profile
             return None if element["op"] in ("add", "remove", "replace") else f"operation {element['op']}"
-        return _rdma(element, asic, branch, exact=False, remove_port=False)
+        return _rdma(element, asic, branch, exact=False, remove_port=False, release=release)
     if name == "port_config_update_validator":
         # speed/fec must be in STATE_DB's supported lists; without them only the default fec list applies
         return None if element["op"] == "remove" else _bad_fec(element)
@@ -130,17 +153,18 @@ def refusals(running: dict[str, Any], target: dict[str, Any], hwsku: str, asic_t
 
 def _refusals(diff: list[dict[str, Any]], hwsku: str, asic_type: str, build_version: str) -> list[Refusal]:
     out: list[Refusal] = []
+    release = release_of(build_version)
     for element in diff:
-        if element["op"] == "remove" and element["path"] in rules()["protected_removes"]:
+        if element["op"] == "remove" and element["path"] in rules(release)["protected_removes"]:
             out.append(Refusal(element["path"].split("/")[1], element["path"], "remove", "protected path",
                                "Given patch operation is invalid. Operation: remove is illegal on field: "
                                f"{element['path']}"))
-    asic = asic_family(hwsku, asic_type)
+    asic = asic_family(hwsku, asic_type, release)
     branch = branch_of(build_version)
     for element in diff:
         table = jsonpointer.JsonPointer(element["path"]).parts[0]
-        for name in rules()["tables"].get(table, {}).get("validators", []):
-            reason = _validator_reason(name, element, asic, branch)
+        for name in rules(release)["tables"].get(table, {}).get("validators", []):
+            reason = _validator_reason(name, element, asic, branch, release)
             if reason is not None:
                 out.append(Refusal(table, element["path"], element["op"], reason,
                                    f"Modification of {table} table is illegal- validating function "
@@ -163,7 +187,7 @@ DRAINED_TABLES = {
 def apply_method(running: dict[str, Any], target: dict[str, Any], hwsku: str, asic_type: str = "vs",
                  build_version: str = "") -> tuple[str, str]:
     """("gcu", why) or ("drained apply", why) for the running->target change on this switch."""
-    asic = asic_family(hwsku, asic_type)
+    asic = asic_family(hwsku, asic_type, release_of(build_version))
     diff = jsonpatch.JsonPatch.from_diff(running, target).patch      # the costly step: once per decision
     found = _refusals(diff, hwsku, asic_type, build_version)
     if found:

@@ -170,6 +170,7 @@ class SonicDriver(NetworkDriver):
         try:
             fragment = self._read_candidate(filename, config)
             running = self._running()
+            _refuse_other_hardware(running, fragment)
             self._set_candidate(running, configdb.deep_merge(running, fragment))
         except (ValueError, OSError, CommandErrorException) as exc:
             self._forget_candidate()
@@ -179,6 +180,7 @@ class SonicDriver(NetworkDriver):
         try:
             doc = self._read_candidate(filename, config)
             running = self._running()
+            _refuse_other_hardware(running, doc)
             for table in self.preserve:
                 if table in running and table not in doc:
                     doc[table] = copy.deepcopy(running[table])
@@ -549,6 +551,14 @@ class SonicDriver(NetworkDriver):
         if encoding != "text":
             raise NotImplementedError(f"{encoding} is not a supported encoding")
         return {c: self._run(c)[1] for c in commands}
+
+
+def _refuse_other_hardware(running: configdb.ConfigDb, candidate: configdb.ConfigDb) -> None:
+    """A config rendered for another HWSKU or port table is refused before anything is pushed (ValueError)."""
+    found = configdb.hardware_mismatches(running, candidate)
+    if found:
+        raise ValueError("config does not match the switch's hardware: " + "; ".join(found[:5])
+                         + (f" (and {len(found) - 5} more)" if len(found) > 5 else ""))
 
 
 def _gcu_reason(output: str) -> str:

@@ -18,14 +18,22 @@ JSON schema of `CheckReport.to_dict()` ("schema": "nr-run.check/2"); lists are s
 {
   "schema": "nr-run.check/2",
   "site": "dc1",
-  "passed": false,                               # true iff no finding has passed=false
+  "passed": false,                               # true iff every failed finding is a declared degradation
   "checks": ["bgp", "pfc", ...],                 # checks that ran, name order
-  "summary": {"findings": 120, "passed": 118, "failed": 2, "error": 1, "warning": 1, "info": 118,
+  "summary": {"findings": 120, "passed": 118, "failed": 2, "declared": 0, "error": 1, "warning": 1, "info": 118,
               "devices": 10, "by_check": {"pfc": {"passed": 40, "failed": 1}, ...}},
   "findings": [                                   # failed first, then by severity, check, device, target
     {"check": "pfc", "device": "rtsw1", "target": "Ethernet1", "expected": "pfc priorities 3",
      "observed": "pfc priorities 4", "passed": false, "severity": "error", "hint": "...",
-     "port": "Ethernet1", "peer_device": "ctsw1", "peer_port": "Ethernet1"}, ...],
+     "port": "Ethernet1", "peer_device": "ctsw1", "peer_port": "Ethernet1",
+     "cause": "<cause id>" | null,                # null on a passed or a declared finding
+     "declared": false}, ...],                    # true: a known degradation the inventory declares (fails nothing)
+  "causes": [                                     # failed findings grouped by probable cause (validators.correlate):
+    {"id": "link:ctsw1:Ethernet1|rtsw1:Ethernet1", "kind": "link" | "device" | "config",
+     "layer": "physical" | "device" | "config",   # physical first, then devices, then configuration
+     "summary": "link ctsw1:Ethernet1 <-> rtsw1:Ethernet1: oper down on ctsw1:Ethernet1",
+     "root": "<finding id>", "hint": "...", "devices": ["ctsw1", "rtsw1"],
+     "findings": ["<finding id>", ...]}, ...],   # the root first, then the consequences folded under it
   "collection_errors": {"rtsw3": {"bgp": "ConnectionException: ..."}},
   "port_counters": {"rtsw1": {"Ethernet1": {"pfc_rx_frames": 0, "pfc_tx_frames": 0, "ecn_marked_packets": 12,
                                             "queue_drops": 0}}},        # latest counter sample, when taken
@@ -54,11 +62,13 @@ from nr_run.validators.base import (
     Check,
     Finding,
     Selection,
+    all_checks,
     evaluate_all,
     required_sections,
     select,
 )
 from nr_run.validators.collect import collect_sections, runner_for, supported
+from nr_run.validators.correlate import Cause, cause_of, correlate
 from nr_run.validators.helpers import distinct
 from nr_run.validators.probes import REPORT_KEYS, Sleep
 
@@ -100,10 +110,31 @@ class CheckReport:
     states: dict[str, DeviceState] = field(default_factory=dict, repr=False, compare=False)
     started: float = 0.0
     finished: float = 0.0
+    # the intent the findings were judged against: the links and adjacencies that group them by cause
+    fabric: FabricIntent | None = field(default=None, repr=False, compare=False)
+    _causes: list[Cause] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def causes(self) -> list[Cause]:
+        """The failed findings the inventory does not declare, grouped by probable cause, physical layer first."""
+        if self._causes is None:
+            known = self.declared_ids()
+            self._causes = correlate([f for f in self.findings if f.id not in known], self.fabric)
+        return self._causes
+
+    def declared(self) -> list[Finding]:
+        """Failed findings that report what the inventory declares (a removed link, a NIC out of service):
+        known degradations, reported every run, failing nothing."""
+        checks = all_checks()
+        return [f for f in self.findings if not f.passed and f.check in checks and checks[f.check].declared]
+
+    def declared_ids(self) -> set[str]:
+        return {f.id for f in self.declared()}
 
     @property
     def passed(self) -> bool:
-        return all(f.passed for f in self.findings)
+        """No failed finding besides the declared degradations."""
+        known = self.declared_ids()
+        return all(f.passed or f.id in known for f in self.findings)
 
     def summary(self) -> dict[str, Any]:
         by_check: dict[str, dict[str, int]] = {c: {"passed": 0, "failed": 0} for c in self.checks}
@@ -114,19 +145,25 @@ class CheckReport:
             "findings": len(self.findings),
             "passed": len(self.findings) - len(failed),
             "failed": len(failed),
+            "declared": len(self.declared()),
             **{sev: sum(1 for f in self.findings if f.severity == sev) for sev in SEVERITY_ORDER},
             "devices": self.devices,
             "by_check": dict(sorted(by_check.items())),
         }
 
     def to_dict(self) -> dict[str, Any]:
+        causes = self.causes()
+        owner = cause_of(causes)
+        known = self.declared_ids()
         return {
             "schema": SCHEMA,
             "site": self.site,
             "passed": self.passed,
             "checks": list(self.checks),
             "summary": self.summary(),
-            "findings": [f.to_dict() for f in self.findings],
+            "findings": [{**f.to_dict(), "cause": owner.get(f.id) if not f.passed else None,
+                          "declared": f.id in known} for f in self.findings],
+            "causes": [c.to_dict() for c in causes],
             "collection_errors": {d: dict(sorted(e.items())) for d, e in sorted(self.collection_errors.items())},
             "port_counters": {d: dict(sorted(p.items())) for d, p in sorted(self.port_counters.items())},
             **{key: self.probe_results.get(key) for key in sorted({*REPORT_KEYS, *self.probe_results})},
@@ -202,7 +239,7 @@ def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None
         probe_results=results,
         devices=len(hosts),
         port_counters={h: port_counters(s) for h, s in states.items() if s.counters_second or s.counters_first},
-        states=states, started=started, finished=time.time(),
+        states=states, started=started, finished=time.time(), fabric=fabric,
     )
 
 
@@ -223,30 +260,94 @@ def port_counters(state: DeviceState) -> dict[str, dict[str, int]]:
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
 
 
-def print_report(report: CheckReport, console: Any, show_passed: bool = False, quiet: bool = False) -> None:
-    """Rich rendering: one-line summary, failed findings grouped by severity, per-check counts, RDMA results
-    (a grid for small matrices, a summary with the failed pairs listed for large ones). `quiet`: the
-    summary line and the failed findings only."""
+# consequences shown under each cause without -v (the rest are counted; results.json has them all)
+FOLD_MAX = 5
+
+
+def verdict_line(report: CheckReport) -> str:
+    """The one line that says what the check found (rich markup)."""
+    s = report.summary()
+    errors = sum(1 for f in report.findings if not f.passed and f.severity == "error")
+    warnings = sum(1 for f in report.findings if not f.passed and f.severity == "warning")
+    verdict = "[bold green]PASS[/]" if report.passed else "[bold red]FAIL[/]"
+    causes = len(report.causes())
+    known = s["declared"]
+    failed = s["failed"] - known
+    why = f" from {causes} probable cause(s)" if causes else ""
+    errors -= sum(1 for f in report.declared() if f.severity == "error")
+    warnings -= sum(1 for f in report.declared() if f.severity == "warning")
+    tail = f"; {known} known degradation(s) declared in the inventory" if known else ""
+    return (f"{verdict} {report.site}: {len(report.checks)} checks on {s['devices']} devices, "
+            f"{s['passed']} passed, {failed} failed ({errors} errors, {warnings} warnings){why}{tail}")
+
+
+def declared_table(report: CheckReport) -> Any:
+    """The known degradations: what the inventory declares, reported every run, failing nothing."""
+    from rich.table import Table
+
+    rows = report.declared()
+    t = Table(title=f"known degradations, declared in the inventory ({len(rows)})", title_style="yellow")
+    for col in ("check", "device", "target", "observed", "hint"):
+        t.add_column(col, overflow="fold")
+    for f in rows:
+        t.add_row(f.check, f.device, f.target, f.observed, f.hint)
+    return t
+
+
+def causes_table(report: CheckReport, all_consequences: bool = False) -> Any:
+    """Failed findings grouped by probable cause: one row per cause, its consequences folded under it."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    causes = report.causes()
+    t = Table(title=f"causes ({len(causes)})", title_style="bold red", show_lines=True)
+    for col in ("#", "layer", "cause / consequences", "hint"):
+        t.add_column(col, overflow="fold")
+    for n, cause in enumerate(causes, 1):
+        shown = cause.consequences if all_consequences else cause.consequences[:FOLD_MAX]
+        lines = [f"[{_STYLE[cause.root.severity]}]{escape(cause.summary)}[/]"]
+        lines += [f"  {'└' if k == len(shown) - 1 else '├'} {escape(_short(f))}" for k, f in enumerate(shown)]
+        hidden = len(cause.consequences) - len(shown)
+        if hidden:
+            lines.append(f"  … {hidden} more (-v, results.json)")
+        t.add_row(str(n), cause.layer, "\n".join(lines), escape(cause.root.hint))
+    return t
+
+
+def _short(f: Finding) -> str:
+    return f"{f.check} {f.device} {f.target}: {f.observed} (expected {f.expected})"
+
+
+def print_report(report: CheckReport, console: Any, show_passed: bool = False, quiet: bool = False,
+                 verdict: bool = True) -> None:
+    """Rich rendering: failed findings grouped by probable cause (consequences folded; all of them with
+    `show_passed`, which -v sets), passed findings with `show_passed`, per-check counts, RDMA results (a grid
+    for small matrices, a summary with the failed pairs listed for large ones), then the one-line verdict
+    (unless `verdict` is False: the caller ends with its own). `quiet`: the causes and the verdict only."""
+    from rich.table import Table
+
+    if report.causes():
+        console.print(causes_table(report, all_consequences=show_passed))
+    if report.declared():
+        console.print(declared_table(report))
+    passed = [f for f in report.findings if f.passed] if show_passed else []
+    if passed:
+        t = Table(title=f"passed ({len(passed)})", title_style=_STYLE["info"], show_lines=False)
+        for col in ("check", "device", "target", "expected", "observed"):
+            t.add_column(col, overflow="fold")
+        for f in passed:
+            t.add_row(f.check, f.device, f.target, f.expected, f.observed)
+        console.print(t)
+    if not quiet:
+        _print_counts(report, console)
+    if verdict:
+        console.print(verdict_line(report))
+
+
+def _print_counts(report: CheckReport, console: Any) -> None:
     from rich.table import Table
 
     s = report.summary()
-    verdict = "[bold green]PASS[/]" if report.passed else "[bold red]FAIL[/]"
-    errors = sum(1 for f in report.findings if not f.passed and f.severity == "error")
-    warnings = sum(1 for f in report.findings if not f.passed and f.severity == "warning")
-    console.print(f"{verdict} {report.site}: {len(report.checks)} checks on {s['devices']} devices, "
-                  f"{s['passed']} passed, {s['failed']} failed ({errors} errors, {warnings} warnings)")
-    for sev in ("error", "warning", "info"):
-        rows = [f for f in report.findings if (not f.passed or show_passed) and f.severity == sev]
-        if not rows:
-            continue
-        t = Table(title=f"{sev} ({len(rows)})", title_style=_STYLE[sev], show_lines=False)
-        for col in ("check", "device", "target", "expected", "observed", "hint"):
-            t.add_column(col, overflow="fold")
-        for f in rows:
-            t.add_row(f.check, f.device, f.target, f.expected, f.observed, f.hint)
-        console.print(t)
-    if quiet:
-        return
     counts = Table(title="checks")
     counts.add_column("check")
     counts.add_column("passed", justify="right")

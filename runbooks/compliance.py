@@ -22,6 +22,7 @@ from nr_run.intent.models import FabricIntent
 from nr_run.runbooks.check import CheckReport, run_checks
 from nr_run.runbooks.history import DEFAULT_RETENTION_S, record_report
 from nr_run.runbooks.records import RunRecords
+from nr_run.validators.base import Selection
 from nr_run.validators.probes import Sleep
 
 Outcome = Literal["ok", "drift", "failed"]
@@ -60,18 +61,23 @@ def intended_configs(fabric: FabricIntent) -> dict[str, str]:
 def run_compliance(nr: Nornir, fabric: FabricIntent, records: RunRecords, *,
                    configs: Mapping[str, str] | None = None, checks: list[str] | None = None,
                    options: Mapping[str, Mapping[str, Any]] | None = None, progress: Any = None,
-                   sleep: Sleep = time.sleep, retention_s: float | None = DEFAULT_RETENTION_S) -> ComplianceResult:
+                   sleep: Sleep = time.sleep, retention_s: float | None = DEFAULT_RETENTION_S,
+                   selection: Mapping[str, Selection] | None = None) -> ComplianceResult:
     """Diff every switch against its intended config (a deploy dry run: nothing is committed), then run
     the checks and record them in the site's history (`retention_s` None: not recorded). `configs` default to
     the rendered intent of every switch; `checks`/`options` as for run_checks; `progress` a
-    runbooks.progress.DeviceProgress (a silent one by default)."""
+    runbooks.progress.DeviceProgress (a silent one by default); `selection` (as for run_checks) narrows the
+    run to its devices: only their configs are diffed, only they are read and judged."""
     from nr_run.runbooks.deploy import Deployment
     from nr_run.runbooks.progress import DeviceProgress
 
     configs = dict(configs) if configs is not None else intended_configs(fabric)
+    if selection is not None:
+        configs = {n: c for n, c in configs.items() if n in selection}
+        nr = nr.filter(filter_func=lambda h: h.name in selection)
     drift_run = Deployment(nr, fabric, configs, records, progress or DeviceProgress(None, sorted(configs)))
     drift_run.dry_run()
-    report = run_checks(nr, fabric, checks, options, sleep, progress=progress)
+    report = run_checks(nr, fabric, checks, options, sleep, progress=progress, selection=selection)
     history_error = ""
     if retention_s is not None:
         _, history_error = record_report(records.artifacts, report, "compliance", retention_s)

@@ -26,7 +26,14 @@ from nornir.core.task import Result, Task
 
 from nr_run.intent.models import FabricIntent
 from nr_run.platforms import registry
-from nr_run.platforms.base import DeployPolicy, TrafficShift, marker_time
+from nr_run.platforms.base import (
+    COMMIT,
+    ApplyMethod,
+    DeployPolicy,
+    ReplaceCandidate,
+    ShiftsTraffic,
+    marker_time,
+)
 from nr_run.runbooks.deploy_marker import (
     ForeignPending,
     MarkerHeld,
@@ -65,13 +72,13 @@ def _policy(platform: str) -> DeployPolicy:
     return policy
 
 
-def check_policies(platforms: set[str]) -> None:
-    """Read every deploy policy the run needs before touching a device (PolicyMissing fails the run)."""
+def check_policies(platforms: set[str], commit: bool = False) -> None:
+    """Read every deploy policy the run needs before touching a device (PolicyMissing fails the run); a commit
+    also needs every platform's device marker (registry.MissingCapability)."""
+    if commit:
+        registry.require(platforms, COMMIT)
     for name in sorted(platforms):
-        policy = _policy(name)
-        check = getattr(policy, "check", None)
-        if check is not None:
-            check()
+        _policy(name).check()
 
 
 def _driver(task: Task) -> Any:
@@ -90,10 +97,10 @@ def _load(device, config: str, replace: bool) -> None:
 def _candidate(task: Task, device: Any, config: str, replace: bool) -> str:
     """What a load sends: the rendered config, or for a replace what the platform's policy makes of it (EOS
     carries the running config's local users and AAA over: the inventory never holds them)."""
-    complete = getattr(_policy(task.host.platform or ""), "replace_candidate", None) if replace else None
-    if complete is None:
+    policy = _policy(task.host.platform or "")
+    if not replace or not isinstance(policy, ReplaceCandidate):
         return config
-    return str(complete(device.get_config(retrieve="running")["running"], config))
+    return policy.replace_candidate(device.get_config(retrieve="running")["running"], config)
 
 
 def _guard_pending(task: Task, device, break_lock: bool = False, earlier: Collection[str] = ()) -> None:
@@ -130,10 +137,11 @@ def diff_device(task: Task, config: str, replace: bool = False, break_lock: bool
 
 def _apply_method(task: Task, device: Any) -> tuple[str, str] | None:
     """(method, why) from the platform's deploy policy, for policies that tell (SONiC: gcu | drained apply)."""
-    explain = getattr(_policy(task.host.platform or ""), "apply_method", None)
-    if explain is None:
+    policy = _policy(task.host.platform or "")
+    if not isinstance(policy, ApplyMethod):
         return None
-    return explain(device.get_config(retrieve="running")["running"], device.get_config(retrieve="candidate")["candidate"])
+    return policy.apply_method(device.get_config(retrieve="running")["running"],
+                               device.get_config(retrieve="candidate")["candidate"])
 
 
 def _masked_running(task: Task, device: Any) -> str:
@@ -170,7 +178,7 @@ def device_status(task: Task) -> Result:
     device = _driver(task)
     running = _masked_running(task, device)
     policy = _policy(task.host.platform or "")
-    shifted = policy.traffic_shifted(device) if isinstance(policy, TrafficShift) else None
+    shifted = policy.traffic.shifted(device) if isinstance(policy, ShiftsTraffic) else None
     return Result(host=task.host, result={"running": running, "pending": bool(device.has_pending_commit()),
                                           "shifted": shifted})
 
@@ -178,9 +186,9 @@ def device_status(task: Task) -> Result:
 def restore_traffic(task: Task) -> Result:
     """Shift traffic back to a switch an interrupted drained apply left shifted away."""
     policy = _policy(task.host.platform or "")
-    if not isinstance(policy, TrafficShift):
+    if not isinstance(policy, ShiftsTraffic):
         return Result(host=task.host, result="no traffic shift on this platform")
-    policy.undrain(_driver(task))
+    policy.traffic.restore(_driver(task))
     return Result(host=task.host, result="traffic shifted back")
 
 

@@ -16,7 +16,7 @@ baseline and the final whole-site check, not once per stage.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,12 +77,17 @@ class StageGate:
     stage_checks: list[str] = field(default_factory=lambda: list(STAGE_CHECKS))
     baseline_failed: set[Key] | None = None
     baseline_summary: dict[str, Any] | None = None
+    # called with the baseline's CheckReport and "deploy-baseline" (the CLI records it in the site's history)
+    recorder: Callable[[Any, str], Any] | None = None
 
     def take_baseline(self, nr: Nornir) -> dict[str, Any]:
         """Every check over the whole site before anything is committed; remembers what already fails."""
         from nr_run.runbooks.check import run_checks
 
-        report = run_checks(nr, self.intent, None, self.options).to_dict()
+        checked = run_checks(nr, self.intent, None, self.options)
+        if self.recorder is not None:
+            self.recorder(checked, "deploy-baseline")
+        report = checked.to_dict()
         failed = [f for f in report["findings"] if not f["passed"]]
         self.baseline_failed = {finding_key(f) for f in failed}
         self.baseline_summary = {"passed": report["passed"], "failed": len(failed), "summary": report["summary"]}

@@ -2,7 +2,7 @@
 other hosts (the site lock only covers this host).
 
 Before the first commit every device of the rollout is claimed: its platform's marker hook
-(DeployPolicy.marker) lists what holds the device; another deploy's marker refuses the device (one line: the
+(a DeployPolicy that is a MarksDevices) lists what holds the device; another deploy's marker refuses the device (one line: the
 marker and its age) unless --break-lock, which removes it; our marker is then placed. Two deploys that claim
 at the same moment both see each other's marker on the second read: the later one (by start time, then name)
 backs off. Markers are removed when the deploy ends. Platforms without a marker hook are not claimed.
@@ -18,7 +18,7 @@ from typing import Any
 from nornir.core.task import Result, Task
 
 from nr_run.platforms import registry
-from nr_run.platforms.base import MARKER_PREFIX, DeviceMarker, Hold, marker_time
+from nr_run.platforms.base import MARKER_PREFIX, DeviceMarker, Hold, MarksDevices, marker_time
 
 
 class ForeignPending(Exception):
@@ -35,7 +35,7 @@ class SessionPending(ForeignPending):
 
 def hook(platform: str) -> DeviceMarker | None:
     policy = registry.get(platform).deploy
-    return getattr(policy, "marker", None) if policy is not None else None
+    return policy.marker if isinstance(policy, MarksDevices) else None
 
 
 def _driver(task: Task) -> Any:

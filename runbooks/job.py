@@ -4,29 +4,46 @@ The job's nodes (servers of the compiled intent) give their NICs, the RTSW ports
 the RTSWs' uplinks and the CTSW ports at the far end of those uplinks. The usual checks
 (validators) run on an intent scoped to exactly those devices and ports: PFC state, watchdog and storms
 (pfc), ECN configuration (ecn), lossless drops and pause rates over a short counter window (counters),
-link state (interfaces) and ECMP width from each of the job's RTSWs toward the job's other racks (ecmp).
-A finding on a port outside the job is not the job's problem and is dropped. The verdict is one line:
-"ok: ..." or "drain: <device> <port> <what> (<observed>)".
+link state (interfaces), LLDP against the planned cabling (cabling: a swapped or missing rail cable) and ECMP
+width from each of the job's RTSWs toward the job's other racks (ecmp). Every compute NIC of every node is
+in scope: one the cabling plan gives no rail link is a finding (rails), not a NIC left out of the job.
+A finding on a port outside the job is not the job's problem and is dropped.
+
+Each switch is read and measured on its own, so a switch that does not answer within the budget costs only its
+own verdict: the findings of the switches that did answer drain the job whatever else timed out, and the
+switches left unanswered are named. Whether "could not check" alone drains is the site's choice
+(`unknown_drains`; docs/slurm.md). The verdict is one line: "ok: ...", "drain: <device> <port> <what>
+(<observed>)" or "unknown: <switches> not checked ...".
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from nornir.core import Nornir
 
 from nr_run.intent.models import FabricIntent, Link
-from nr_run.validators.base import SEVERITY_ORDER, Finding
+from nr_run.platforms.state import DeviceState
+from nr_run.validators.base import (
+    SEVERITY_ORDER,
+    Check,
+    Finding,
+    Selection,
+    evaluate_all,
+    required_sections,
+    select,
+)
+from nr_run.validators.probes import Sleep
 
-JOB_CHECKS = ["counters", "ecmp", "ecn", "interfaces", "pfc"]
+JOB_CHECKS = ["cabling", "counters", "ecmp", "ecn", "interfaces", "pfc"]
 # a prolog has seconds, not minutes: the counter window is short unless an option says otherwise
 DEFAULT_OPTIONS: dict[str, dict[str, Any]] = {"counters": {"interval_s": 1.0}}
 # which failure names the drain reason when several fail: what hurts a job most first
-_RANK = {"pfc": 0, "counters": 1, "interfaces": 2, "ecmp": 3, "ecn": 4}
+_RANK = {"pfc": 0, "counters": 1, "rails": 2, "interfaces": 3, "cabling": 4, "ecmp": 5, "ecn": 6}
 
 
 class UnknownNodes(ValueError):
@@ -40,6 +57,7 @@ class JobScope:
     nodes: tuple[str, ...]
     nics: tuple[tuple[str, str, str, str], ...]          # (node, nic, rtsw, rtsw port)
     ports: Mapping[str, frozenset[str]]                   # switch -> its ports the job uses
+    uncabled: tuple[tuple[str, str], ...] = ()            # (node, compute NIC) the cabling plan gives no rail link
 
     @property
     def devices(self) -> list[str]:
@@ -58,18 +76,23 @@ def job_scope(fabric: FabricIntent, nodes: list[str]) -> JobScope:
         raise UnknownNodes(f"not a GPU server of site {fabric.site}: {shown}")
     ports: dict[str, set[str]] = {}
     nics = []
+    uncabled = []
     for node in nodes:
+        cabled = set()
         for nic in fabric.devices[node].nics:
             if not nic.peer_device or nic.peer_device not in fabric.devices:
-                continue          # a NIC that is not cabled carries none of the job's fabric traffic
+                continue
+            cabled.add(nic.name)
             nics.append((node, nic.name, nic.peer_device, nic.peer_port))
             ports.setdefault(nic.peer_device, set()).add(nic.peer_port)
+        # a compute NIC without a rail link carries none of the job's traffic: the job runs short of a rail
+        uncabled += [(node, port) for port in fabric.devices[node].rails if port not in cabled]
     for rtsw in sorted({n[2] for n in nics}):
         for itf in fabric.devices[rtsw].interfaces:
             if itf.role == "fabric":     # ECMP spreads the job's traffic over every uplink
                 ports[rtsw].add(itf.name)
                 ports.setdefault(itf.peer_device, set()).add(itf.peer_port)
-    return JobScope(tuple(nodes), tuple(nics), {d: frozenset(p) for d, p in sorted(ports.items())})
+    return JobScope(tuple(nodes), tuple(nics), {d: frozenset(p) for d, p in sorted(ports.items())}, tuple(uncabled))
 
 
 def scoped_fabric(fabric: FabricIntent, scope: JobScope) -> FabricIntent:
@@ -90,38 +113,56 @@ def _in(link: Link, scope: JobScope) -> bool:
 class JobVerdict:
     scope: JobScope
     findings: list[Finding] = field(default_factory=list)       # failed, within the job's ports
-    unknown: dict[str, str] = field(default_factory=dict)       # device -> what could not be read
+    unknown: dict[str, str] = field(default_factory=dict)       # device -> why it was not (fully) checked
     elapsed_s: float = 0.0
     budget_s: float = 0.0
-    timed_out: bool = False
+    timed_out: bool = False                                      # some switch did not answer within the budget
+    unknown_drains: bool = False                                 # the site's choice: "could not check" drains
 
     @property
     def drain(self) -> bool:
-        return bool(self.findings)
+        return bool(self.findings) or (self.unknown_drains and bool(self.unknown))
+
+    @property
+    def verdict(self) -> str:
+        """ok, drain, or unknown (some switch not checked, nothing found on the others, the site lets it pass)."""
+        return "drain" if self.drain else "unknown" if self.unknown else "ok"
+
+    def _unchecked(self) -> str:
+        names = sorted(self.unknown)
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        late = sum(1 for d in names if self.unknown[d].startswith(NO_ANSWER))
+        why = (f"no answer within the {self.budget_s:g} s budget" if late == len(names)
+               else "unreadable" if not late else f"{late} without an answer within the {self.budget_s:g} s budget")
+        return f"{len(names)} switch(es) not checked ({why}): {shown}"
 
     def line(self) -> str:
-        """The one line a prolog prints: ok or the drain reason."""
-        if not self.findings:
-            what = (f"ok: {len(self.scope.nodes)} node(s), {len(self.scope.nics)} NIC(s), "
-                    f"{len(self.scope.ports)} switch(es) checked in {self.elapsed_s:.1f} s")
-            if self.timed_out:
-                return (f"ok: fabric check incomplete after the {self.budget_s:g} s budget "
-                        f"({len(self.scope.ports)} switch(es)); nothing found to drain for")
-            if self.unknown:
-                what += f"; {len(self.unknown)} switch(es) unreadable: {', '.join(sorted(self.unknown)[:3])}"
-            return what
-        first = self.findings[0]
-        # what else fails, counted per port (or per path, for ECMP), not per finding
-        more = len({(f.device, f.port or f.peer_device) for f in self.findings}) - 1
-        return f"drain: {reason(first, self.findings)}" + (f" (+{more} more)" if more > 0 else "")
+        """The one line a prolog prints: ok, the drain reason, or what could not be checked."""
+        if self.findings:
+            first = self.findings[0]
+            # what else fails, counted per port (or per path, for ECMP), not per finding
+            more = len({(f.device, f.port or f.peer_device) for f in self.findings}) - 1
+            line = f"drain: {reason(first, self.findings)}" + (f" (+{more} more)" if more > 0 else "")
+            return line + (f"; {self._unchecked()}" if self.unknown else "")
+        answered = len(self.scope.ports) - len(self.unknown)
+        if self.unknown:
+            tail = f"; nothing to drain on the {answered} switch(es) checked"
+            if self.unknown_drains:
+                return f"drain: {self._unchecked()} (site option: could not check drains){tail}"
+            return f"unknown: {self._unchecked()}{tail}"
+        return (f"ok: {len(self.scope.nodes)} node(s), {len(self.scope.nics)} NIC(s), "
+                f"{len(self.scope.ports)} switch(es) checked in {self.elapsed_s:.1f} s")
 
     def as_dict(self) -> dict[str, Any]:
-        return {"verdict": "drain" if self.drain else "ok", "line": self.line(),
+        return {"verdict": self.verdict, "line": self.line(),
                 "nodes": list(self.scope.nodes), "elapsed_s": round(self.elapsed_s, 3), "budget_s": self.budget_s,
-                "timed_out": self.timed_out,
+                "timed_out": self.timed_out, "unknown_drains": self.unknown_drains,
                 "nics": [{"node": n, "nic": c, "device": d, "port": p} for n, c, d, p in self.scope.nics],
                 "ports": {d: sorted(p) for d, p in self.scope.ports.items()},
                 "findings": [f.to_dict() for f in self.findings], "unreadable": dict(sorted(self.unknown.items()))}
+
+
+NO_ANSWER = "no answer within"
 
 
 def reason(f: Finding, findings: list[Finding]) -> str:
@@ -137,6 +178,10 @@ def reason(f: Finding, findings: list[Finding]) -> str:
     if f.kind in ("pause-rate-rx", "pause-rate-tx"):
         return (f"{f.device} {f.port} PFC pause {f.kind.rsplit('-', 1)[1]} {f.observed} "
                 f"(expected {f.expected})")
+    if f.check == "cabling":
+        return f"{f.device} {f.port} LLDP sees {f.observed} (planned {f.expected})"
+    if f.check == "rails":
+        return f"{f.device} {f.port}: {f.observed} (the job would run short of a rail)"
     return f"{f.device} {f.target}: {f.observed} (expected {f.expected})"
 
 
@@ -145,26 +190,38 @@ def _order(f: Finding) -> tuple[Any, ...]:
     return (SEVERITY_ORDER[f.severity], storm, _RANK.get(f.check, 9), f.device, f.port, f.target)
 
 
-def judge(report: Any, scope: JobScope) -> tuple[list[Finding], dict[str, str]]:
+def judge(findings: list[Finding], errors: Mapping[str, Mapping[str, str]],
+          scope: JobScope) -> tuple[list[Finding], dict[str, str]]:
     """Failed findings on the job's ports (or whole-device ones on the job's switches), worst first; and the
-    switches that could not be read (a management-plane problem, not a reason to drain)."""
+    switches that could not be read, with why."""
     unknown: dict[str, str] = {}
     failed = []
-    for f in report.findings:
+    for f in findings:
         if f.passed:
             continue
         if f.kind in ("unreachable", "not-collected"):
             unknown.setdefault(f.device, f"{f.target.removeprefix('section:') or 'device'}: {f.observed}")
             continue
-        if f.port and f.port not in scope.ports.get(f.device, ()):
+        if f.device in scope.ports and f.port and f.port not in scope.ports[f.device]:
             continue
         if f.check == "ecmp" and f.peer_device not in scope.ports:
             continue
         failed.append(f)
-    for device, errors in report.collection_errors.items():
-        if errors:
-            unknown.setdefault(device, next(iter(sorted(errors.values()))))
+    for device, errs in errors.items():
+        if errs:
+            unknown.setdefault(device, next(iter(sorted(errs.values()))))
     return sorted(failed, key=_order), unknown
+
+
+def rail_findings(fabric: FabricIntent, scope: JobScope) -> list[Finding]:
+    """The job's compute NICs without a rail link, as the rails check words them (from the intent alone)."""
+    from nr_run.validators.checks.cabling import RailsCheck
+
+    check = RailsCheck()
+    nodes = sorted({node for node, _ in scope.uncabled})
+    found = [f for n in nodes for f in check.evaluate(fabric.devices[n], DeviceState(n, fabric.devices[n].platform),
+                                                      fabric, {})]
+    return [f for f in found if not f.passed]
 
 
 def merge_options(options: Mapping[str, Mapping[str, Any]] | None) -> dict[str, dict[str, Any]]:
@@ -176,33 +233,75 @@ def merge_options(options: Mapping[str, Mapping[str, Any]] | None) -> dict[str, 
     return merged
 
 
-def run_job_check(nr: Nornir, fabric: FabricIntent, scope: JobScope, budget_s: float = 10.0,
-                  options: Mapping[str, Mapping[str, Any]] | None = None) -> JobVerdict:
-    """The scoped check, within `budget_s`: past it the verdict says the check is incomplete (the work left
-    runs on in a daemon thread; the CLI exits without waiting for it)."""
-    from nr_run.runbooks.check import run_checks
+def check_device(nr: Nornir, fabric: FabricIntent, name: str, checks: list[Check], sleep: Sleep) -> DeviceState:
+    """One switch of the job read and measured on its own (never raises: errors go in state.errors)."""
+    from nr_run.runbooks.check import collect_state
+    from nr_run.validators.helpers import distinct
 
+    one = nr.filter(filter_func=lambda h: h.name == name)
+    sections = required_sections(checks, fabric.devices[name])
+    state = DeviceState(name, fabric.devices[name].platform)
+    if name not in one.inventory.hosts:
+        state.errors = {s: "not in the run's inventory" for s in sections}
+        return state
+    res = one.run(task=collect_state, fabric=fabric, sections_by_host={name: sections}, on_failed=True)
+    got = res.get(name)
+    if got is not None and not got.failed:
+        state = got.result
+    else:
+        state.errors = {s: f"collection failed: {got.exception if got else 'no result'}" for s in sections}
+    states = {name: state}
+    for probe in distinct(p for c in checks for p in c.probes()):
+        probe.run(one, fabric, states, sleep)
+    return state
+
+
+def run_job_check(nr: Nornir, fabric: FabricIntent, scope: JobScope, budget_s: float = 10.0,
+                  options: Mapping[str, Mapping[str, Any]] | None = None, unknown_drains: bool = False,
+                  clock: Callable[[], float] = time.monotonic, sleep: Sleep = time.sleep) -> JobVerdict:
+    """The scoped check within `budget_s` (measured on `clock`): every switch is read on its own thread;
+    at the deadline the switches that answered are judged together and the rest are named as not checked
+    (their calls run on in daemon threads; the CLI exits without waiting for them)."""
     merged = merge_options(options)
     scoped = scoped_fabric(fabric, scope)
-    wanted = set(scope.devices)
-    runner = nr.filter(filter_func=lambda h: h.name in wanted)
-    started = time.monotonic()
-    box: dict[str, Any] = {}
+    checks = select(JOB_CHECKS, merged)
+    started = clock()
+    deadline = started + budget_s
+    done: dict[str, DeviceState] = {}
+    failures: dict[str, BaseException] = {}
+    ready = threading.Condition()
 
-    def work() -> None:
+    def work(name: str) -> None:
         try:
-            box["report"] = run_checks(runner, scoped, JOB_CHECKS, merged)
+            state = check_device(nr, scoped, name, checks, sleep)
         except BaseException as exc:   # re-raised below, in the caller's thread
-            box["error"] = exc
+            with ready:
+                failures[name] = exc
+                ready.notify_all()
+            return
+        with ready:
+            done[name] = state
+            ready.notify_all()
 
-    worker = threading.Thread(target=work, name="nr-run-job-check", daemon=True)
-    worker.start()
-    worker.join(budget_s)
-    verdict = JobVerdict(scope, elapsed_s=time.monotonic() - started, budget_s=budget_s)
-    if worker.is_alive():
-        verdict.timed_out = True
-        return verdict
-    if "error" in box:
-        raise box["error"]
-    verdict.findings, verdict.unknown = judge(box["report"], scope)
+    for name in scope.devices:
+        threading.Thread(target=work, args=(name,), name=f"nr-run-job-{name}", daemon=True).start()
+    with ready:
+        while len(done) + len(failures) < len(scope.devices) and not failures:
+            left = deadline - clock()
+            if left <= 0:
+                break
+            ready.wait(left)
+        states = dict(done)
+        error = next(iter(failures.values()), None)
+    if error is not None:
+        raise error
+    verdict = JobVerdict(scope, elapsed_s=clock() - started, budget_s=budget_s, unknown_drains=unknown_drains)
+    selection = {name: Selection(frozenset(c.name for c in checks)) for name in states}
+    findings = evaluate_all(checks, scoped, states, selection) + rail_findings(fabric, scope)
+    verdict.findings, verdict.unknown = judge(findings, {d: s.errors for d, s in states.items()}, scope)
+    late = [d for d in scope.devices if d not in states]
+    for name in late:
+        verdict.unknown[name] = f"{NO_ANSWER} the {budget_s:g} s budget"
+    verdict.unknown = dict(sorted(verdict.unknown.items()))
+    verdict.timed_out = bool(late)
     return verdict

@@ -106,10 +106,14 @@ class SmallSite:
 def _switch_hw(platform: str, spec: SmallSite, ports_needed: int, uplinks: int, role: str) -> dict:
     speed = max((spec.fabric_speed, spec.host_speed), key=lambda s: int(s[:-1]))
     if platform == "sonic":
-        # a real 400G RoCE HWSKU (Tomahawk 5): its port table has a port every 4 names, so a step of 4 uses
-        # both 400G halves of each cage and a step of 8 one half
-        hw = {"platform": "sonic", "model": "Arista-7060X6-64PE-O128S2", "platform_id": "x86_64-arista_7060x6_64pe",
-              "asic": "th5", "port_name": "Ethernet{n}", "first_port": 0, "port_step": spec.sonic_lanes,
+        # a real 400G RoCE HWSKU: its port table has a port every 4 names, so a step of 4 uses both 400G halves
+        # of each cage and a step of 8 one half. The Tomahawk 5 SKU's headroom table has 400G rows only, so a
+        # site with other link speeds runs the Spectrum-4 SKU, whose table has a row from 10G to 800G.
+        only_400g = {spec.fabric_speed, spec.host_speed, spec.nic_speed or spec.host_speed} == {"400G"}
+        model, platform_id, asic = (("Arista-7060X6-64PE-O128S2", "x86_64-arista_7060x6_64pe", "th5") if only_400g
+                                    else ("Mellanox-SN5600-O128", "x86_64-nvidia_sn5600-r0", "spc4"))
+        hw = {"platform": "sonic", "model": model, "platform_id": platform_id,
+              "asic": asic, "port_name": "Ethernet{n}", "first_port": 0, "port_step": spec.sonic_lanes,
               "lanes_per_port": 4, "ports": 32, "speed": speed, "fec": "rs", "buffer_cell_bytes": 254}
     else:
         hw = {"platform": "eos", "model": "cEOSLab", "port_name": "Ethernet{n}", "first_port": 1,

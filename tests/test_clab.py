@@ -24,7 +24,7 @@ def test_one_node_per_device_with_kind_and_address(fabric, tmp_path):
     topo = yaml.safe_load(write_topology(fabric, tmp_path).read_text())
     nodes = topo["topology"]["nodes"]
     assert set(nodes) == set(fabric.devices)
-    kinds = {"eos": "ceos", "sonic": "sonic-vm", "linux": "linux"}
+    kinds = {"eos": "arista_ceos", "sonic": "sonic-vm", "linux": "linux"}
     for name, d in fabric.devices.items():
         assert nodes[name]["kind"] == kinds[d.platform]
         assert nodes[name]["mgmt-ipv4"] == d.mgmt_address
@@ -38,9 +38,9 @@ def test_one_link_per_cabled_pair_with_clab_names(fabric, tmp_path):
     topo = yaml.safe_load(write_topology(fabric, tmp_path).read_text())
     links = [tuple(lk["endpoints"]) for lk in topo["topology"]["links"]]
     assert len(links) == len(fabric.links) == len(set(links))
-    # ctsw1 Ethernet3 <-> rtsw3 Ethernet0 (SONiC port step 8: Ethernet0 -> eth1, Ethernet16 -> eth3)
+    # ctsw1 Ethernet3 <-> rtsw3 Ethernet0; sonic-vm's eth1 is Ethernet0, then +4 per interface: Ethernet16 -> eth5
     assert ("ctsw1:eth3", "rtsw3:eth1") in links
-    assert ("gpu3:eth1", "rtsw3:eth3") in links
+    assert ("gpu3:eth1", "rtsw3:eth5") in links
     endpoints = [e for lk in links for e in lk]
     assert len(endpoints) == len(set(endpoints))      # no interface used twice
 
@@ -151,3 +151,65 @@ def test_sonic_node_answers_napalm_sonic(fabric):
     d.open()
     assert d.get_facts()["hostname"] == "rtsw3"
     d.close()
+
+
+SCHEMA = Path(__file__).parent / "vendor" / "containerlab" / "clab.schema.json"
+
+
+def _clab_port(kind: str, iface: str) -> str:
+    """The port containerlab's kind puts behind a container interface, as its docs say (docs/manual/kinds):
+    arista_ceos/ceos.md "Interfaces mapping": eth1 is the first data interface Ethernet1, `ethN_M` is EthernetN/M;
+    sonic-vm.md: eth1 is Ethernet0 and each next interface the previous port + 4; linux: the name as written."""
+    number = iface.removeprefix("eth")
+    if kind == "arista_ceos":
+        return "Ethernet" + number.replace("_", "/")
+    if kind == "sonic-vm":
+        return f"Ethernet{4 * (int(number) - 1)}"
+    return iface
+
+
+def _sites(tmp_path):
+    from tests.sitegen import SmallSite, write_small_site
+
+    held_out = write_small_site(tmp_path / "inv" / "held", SmallSite(
+        rtsw_platforms=("sonic", "eos", "sonic", "sonic"), ctsw_platforms=("eos", "sonic"), rails=2,
+        servers_per_unit=3, sonic_lanes=4, host_cable_m=120))
+    return [compile_site("inventory/dc1"), compile_site("inventory/dc2"), compile_site(held_out)]
+
+
+def test_generated_topologies_validate_against_containerlab_schema(tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    # the vendored file is unchanged; four of its patterns (zone suffixes of IP addresses) use Unicode classes
+    # [\\p{N}\\p{L}] that Python's re lacks: read as [^\\W_] (letters and digits), which is what they mean
+    schema = json.loads(SCHEMA.read_text().replace(r"[\\p{N}\\p{L}]", r"[^\\W_]"))
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    for fabric in _sites(tmp_path):
+        doc = yaml.safe_load(write_topology(fabric, tmp_path / fabric.site).read_text())
+        validator.validate(doc)
+    bad = {**doc, "topology": {**doc["topology"], "nodes": {"x": {"kind": "ceos-typo"}}}}
+    with pytest.raises(jsonschema.ValidationError):
+        validator.validate(bad)
+
+
+def test_every_link_lands_on_the_port_containerlab_would_wire(tmp_path):
+    """For each kind, the endpoint written for a cabled port is the interface containerlab connects to that
+    port; the twin reading the same file sees the same ports (a mapping mistake fails here and in the lab)."""
+    for fabric in _sites(tmp_path):
+        doc = yaml.safe_load(write_topology(fabric, tmp_path / fabric.site).read_text())
+        nodes = doc["topology"]["nodes"]
+        wired = set()
+        for link in doc["topology"]["links"]:
+            ends = [e.split(":", 1) for e in link["endpoints"]]
+            wired.add(frozenset((n, _clab_port(nodes[n]["kind"], i)) for n, i in ends))
+        intent = {frozenset({(lk.a_device, lk.a_port), (lk.b_device, lk.b_port)}) for lk in fabric.links}
+        assert wired == intent, fabric.site
+        twin = load_clab(tmp_path / fabric.site / f"{fabric.site}.clab.yml")
+        assert {frozenset({(c.a_dev, c.a_port), (c.b_dev, c.b_port)}) for c in twin.links} == intent
+
+
+def test_sonic_port_off_the_containerlab_grid_is_refused():
+    from nr_run.platforms.sonic.config import clab_index
+
+    assert [clab_index(p) for p in ("Ethernet0", "Ethernet4", "Ethernet16", "Ethernet504")] == [1, 2, 5, 127]
+    with pytest.raises(ValueError, match="Ethernet2 is none of them"):
+        clab_index("Ethernet2")

@@ -95,5 +95,5 @@ def test_job_check_keys() -> None:
 
     verdict = JobVerdict(job_scope(compile_site(DC1), ["gpu1"]))
     block = _block(_section((DOCS / "json-output.md").read_text(), "## `nr-run job-check --json`"))
-    keys = {k for k in re.findall(r'"([a-z_]+)"', block)} - {"ok", "drain", "node", "nic", "device", "port", "why"}
+    keys = {k for k in re.findall(r'"([a-z_]+)"', block)} - {"ok", "drain", "unknown", "node", "nic", "device", "port", "why"}
     assert set(verdict.as_dict()) == {k for k in keys if not k.startswith(("rtsw", "ctsw"))}

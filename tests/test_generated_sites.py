@@ -22,7 +22,7 @@ SITES = 30
 OUTCOMES: Counter[str] = Counter()
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_generated_sites_are_refused_or_deploy_and_check_clean() -> None:
     OUTCOMES.clear()
     _sites()

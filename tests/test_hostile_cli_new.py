@@ -195,7 +195,8 @@ def test_job_check_prints_device_text_as_text(capsys: pytest.CaptureFixture[str]
     from nr_run.runbooks import job
     from nr_run.validators.base import Finding
 
-    def verdict(nr: object, fabric: object, scope: job.JobScope, budget_s: float, options: object) -> job.JobVerdict:
+    def verdict(nr: object, fabric: object, scope: job.JobScope, budget_s: float, options: object,
+                **_: object) -> job.JobVerdict:
         return job.JobVerdict(scope, [Finding("ecn", "rtsw1", "Ethernet1 queue [/]3", "on", "off [/]", False,
                                               "warning", port="Ethernet1")],
                               {"rtsw2": "section:[dim]gone[/]"}, 1.0, 10.0)
@@ -205,7 +206,7 @@ def test_job_check_prints_device_text_as_text(capsys: pytest.CaptureFixture[str]
     code = main(["job-check", "--site", "dc1", *INV, "--nodes", "gpu1", "-v"])
     out, err = capsys.readouterr()
     assert code == 1 and out.startswith("drain: ")
-    assert "unreadable: rtsw2: section:[dim]gone[/]" in err and "off [/] (expected on)" in err
+    assert "not checked: rtsw2: section:[dim]gone[/]" in err and "off [/] (expected on)" in err
 
 
 def test_a_folder_name_with_brackets_is_printed_as_written(tmp_path: Path,

@@ -208,7 +208,7 @@ def _no_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 OUTCOMES: Counter[str] = Counter()
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_mutated_inventory_exits_0_or_3_and_renders_only_template_lines() -> None:
     OUTCOMES.clear()
     _mutated_inventory()

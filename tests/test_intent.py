@@ -132,7 +132,7 @@ def test_headroom_in_intent_follows_cable_length(dc1):
 def test_intent_names_no_platform_detail(dc1):
     rtsw3 = dc1.devices["rtsw3"]
     assert rtsw3.hardware.model_dump() == {"name": "sonic-rtsw", "platform_id": "x86_64-arista_7060x6_64pe",
-                                           "asic": "th5", "lanes_per_port": 4, "speed_mbps": 400000}
+                                           "asic": "th5", "lanes_per_port": 4, "speed_mbps": 400000, "sku_dir": ""}
     fields = set(type(rtsw3).model_fields) | set(type(rtsw3.interfaces[0]).model_fields)
     assert not fields & {"sonic_platform", "lanes", "alias", "buffers_pools"}
 

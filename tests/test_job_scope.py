@@ -66,3 +66,39 @@ def test_a_counters_option_keeps_the_short_counter_window() -> None:
     assert merged["counters"] == {"interval_s": 1.0, "max_pause_pps": 10.0} and merged["pfc"] == {"x": 1}
     assert merge_options({"counters": {"interval_s": 3.0}})["counters"]["interval_s"] == 3.0
     assert DEFAULT_OPTIONS["counters"] == {"interval_s": 1.0}          # the defaults are not modified
+
+
+def test_a_finding_drains_whatever_was_not_checked_and_the_site_decides_the_rest(dc1):
+    scope = job_scope(dc1, ["gpu1"])
+    down = _f("interfaces", "rtsw1", "Ethernet3", "oper up", "oper down", "Ethernet3")
+    late = {"ctsw2": "no answer within the 10 s budget"}
+    verdict = JobVerdict(scope, findings=[down], unknown=dict(late), budget_s=10.0, timed_out=True)
+    assert verdict.drain and verdict.verdict == "drain"
+    assert verdict.line() == ("drain: rtsw1 Ethernet3: oper down (expected oper up); "
+                              "1 switch(es) not checked (no answer within the 10 s budget): ctsw2")
+    quiet = JobVerdict(scope, unknown=dict(late), budget_s=10.0, timed_out=True)
+    assert not quiet.drain and quiet.verdict == "unknown"
+    assert quiet.line() == ("unknown: 1 switch(es) not checked (no answer within the 10 s budget): ctsw2; "
+                            "nothing to drain on the 3 switch(es) checked")
+    strict = JobVerdict(scope, unknown={**late, "rtsw2": "pfc: timeout"}, budget_s=10.0, unknown_drains=True)
+    assert strict.drain and strict.line().startswith(
+        "drain: 2 switch(es) not checked (1 without an answer within the 10 s budget): ctsw2, rtsw2")
+
+
+def test_a_compute_nic_without_a_rail_link_stays_in_the_jobs_scope(tmp_path):
+    import shutil
+
+    import yaml
+
+    from nr_run.runbooks.job import rail_findings
+
+    shutil.copytree(DC1, tmp_path / "dc1")
+    path = tmp_path / "dc1" / "fabric.yaml"
+    doc = yaml.safe_load(path.read_text())
+    doc["cabling"]["overrides"].append({"a": "gpu2:eth2", "remove": True})
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    fabric = compile_site(tmp_path / "dc1")
+    scope = job_scope(fabric, ["gpu2"])
+    assert scope.uncabled == (("gpu2", "eth2"),) and [n[1] for n in scope.nics] == ["eth1"]
+    assert [(f.check, f.device, f.port, f.passed) for f in rail_findings(fabric, scope)] == [
+        ("rails", "gpu2", "eth2", False)]

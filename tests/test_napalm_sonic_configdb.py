@@ -126,3 +126,42 @@ def test_rollback_takes_only_a_well_formed_checkpoint_name_from_the_switch():
     listed = '["napalm_sonic_20261201T120000", "napalm_sonic_20261201T130000; reboot", "napalm_sonic_2026\\u00e9"]'
     driver._run = lambda command, stdin=None, timeout=None: (0, listed)       # the switch's answer
     assert driver._latest_checkpoint() == "napalm_sonic_20261201T120000"
+
+
+def test_merge_replaces_the_running_ranges_a_target_key_overlaps():
+    """A factory switch's lossless PG/queue ranges (`|3-4`) give way to the target's (`|3`); other ports, other
+    tables and non-overlapping keys stay."""
+    from napalm_sonic.configdb import deep_merge, overlapped_keys
+
+    running = {"BUFFER_PG": {"Ethernet0|0": {"profile": "lossy"}, "Ethernet0|3-4": {"profile": "f"},
+                             "Ethernet4|3-4": {"profile": "f"}},
+               "BUFFER_QUEUE": {"Ethernet0|0-2": {"profile": "q"}, "Ethernet0|3-4": {"profile": "l"},
+                                "Ethernet0|5-6": {"profile": "q"}},
+               "PORT": {"Ethernet0|3-4": {"x": "1"}}}
+    target = {"BUFFER_PG": {"Ethernet0|3": {"profile": "t"}},
+              "BUFFER_QUEUE": {"Ethernet0|3": {"profile": "l"}, "Ethernet0|4-7": {"profile": "q"}},
+              "PORT": {"Ethernet0|3": {"x": "2"}}}
+    merged = deep_merge(running, target)
+    assert merged["BUFFER_PG"] == {"Ethernet0|0": {"profile": "lossy"}, "Ethernet0|3": {"profile": "t"},
+                                   "Ethernet4|3-4": {"profile": "f"}}
+    assert sorted(merged["BUFFER_QUEUE"]) == ["Ethernet0|0-2", "Ethernet0|3", "Ethernet0|4-7"]
+    assert sorted(merged["PORT"]) == ["Ethernet0|3", "Ethernet0|3-4"]         # not a range table
+    assert overlapped_keys(running["BUFFER_QUEUE"], target["BUFFER_QUEUE"]) == ["Ethernet0|3-4", "Ethernet0|5-6"]
+    assert running["BUFFER_PG"]["Ethernet0|3-4"] == {"profile": "f"}            # the input is not changed
+
+
+def test_a_config_for_other_hardware_is_named_before_anything_is_pushed():
+    from napalm_sonic.configdb import hardware_mismatches
+
+    running = {"DEVICE_METADATA": {"localhost": {"hwsku": "Arista-7060X6-64PE-O128S2"}},
+               "PORT": {"Ethernet0": {"alias": "etp1a", "index": "1", "lanes": "17,18,19,20"}}}
+    same = {"DEVICE_METADATA": {"localhost": {"hwsku": "Arista-7060X6-64PE-O128S2"}},
+            "PORT": {"Ethernet0": {"alias": "etp1a", "index": "1", "lanes": "17,18"}}}         # a breakout
+    assert hardware_mismatches(running, same) == []
+    other = {"DEVICE_METADATA": {"localhost": {"hwsku": "Nokia-IXR7220-H4-64D"}},
+             "PORT": {"Ethernet0": {"alias": "Ethernet1/1", "index": "1"}, "Ethernet2": {"alias": "x"}}}
+    assert hardware_mismatches(running, other) == [
+        "the switch is HWSKU Arista-7060X6-64PE-O128S2, the config is for Nokia-IXR7220-H4-64D",
+        "Ethernet0 alias is etp1a on the switch, Ethernet1/1 in the config",
+        "Ethernet2 is not a port of the switch's PORT table"]
+    assert hardware_mismatches({}, other) == []          # a switch with nothing yet

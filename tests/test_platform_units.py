@@ -28,7 +28,7 @@ def test_real_400g_hwsku_is_its_port_config_ini():
     assert prof is not None and prof.asic == "th5" and prof.platform == "x86_64-arista_7060x6_64pe"
     assert len(prof.ports) == 130 and sum(p.speed_mbps == 400_000 for p in prof.ports) == 128
     first = prof.by_name("Ethernet0")
-    assert (first.lanes, first.alias, first.index) == ((17, 18, 19, 20), "Ethernet1/1", "1")
+    assert (first.lanes, first.alias, first.index) == ((17, 18, 19, 20), "etp1a", "1")     # master's alias
     assert hwsku.profile("Force10-S6000").asic == "td2"
     assert hwsku.profile("../etc/passwd") is None and hwsku.profile("No-Such-SKU") is None
 
@@ -36,15 +36,13 @@ def test_real_400g_hwsku_is_its_port_config_ini():
 @pytest.mark.parametrize(("speed", "lanes"), [(400_000, "17,18,19,20"), (200_000, "17,18"), (100_000, "17")])
 def test_sonic_lanes_follow_the_link_speed(speed, lanes):
     entry = hwsku.port_entry(hwsku.profile("Arista-7060X6-64PE-O128S2"), "Ethernet0", speed)
-    assert entry == {"lanes": lanes, "alias": "Ethernet1/1", "index": "1", "speed": str(speed)}
+    assert entry == {"lanes": lanes, "alias": "etp1a", "index": "1", "speed": str(speed)}
 
 
 def test_sonic_refuses_what_the_port_cannot_run():
     prof = hwsku.profile("Arista-7060X6-64PE-O128S2")
     with pytest.raises(hwsku.HwskuError, match="cannot run 800G"):
         hwsku.port_entry(prof, "Ethernet0", 800_000)
-    with pytest.raises(hwsku.HwskuError, match="repeats a lane"):        # upstream typo, kept as published
-        hwsku.port_entry(prof, "Ethernet468", 400_000)
     with pytest.raises(hwsku.HwskuError, match="not a port"):
         hwsku.port_entry(prof, "Ethernet2", 400_000)
 
@@ -77,7 +75,7 @@ def test_eos_renders_a_speed_line_per_link(fabric):
 
 def test_ecn_thresholds_and_buffers_are_the_same_bytes_on_both_platforms(fabric):
     """EOS `random-detect ecn ... bytes` and SONiC WRED_PROFILE thresholds (sonic-wred-profile.yang, `units
-    bytes`) carry the identical integer; SONiC's lossless PG profile carries the intent's headroom bytes."""
+    bytes`) carry the identical integer; SONiC's lossless PG profile (the SKU's table) is at least the intent's headroom."""
     eos_dev, sonic_dev = fabric.devices["rtsw1"], fabric.devices["rtsw3"]
     text = render_device(eos_dev)
     line = next(ln.split() for ln in text.splitlines() if "random-detect ecn minimum-threshold" in ln)
@@ -89,7 +87,7 @@ def test_ecn_thresholds_and_buffers_are_the_same_bytes_on_both_platforms(fabric)
     assert (eos_min, eos_max) == (eos_dev.roce.ecn.min_kbytes * 1000, eos_dev.roce.ecn.max_kbytes * 1000)
     for itf in sonic_dev.interfaces:
         prof = db["BUFFER_PROFILE"][db["BUFFER_PG"][f"{itf.name}|3"]["profile"]]
-        assert int(prof["xoff"]) == itf.headroom.xoff_bytes
+        assert int(prof["xoff"]) >= itf.headroom.xoff_bytes      # the SKU's table, at least the physics
     assert EosConfig().suffix == ".cfg" and SonicConfig().suffix == ".json"
 
 
@@ -101,6 +99,11 @@ def test_gcu_rules_of_driver_and_twin_are_the_same_transcription():
     twin = json.loads((repo / "lab" / "twin" / "sonic" / "gcu_rules.json").read_text())
     assert driver == twin and "691b1bbc" in driver["source"]
     assert driver["tables"]["BUFFER_POOL"]["scenarios"]["Shared/headroom pool size changes"]["fields"] == []
+    per_release = json.loads((repo / "napalm_sonic" / "gcu_rules_releases.json").read_text())
+    assert per_release == json.loads((repo / "lab" / "twin" / "sonic" / "gcu_rules_releases.json").read_text())
+    assert sorted(per_release["releases"]) == ["202305", "202311", "202405", "202411", "202505", "202511"]
+    for release, rules in per_release["releases"].items():
+        assert f"({release} branch)" in rules["source"]
 
 
 def test_gcu_prediction_per_asic_family_and_release():
@@ -113,15 +116,42 @@ def test_gcu_prediction_per_asic_family_and_release():
                "BUFFER_PROFILE": {"p": {"pool": "x", "size": "0", "xoff": "1", "dynamic_th": "0"}}}
     wd = {**running, "PFC_WD": {**running["PFC_WD"], "Ethernet0": {"detection_time": "300"}}}
     assert gcu.refusals(running, wd, "Arista-7060X6-64PE-O128S2") == []
-    # th5 needs 202405: an older image is refused, a master build (no release in its name) is not checked
+    # the switch's release picks its branch's rules: 202311 lists no th5 switch at all, 202405 the Nokia H5
+    # only, 202411 "Arista-7060X6-64PE" (matched as a substring of the O128S2 HWSKU, as GCU does)
     [old] = gcu.refusals(running, wd, "Arista-7060X6-64PE-O128S2", "broadcom", "SONiC.20231110.5")
-    assert "needs release 20240500" in old.reason and "PFC_WD table is illegal" in old.message
+    assert "no ASIC family" in old.reason and "PFC_WD table is illegal" in old.message
+    assert gcu.refusals(running, wd, "Arista-7060X6-64PE-O128S2", "broadcom", "SONiC.20240515.1")
+    assert gcu.refusals(running, wd, "Nokia-IXR7220-H5-64D", "broadcom", "SONiC.20240515.1") == []
+    assert gcu.refusals(running, wd, "Arista-7060X6-64PE-O128S2", "broadcom", "SONiC.20241110.3") == []
     xoff = {**running, "BUFFER_PROFILE": {"p": {**running["BUFFER_PROFILE"]["p"], "xoff": "2"}}}
     size = {**running, "BUFFER_PROFILE": {"p": {**running["BUFFER_PROFILE"]["p"], "size": "2"}}}
     assert gcu.refusals(running, xoff, "Arista-7060X6-64PE-O128S2") == []
     assert [r.path for r in gcu.refusals(running, size, "Arista-7060X6-64PE-O128S2")] == ["/BUFFER_PROFILE/p/size"]
     assert gcu.apply_method(running, size, "Arista-7060X6-64PE-O128S2")[0] == "drained apply"
     assert gcu.apply_method(running, xoff, "Arista-7060X6-64PE-O128S2")[0] == "gcu"
+
+
+@pytest.mark.parametrize(("build", "release"), [
+    ("SONiC.20230531.24", "202305"), ("SONiC.20231110.5", "202311"), ("SONiC.20240510.12", "202405"),
+    ("SONiC.20241130.2", "202411"), ("SONiC.20250515.1", "202505"), ("SONiC.20251120.9", "202511"),
+    ("SONiC.master.923411-3f1d7c2a", "master"), ("SONiC.20260601.1", "master"), ("SONiC.20221130.1", "202305")])
+def test_gcu_rules_follow_the_reported_release(build, release):
+    from napalm_sonic import gcu
+
+    assert gcu.release_of(build) == release
+
+
+def test_wred_changes_per_release():
+    """202305-202411: only AZURE_LOSSLESS's green thresholds (exact field names); 202505: those fields of any
+    profile (matched by their end); 202511 and master: WRED_PROFILE has no validator."""
+    from napalm_sonic import gcu
+
+    running = {"WRED_PROFILE": {"ROCE_LOSSLESS": {"green_min_threshold": "1", "ecn": "ecn_all"}}}
+    target = {"WRED_PROFILE": {"ROCE_LOSSLESS": {"green_min_threshold": "2", "ecn": "ecn_all"}}}
+    sku = "Nokia-IXR7220-H5-64D"
+    assert [r.table for r in gcu.refusals(running, target, sku, "broadcom", "SONiC.20240515.1")] == ["WRED_PROFILE"]
+    assert gcu.refusals(running, target, sku, "broadcom", "SONiC.20250515.1") == []
+    assert gcu.refusals(running, target, sku, "broadcom", "SONiC.20251115.1") == []
 
 
 def test_eos_preflight_refuses_a_link_the_port_cannot_run(fabric):

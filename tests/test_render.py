@@ -24,7 +24,7 @@ from nr_run.intent import compile_site
 from nr_run.platforms import registry
 from nr_run.platforms.eos.config import EosConfig
 from nr_run.platforms.eos.structured import seconds
-from nr_run.platforms.sonic.buffers import POOL_SIZES, pool_sizes, ranges
+from nr_run.platforms.sonic.buffers import ranges
 from nr_run.platforms.sonic.config import SonicConfig, to_json
 from nr_run.platforms.templates import template_dir
 from nr_run.runbooks.render import (
@@ -281,14 +281,13 @@ def test_eos_formats_watchdog_seconds():
 
 def test_sonic_structured_config_shape(fabric):
     db = SonicConfig().structured_config(fabric.devices["rtsw3"], fabric)
-    # Arista-7060X6-64PE-O128S2 port_config.ini: Ethernet8 = lanes 1-4, alias Ethernet2/1, index 2
+    # Arista-7060X6-64PE-O128S2 port_config.ini (master): Ethernet8 = lanes 1-4, alias etp2a, index 2
     assert db["PORT"]["Ethernet8"]["lanes"] == "1,2,3,4"
-    assert (db["PORT"]["Ethernet8"]["alias"], db["PORT"]["Ethernet8"]["index"]) == ("Ethernet2/1", "2")
+    assert (db["PORT"]["Ethernet8"]["alias"], db["PORT"]["Ethernet8"]["index"]) == ("etp2a", "2")
     assert db["DEVICE_METADATA"]["localhost"]["platform"] == "x86_64-arista_7060x6_64pe"
     assert db["DEVICE_METADATA"]["localhost"]["hwsku"] == "Arista-7060X6-64PE-O128S2"
     assert db["BUFFER_POOL"]["ingress_lossless_pool"] == {
-        "type": "ingress", "mode": "dynamic", "size": "165660324",
-        "xoff": str(fabric.devices["rtsw3"].buffers.headroom_bytes)}
+        "type": "ingress", "mode": "dynamic", "size": "166115492", "xoff": "29423360"}    # buffers_defaults_t1.j2
     assert "bfd" not in json.dumps(db["BGP_NEIGHBOR"])
 
 
@@ -298,17 +297,6 @@ def test_sonic_render_is_json_dumps_of_the_structured_dict(fabric, configs):
         structured = sonic.structured_config(fabric.devices[name], fabric)
         assert configs[name] == sonic.render(structured) == json.dumps(structured, indent=4, sort_keys=True) + "\n"
     assert sorted(p.name for p in template_dir("sonic").iterdir() if p.suffix == ".j2") == []
-
-
-def test_pool_size_table_lookup():
-    th = pool_sizes("th")
-    assert th is POOL_SIZES["th"]
-    assert (th.ingress_lossless_pool, th.egress_lossless_pool, th.egress_lossy_pool) == (
-        10_875_072, 15_982_720, 9_243_812)
-    assert "BALANCED" in th.source
-    th5 = pool_sizes("th5")
-    assert th5 is not None and th5.egress_lossy_pool is None and "O128S2" in th5.source
-    assert pool_sizes("td3") is None and pool_sizes("") is None
 
 
 # --- SONiC content ----------------------------------------------------------------------------
@@ -333,7 +321,7 @@ def test_sonic_roce_tables(fabric, configs, name):
     assert len(lossless) == len(ports)
     for itf in intent.interfaces:
         prof = db["BUFFER_PROFILE"][lossless[f"{itf.name}|3"]["profile"]]
-        assert prof["xoff"] == str(itf.headroom.xoff_bytes)
+        assert int(prof["xoff"]) >= itf.headroom.xoff_bytes      # the SKU's table row, not below physics
         assert prof["dynamic_th"] == "0"
     dscp = db["DSCP_TO_TC_MAP"]["ROCE"]
     assert len(dscp) == 64 and dscp["26"] == "3" and dscp["48"] == "6" and dscp["0"] == "0"
@@ -378,7 +366,7 @@ def test_nornir_task_equals_render_device(fabric, configs):
 
 # --- scale ------------------------------------------------------------------------------------
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_512_rtsw_16_ctsw_site_renders(tmp_path):
     from tests.sitegen import generate_site
 

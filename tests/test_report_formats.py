@@ -119,3 +119,34 @@ def test_reports_in_the_artifacts_are_private_and_shared_ones_readable(tmp_path)
         os.umask(old)
     assert shared[0].stat().st_mode & 0o044 == 0o044          # node_exporter runs as another user
     assert not [p for p in (tmp_path / "textfile").iterdir() if p.name.startswith(".")]   # no temp file left
+
+
+CAUSED = {
+    "site": "dc1",
+    "findings": [
+        {"id": "interfaces/rtsw1/Ethernet1", "check": "interfaces", "device": "rtsw1", "target": "Ethernet1",
+         "expected": "oper up", "observed": "oper down", "severity": "error", "hint": "check optics", "passed": False,
+         "cause": "link:a"},
+        {"id": "bgp/rtsw1/Ethernet1", "check": "bgp", "device": "rtsw1", "target": "10.254.0.0", "expected":
+         "Established", "observed": "Active", "severity": "error", "hint": "", "passed": False, "cause": "link:a"},
+    ],
+    "causes": [{"id": "link:a", "kind": "link", "layer": "physical", "summary": "link rtsw1:Ethernet1 <-> ctsw1:Ethernet1: "
+                "oper down on rtsw1:Ethernet1", "root": "interfaces/rtsw1/Ethernet1", "hint": "check optics",
+                "devices": ["rtsw1"], "findings": ["interfaces/rtsw1/Ethernet1", "bgp/rtsw1/Ethernet1"]}],
+    "drift": {},
+}
+
+
+def test_junit_and_html_show_the_cause_with_its_consequences_under_it():
+    root = ET.fromstring(to_junit(CAUSED))
+    (case,) = root.findall("testsuite[@name='causes']/testcase")
+    assert case.get("name") == "1. link rtsw1:Ethernet1 <-> ctsw1:Ethernet1: oper down on rtsw1:Ethernet1"
+    assert "consequences:\n  bgp rtsw1 10.254.0.0: Active (expected Established)" in case.find("failure").text
+    bgp = root.find("testsuite[@name='bgp']/testcase/failure")
+    assert bgp.text.endswith("cause: link rtsw1:Ethernet1 <-> ctsw1:Ethernet1: oper down on rtsw1:Ethernet1")
+    from nr_run.runbooks.report.formats import to_html
+
+    page = to_html(CAUSED)
+    assert "by probable cause (1)" in page and page.count('class="cause row-error"') == 1
+    assert page.index("1. link rtsw1:Ethernet1") < page.index('<tr class="consequence"><td></td><td>bgp</td>')
+    assert "(1 consequence(s))" in page

@@ -8,7 +8,7 @@ from nr_run.platforms.site import load_site
 from tests.sitegen import generate_site
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_512_rtsw_16_ctsw_site_compiles(tmp_path):
     site = generate_site(tmp_path, rtsw=512, ctsw=16)
     intent, findings = load_site(site)

@@ -27,6 +27,9 @@ def toy_installed() -> Iterator[None]:
     sys.path.remove(str(DIST))
     for name in [m for m in sys.modules if m == "toy_nos" or m.startswith("toy_nos.")]:
         del sys.modules[name]
+    from nornir.core.plugins.connections import ConnectionPluginRegister
+
+    ConnectionPluginRegister.available.pop("toynos_fake", None)    # the next import registers its own
     registry.reload()
 
 
@@ -115,3 +118,47 @@ def test_toy_platform_renders_deploys_and_is_checked(toy_installed: None, toy_si
     report = run_checks(nr, intent, ["interfaces"])
     failed = [f for f in report.findings if f.device == TOY_HOST and not f.passed]
     assert [(f.target, f.observed) for f in failed] == [(device.interfaces[0].name, "mtu 1500")]
+
+
+def test_a_platform_without_a_needed_capability_fails_closed(toy_installed: None, toy_site: SiteCopy) -> None:
+    """`toybare` is the toy without QosView and MarksDevices: loading a site that uses it is refused with one
+    line naming platform and capability (the safety analyses would pass vacuously), and so is a commit."""
+    from nr_run.platforms.site import load_site
+    from nr_run.runbooks.deploy import check_policies
+
+    toy_site.edit("fabric.yaml", lambda d: d["hardware"]["toy-rtsw"].update(platform="toybare"))
+    toy_site.edit("groups.yaml", lambda d: d.update(toynos={"platform": "toybare"}))
+    assert registry.capabilities("toybare") == []
+    _, findings = load_site(toy_site.path)
+    refused = [f for f in findings if f.rule == "missing-capability"]
+    assert [(f.host, f.field, f.message) for f in refused] == [
+        (TOY_HOST, "hardware.toy-rtsw.platform",
+         "platform toybare lacks capability QosView (config), needed by preflight: refused: the safety analyses "
+         "would pass vacuously on the intent")]
+
+    check_policies({"toybare"})                                  # a dry run needs no marker
+    with pytest.raises(registry.MissingCapability) as refusal:
+        check_policies({"toybare", "toynos"}, commit=True)
+    assert str(refusal.value) == ("platform toybare lacks capability MarksDevices (deploy), needed by deploy "
+                                  "--commit: refused: another operator's deploy from another host could not see "
+                                  "this one")
+    check_policies({"toynos"}, commit=True)
+
+
+def test_a_part_missing_a_protocol_member_is_refused_at_load(toy_installed: None) -> None:
+    import dataclasses
+
+    import toy_nos
+
+    class NoCheck:                     # a deploy policy that cannot say whether it is readable
+        capabilities = toy_nos.platform.deploy.capabilities
+
+        def redact(self, diff: str) -> str:
+            return diff
+
+        def lockouts(self, diff: str) -> list[str]:
+            return []
+
+    broken = dataclasses.replace(toy_nos.platform, deploy=NoCheck())
+    with pytest.raises(TypeError, match=r"platform toynos: its deploy is not a DeployPolicy \(missing: check\)"):
+        registry.check_parts("toynos", broken)

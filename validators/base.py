@@ -122,6 +122,9 @@ class Check:
     requires: ClassVar[tuple[str, ...]] = ()
     roles: ClassVar[tuple[str, ...]] = ("ctsw", "rtsw")          # device roles the check applies to
     Options: ClassVar[type[CheckOptions]] = CheckOptions
+    # True: the check's failures report what the inventory itself declares (a link it removes, a NIC out of
+    # service), a known degradation reported on every run that fails no exit code
+    declared: ClassVar[bool] = False
 
     def __init__(self, options: Mapping[str, Any] | CheckOptions | None = None) -> None:
         self.options = parse_options(type(self), options)

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from nr_run.intent.models import FabricIntent
 from nr_run.intent.preflight import ROCE_HEADERS
 
-PATTERNS = ("auto", "all", "same_rail", "cross_rail", "ring", "mesh")
-# `auto` pings every NIC pair while a site has at most this many (ordered, on different servers), else a ring
+PATTERNS = ("auto", "all", "cover", "same_rail", "cross_rail", "ring", "mesh")
+# `auto` pings every NIC pair while a site has at most this many (ordered, on different servers), else it
+# probes the covering design (`cover`)
 AUTO_ALL_MAX_PAIRS = 1024
 # RDMA MTUs a RoCE NIC can negotiate (IB MTU enum), largest first
 RDMA_MTUS = (4096, 2048, 1024, 512, 256)
 
 Nic = tuple[str, str, str, int]      # device, NIC, ip, rail
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -39,7 +44,7 @@ def _ring(nics: list[Nic]) -> list[tuple[Nic, Nic]]:
 
 
 def resolve_pattern(fabric: FabricIntent, pattern: str) -> str:
-    """`auto` -> `all` on sites with at most AUTO_ALL_MAX_PAIRS NIC pairs, else `ring`."""
+    """`auto` -> `all` on sites with at most AUTO_ALL_MAX_PAIRS NIC pairs, else `cover`."""
     if pattern != "auto":
         return pattern
     nics = _nics(fabric)
@@ -47,17 +52,36 @@ def resolve_pattern(fabric: FabricIntent, pattern: str) -> str:
     for n in nics:
         per_server[n[0]] = per_server.get(n[0], 0) + 1
     pairs = len(nics) ** 2 - sum(c * c for c in per_server.values())
-    return "all" if pairs <= AUTO_ALL_MAX_PAIRS else "ring"
+    return "all" if pairs <= AUTO_ALL_MAX_PAIRS else "cover"
+
+
+# plans of the last few fabrics: every server's check evaluation and the probe ask for the same plan
+_PLANS: dict[tuple[int, str, int], tuple[FabricIntent, list[Pair]]] = {}
+_PLANS_KEPT = 8
 
 
 def plan_pairs(fabric: FabricIntent, pattern: str, max_pairs: int = 64) -> list[Pair]:
+    """`_plan_pairs`, remembered per fabric object (the plan is a pure function of it)."""
+    key = (id(fabric), pattern, max_pairs)
+    hit = _PLANS.get(key)
+    if hit is not None and hit[0] is fabric:
+        return list(hit[1])
+    plan = _plan_pairs(fabric, pattern, max_pairs)
+    if len(_PLANS) >= _PLANS_KEPT:
+        _PLANS.pop(next(iter(_PLANS)))
+    _PLANS[key] = (fabric, plan)
+    return list(plan)
+
+
+def _plan_pairs(fabric: FabricIntent, pattern: str, max_pairs: int = 64) -> list[Pair]:
     """Ordered (source, destination) NIC pairs on different servers.
 
     all: every pair is pinged, the bandwidth test runs on the ring (each NIC sends once and receives once);
-    auto: `all` up to AUTO_ALL_MAX_PAIRS pairs, else `ring`; same_rail: every NIC to every NIC of the same
-    rail; cross_rail: to every NIC of another rail (through the CTSWs); ring: each NIC to the next one in
-    rail-major order; mesh: all pairs, capped at max_pairs by taking an even stride so every source keeps
-    some destinations. Every pattern but `all` and `auto` is capped at max_pairs.
+    auto: `all` up to AUTO_ALL_MAX_PAIRS pairs, else `cover`; cover: the covering design (cover_pairs), ping and
+    bandwidth on every pair, never capped (a cap would break the cover); same_rail: every NIC to every NIC of
+    the same rail; cross_rail: to every NIC of another rail (through the CTSWs); ring: each NIC to the next one
+    in rail-major order; mesh: all pairs, capped at max_pairs by taking an even stride so every source keeps
+    some destinations. same_rail, cross_rail, ring and mesh are capped at max_pairs.
     """
     if pattern not in PATTERNS:
         raise ValueError(f"unknown RDMA pattern {pattern!r}; choose from {', '.join(PATTERNS)}")
@@ -67,6 +91,8 @@ def plan_pairs(fabric: FabricIntent, pattern: str, max_pairs: int = 64) -> list[
         ring = set(_ring(nics))
         return [Pair(a[0], a[1], a[2], b[0], b[1], b[2], (a, b) in ring)
                 for a in nics for b in nics if a[0] != b[0]]
+    if pattern == "cover":
+        return [Pair(a[0], a[1], a[2], b[0], b[1], b[2]) for a, b in cover_pairs(fabric)]
     if pattern == "ring":
         cand = _ring(nics)
     else:
@@ -79,6 +105,119 @@ def plan_pairs(fabric: FabricIntent, pattern: str, max_pairs: int = 64) -> list[
         step = len(cand) / max_pairs
         cand = [cand[int(i * step)] for i in range(max_pairs)]
     return [Pair(a[0], a[1], a[2], b[0], b[1], b[2]) for a, b in cand]
+
+
+# ---------------------------------------------------------------- covering design
+
+def _leaves(fabric: FabricIntent) -> dict[str, list[Nic]]:
+    """RTSW -> the NICs cabled to it, sorted."""
+    out: dict[str, list[Nic]] = defaultdict(list)
+    for d in fabric.servers():
+        for n in d.nics:
+            if n.peer_device in fabric.devices:
+                out[n.peer_device].append((d.name, n.name, n.ip, n.rail))
+    return {leaf: sorted(nics) for leaf, nics in sorted(out.items())}
+
+
+def _uplinks(fabric: FabricIntent, leaf: str) -> set[str]:
+    return {i.peer_device for i in fabric.devices[leaf].interfaces if i.role == "fabric"}
+
+
+def leaf_kind(fabric: FabricIntent, a: str, b: str) -> str:
+    """The path kind between two RTSWs, as the path classes (analysis.paths) name them: same-rtsw, same-rail
+    (same RTSW index in another unit) or cross-rail."""
+    if a == b:
+        return "same-rtsw"
+    da, db = fabric.devices[a], fabric.devices[b]
+    return "same-rail" if da.index == db.index and da.su != db.su else "cross-rail"
+
+
+def _rotate(items: list[T], by: int) -> list[T]:
+    return items[by % len(items):] + items[:by % len(items)] if items else []
+
+
+def _interleave(*lists: list[str]) -> list[str]:
+    out: list[str] = []
+    for k in range(max((len(x) for x in lists), default=0)):
+        out += [x[k] for x in lists if k < len(x)]
+    return out
+
+
+def cover_pairs(fabric: FabricIntent) -> list[tuple[Nic, Nic]]:
+    """A covering design of NIC pairs (deterministic): every RTSW sends once to another server below itself
+    (same-rtsw), then to max(2, its uplinks) other RTSWs, alternating same-rail and cross-rail destinations
+    rotated by its position so every RTSW also receives; then one pair is added for each path class of
+    analysis.paths (kind x CTSW branch) and each rail the pairs above miss (a partial spine: an RTSW pair
+    below that CTSW). Size: about RTSWs x (1 + max(2, uplinks)) pairs, plus the repairs; e.g. 64 RTSWs with 8
+    uplinks: 576 pairs, where `all` would be 261,632."""
+    from nr_run.analysis.paths import path_classes
+
+    leaves = _leaves(fabric)
+    names = list(leaves)
+    pairs: list[tuple[Nic, Nic]] = []
+    seen: set[tuple[Nic, Nic]] = set()
+
+    def add(src: str, dst: str, k: int) -> bool:
+        a = leaves[src][k % len(leaves[src])]
+        others = _rotate([n for n in leaves[dst] if n[0] != a[0]], k)
+        if not others:
+            return False
+        for b in others:
+            if (a, b) not in seen:
+                seen.add((a, b))
+                pairs.append((a, b))
+                return True
+        return False
+
+    for i, leaf in enumerate(names):
+        add(leaf, leaf, 0)                   # below one RTSW: no CTSW hop (skipped with one server)
+        same = [x for x in names if leaf_kind(fabric, leaf, x) == "same-rail"]
+        cross = [x for x in names if leaf_kind(fabric, leaf, x) == "cross-rail"]
+        for k, dst in enumerate(_interleave(_rotate(same, i), _rotate(cross, i))[:max(2, len(_uplinks(fabric, leaf)))]):
+            add(leaf, dst, k + 1)
+    leaf_of = {(n[0], n[1]): leaf for leaf, nics in leaves.items() for n in nics}
+    for pc in path_classes(fabric):
+        if not _covers(fabric, pc, pairs, leaf_of):
+            members = [m for m in pc.members if m in leaves]
+            for a in members:
+                dsts = [b for b in members if leaf_kind(fabric, a, b) == pc.kind]
+                if any(add(a, b, 0) for b in dsts):
+                    break
+    for rail in sorted({n[3] for nics in leaves.values() for n in nics}):
+        if not any(rail in (a[3], b[3]) for a, b in pairs):
+            src = next(leaf for leaf, nics in leaves.items() if any(n[3] == rail for n in nics))
+            any(add(src, dst, 0) for dst in names if dst != src)
+    return pairs
+
+
+def _covers(fabric: FabricIntent, pc: Any, pairs: Iterable[tuple[Nic, Nic]], leaf_of: dict[tuple[str, str], str]) -> bool:
+    """Whether some pair runs between members of the path class, of its kind, both below its CTSW branch."""
+    members = set(pc.members)
+    for a, b in pairs:
+        la, lb = leaf_of.get((a[0], a[1])), leaf_of.get((b[0], b[1]))
+        if la in members and lb in members and la is not None and lb is not None \
+                and leaf_kind(fabric, la, lb) == pc.kind \
+                and (pc.ctsw is None or pc.ctsw in _uplinks(fabric, la) & _uplinks(fabric, lb)):
+            return True
+    return False
+
+
+def coverage(fabric: FabricIntent, pairs: list[Pair]) -> dict[str, Any]:
+    """What a pair set exercises: the path classes (analysis.paths) with a pair of theirs, the rails, and the
+    RTSWs sending and receiving across a CTSW; with the ones missed, by name."""
+    from nr_run.analysis.paths import path_classes
+
+    leaves = _leaves(fabric)
+    leaf_of = {(n[0], n[1]): leaf for leaf, nics in leaves.items() for n in nics}
+    ends = [((p.src_device, p.src_nic, p.src_ip, 0), (p.dst_device, p.dst_nic, p.dst_ip, 0)) for p in pairs]
+    classes = path_classes(fabric)
+    missed = [pc.name for pc in classes if not _covers(fabric, pc, ends, leaf_of)]
+    rail_of = {(n[0], n[1]): n[3] for nics in leaves.values() for n in nics}
+    rails = sorted(set(rail_of.values()))
+    used = {rail_of.get((p.src_device, p.src_nic)) for p in pairs} | {rail_of.get((p.dst_device, p.dst_nic)) for p in pairs}
+    return {"pairs": len(pairs), "path_classes": len(classes), "path_classes_covered": len(classes) - len(missed),
+            "path_classes_missed": missed, "rails": len(rails),
+            "rails_missed": [r for r in rails if r not in used]}
 
 
 def path_mtu(fabric: FabricIntent, pair: Pair) -> int:

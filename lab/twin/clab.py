@@ -5,31 +5,23 @@ links by containerlab endpoint names, each node's `startup-config` file and, for
 commands. `topology.defaults`, `topology.kinds.<kind>` and `topology.groups.<group>` are inherited the way
 containerlab merges them (node > group > kind > defaults).
 
-Endpoint names per kind (containerlab's conventions):
-- ceos / arista_ceos: `ethN` is EthernetN, `ethN_M` is EthernetN/M (an `EthernetN[/M]` alias is accepted too);
-- sonic-vs / sonic-vm: `ethK` is the K-th front-panel port of the node's config_db PORT table (by index), or
-  Ethernet{4(K-1)} without a startup config (SONiC's default four lanes per port);
-- linux: the interface name as written.
+Each kind's personality (lab.twin.personality) names its endpoints, orders its ports and reports its model,
+following containerlab's conventions for that kind.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import json
-import re
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from nr_run.lab.twin.personality import kind_platforms, personality
 from nr_run.lab.twin.topology import Cable, Node, Topology, port_sort
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)     # libyaml when present: large labs load fast
-KIND_PLATFORM = {"ceos": "eos", "arista_ceos": "eos", "sonic-vs": "sonic", "sonic-vm": "sonic", "linux": "linux"}
 DEFAULT_SUBNET = "172.20.20.0/24"          # containerlab's default management network
-EOS_ENDPOINT = re.compile(r"eth(\d+)((?:_\d+)*)$")
-EOS_ALIAS = re.compile(r"Ethernet\d+(?:/\d+)*$")
-SONIC_ENDPOINT = re.compile(r"eth([1-9]\d*)$")
 
 
 class ClabError(ValueError):
@@ -61,13 +53,15 @@ def load_clab(path: str | Path) -> Topology:
         pair = tuple(_endpoint(str(e), specs, path, i) for e in eps)
         endpoints.append((pair[0], pair[1]))
     startup = {name: _startup_text(spec, path, name) for name, spec in specs.items()}
-    port_maps = {name: _port_map(specs[name]["kind"], startup[name]) for name in specs}
+    kinds = kind_platforms()
+    faces = {name: personality(kinds[spec["kind"]]) for name, spec in specs.items()}
+    port_maps = {name: faces[name].port_map(startup[name]) for name in specs}
     cables: list[Cable] = []
     used: dict[tuple[str, str], int] = {}
     for i, ((a, ai), (b, bi)) in enumerate(endpoints):
         ends = []
         for dev, raw in ((a, ai), (b, bi)):
-            port = _port_name(specs[dev]["kind"], raw, port_maps[dev])
+            port = faces[dev].port_name(raw, port_maps[dev])
             if port is None:
                 raise ClabError(f"{path}: links[{i}]: {dev}:{raw} is not a data interface of kind "
                                 f"{specs[dev]['kind']}")
@@ -83,10 +77,9 @@ def load_clab(path: str | Path) -> Topology:
     nodes = {}
     for name, spec in sorted(specs.items()):
         kind = spec["kind"]
-        platform = KIND_PLATFORM[kind]
-        nodes[name] = Node(name=name, platform=platform, kind=kind, mgmt_address=addresses[name],
+        nodes[name] = Node(name=name, platform=faces[name].platform, kind=kind, mgmt_address=addresses[name],
                            mgmt_prefix=f"{addresses[name]}/{subnet.prefixlen}",
-                           model=_model(platform, startup[name]), ports=tuple(port_sort(ports[name])),
+                           model=faces[name].model(startup[name]), ports=tuple(port_sort(ports[name])),
                            startup_config=startup[name], exec=tuple(str(c) for c in spec.get("exec") or ()),
                            image=str(spec.get("image") or ""))
     return Topology(nodes=nodes, links=cables, site=str(doc.get("name") or path.name.split(".")[0]))
@@ -97,9 +90,10 @@ def _merged(topo: dict, name: object, spec: dict, path: Path) -> dict[str, Any]:
         raise ClabError(f"{path}: node {name}: a mapping expected")
     group = (topo.get("groups") or {}).get(spec.get("group"), {}) if spec.get("group") else {}
     kind = spec.get("kind") or group.get("kind") or (topo.get("defaults") or {}).get("kind")
-    if kind not in KIND_PLATFORM:
+    kinds = kind_platforms()
+    if kind not in kinds:
         raise ClabError(f"{path}: node {name}: kind {kind!r} is not served by the twin "
-                        f"(one of {', '.join(sorted(KIND_PLATFORM))})")
+                        f"(one of {', '.join(sorted(kinds))})")
     merged: dict[str, Any] = {}
     for layer in (topo.get("defaults") or {}, (topo.get("kinds") or {}).get(kind) or {}, group, spec):
         merged.update(layer)
@@ -148,50 +142,3 @@ def _startup_text(spec: dict, path: Path, name: str) -> str | None:
         return file.read_text()
     except OSError as exc:
         raise ClabError(f"{path}: node {name}: startup-config {ref}: {exc.strerror}") from None
-
-
-def _port_map(kind: str, startup: str | None) -> list[str]:
-    """SONiC: front-panel ports in index order, from the startup config_db."""
-    if KIND_PLATFORM[kind] != "sonic" or not startup:
-        return []
-    try:
-        ports = json.loads(startup).get("PORT") or {}
-    except ValueError:
-        return []
-
-    def order(item: tuple[str, dict]) -> tuple[int, list]:
-        index = str(item[1].get("index", ""))
-        return (int(index) if index.isdigit() else 1 << 30, port_sort([item[0]]))
-
-    return [name for name, _ in sorted(ports.items(), key=order)]
-
-
-def _port_name(kind: str, iface: str, port_map: list[str]) -> str | None:
-    platform = KIND_PLATFORM[kind]
-    if platform == "eos":
-        if EOS_ALIAS.match(iface):
-            return iface
-        m = EOS_ENDPOINT.match(iface)
-        if not m or int(m.group(1)) == 0:
-            return None
-        return "Ethernet" + m.group(1) + m.group(2).replace("_", "/")
-    if platform == "sonic":
-        m = SONIC_ENDPOINT.match(iface)
-        if not m:
-            return iface if iface in port_map else None
-        k = int(m.group(1))
-        if port_map:
-            return port_map[k - 1] if k <= len(port_map) else None
-        return f"Ethernet{4 * (k - 1)}"
-    return iface
-
-
-def _model(platform: str, startup: str | None) -> str:
-    if platform == "eos":
-        return "cEOSLab"
-    if platform == "sonic" and startup:
-        try:
-            return str(json.loads(startup)["DEVICE_METADATA"]["localhost"].get("hwsku", ""))
-        except (ValueError, KeyError, TypeError, AttributeError):
-            return ""
-    return ""

@@ -48,6 +48,7 @@ from nr_run.lab.twin.fabric import Fabric
 from nr_run.lab.twin.faults import Faults, check_fault_targets
 from nr_run.lab.twin.gnmi.service import GnmiService
 from nr_run.lab.twin.linux import sshd
+from nr_run.lab.twin.personality import all_personalities
 from nr_run.lab.twin.platforms import (
     DEFAULT_BASE_PORT,
     LOOPBACK,
@@ -62,7 +63,11 @@ from nr_run.lab.twin.status import alive, default_state_dir, lab_status, read_js
 from nr_run.lab.twin.tls import server_context
 
 T = TypeVar("T")
-CREDENTIALS = {"eos": ("admin", "admin"), "sonic": ("admin", "YourPaSsWoRd"), "linux": ("admin", "admin")}
+
+
+def default_credentials() -> dict[str, tuple[str, str]]:
+    """platform -> the (user, password) its image ships with."""
+    return {p.platform: p.credentials for p in all_personalities()}
 
 
 def _raise_fd_limit() -> None:
@@ -99,12 +104,10 @@ class Lab:
         self.fabric = Fabric(topology, self.faults)
         self.ctx = LabContext(topology=topology, fabric=self.fabric, state_dir=self.state_dir, base_port=base_port,
                               ssl_context=server_context(self.state_dir / "tls"),
-                              credentials=dict(credentials or CREDENTIALS))
+                              credentials=dict(credentials or default_credentials()))
         self.services: dict[str, PlatformService] = {}
         for platform in sorted({n.platform for n in topology.nodes.values()}):
-            cls = service_class(platform)
-            if cls is not None:
-                self.services[platform] = cls(self.ctx, topology.by_platform(platform))
+            self.services[platform] = service_class(platform)(self.ctx, topology.by_platform(platform))
         self.gnmi = GnmiService(self.ctx, self.services)
         self.addresses: dict[str, dict] = {}
         self.loop: asyncio.AbstractEventLoop | None = None

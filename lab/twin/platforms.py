@@ -2,13 +2,12 @@
 
 A platform service serves all nodes of one platform inside the lab's single asyncio loop. To add one
 (e.g. `sonic`, `linux`), write a class with the PlatformService shape and register it by dotted path in
-PLATFORMS (or call register_platform); modules that fail to import are skipped, so their nodes exist in
-the Topology and the Fabric but are not served.
+its personality (lab.twin.personality); a service that fails to import is an error (PersonalityError), never
+a node the lab silently does not serve.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import socket
 import ssl
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from nr_run.lab.twin.fabric import Fabric
+from nr_run.lab.twin.personality import load_object, personality
 from nr_run.lab.twin.topology import Node, Topology
 
 LOOPBACK = "127.0.0.1"
@@ -71,9 +71,8 @@ class PortsBusy(OSError):
 def lab_ports(topology: Topology, base_port: int) -> list[int]:
     """Every port a lab on base_port listens on (each platform's channels)."""
     count = len(topology.nodes)
-    channels: tuple[int, ...] = (0, 1) if topology.by_platform("eos") else (0,)
-    if topology.by_platform("eos") or topology.by_platform("sonic"):
-        channels += (2,)          # gNMI (lab.twin.gnmi.service.GNMI_CHANNEL)
+    channels = sorted({ch for platform in {n.platform for n in topology.nodes.values()}
+                       for ch in personality(platform).channels})
     return [base_port + ch * CHANNEL_STRIDE + i for ch in channels for i in range(count)]
 
 
@@ -123,24 +122,7 @@ class PlatformService(Protocol):
         """Housekeeping before a request (e.g. expire commit timers)."""
 
 
-PLATFORMS: dict[str, str | type] = {
-    "eos": "nr_run.lab.twin.eos.service:EosService",
-    "sonic": "nr_run.lab.twin.sonic.service:SonicService",
-    "linux": "nr_run.lab.twin.linux.service:LinuxService",
-}
-
-
-def register_platform(name: str, service: str | type) -> None:
-    PLATFORMS[name] = service
-
-
-def service_class(platform: str) -> type | None:
-    """The service class for a platform, or None if it is not (yet) available."""
-    entry = PLATFORMS.get(platform)
-    if entry is None or not isinstance(entry, str):
-        return entry
-    module, _, attr = entry.partition(":")
-    try:
-        return getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError):
-        return None
+def service_class(platform: str) -> type:
+    """The service class of a platform, as its personality names it (PersonalityError if it cannot load)."""
+    cls: type = load_object(personality(platform).service)
+    return cls

@@ -1,8 +1,9 @@
 """Buffers with a derivation: per-port PFC headroom term by term, pool sizing per switch, ECN before PFC.
 
 * Headroom: every term of nr_run.intent.headroom for each distinct (speed, cable, MTU, cell) of the site, with
-  the ports that use it; where the platform renders a buffer model (SONiC BUFFER_PROFILE), the rendered xoff
-  must be at least the derived one.
+  the ports that use it; where the platform renders a buffer model (SONiC BUFFER_PROFILE, from the SKU's own
+  pg_profile_lookup.ini), both side by side: the table wins on the switch, and a row below the derived xoff is
+  a warning (the vendor assumed a shorter cable or smaller frame than the link has).
 * Pools: the ingress lossless pool must hold the headroom pool (the sum of every lossless PG's xoff) plus the
   reserved PG sizes, and the configured headroom pool must cover that sum (else a burst on every port at once
   overflows it and drops "lossless" packets).
@@ -77,24 +78,36 @@ def _pool(dev: DeviceIntent, view: BufferView, terms: dict[str, HeadroomTerms], 
         data={"check": "pool", "device": dev.name, "field": f"hardware.{dev.hardware.name}.asic",
               "pool_bytes": view.pool_bytes, "headroom_pool_bytes": view.headroom_pool_bytes,
               "reserved_bytes": view.reserved_bytes, "shared_bytes": shared}))
-    short = view.headroom_pool_bytes < needed
-    out.append(AnalysisFinding(
+    if view.headroom_pool_bytes == 0:
+        # no shared headroom pool (e.g. Spectrum's traditional model): each lossless PG reserves its own
+        # headroom, the profile's size, which the pool check above already counts as reserved
+        out.append(AnalysisFinding(
+            NAME, f"{dev.name} headroom pool", f"no shared headroom pool: each lossless PG reserves its headroom "
+            f"in its profile (reserved {view.reserved_bytes:,} B in all)", passed=True, severity="info",
+            data={"check": "headroom-pool", "device": dev.name, "field": "", "needed_bytes": needed}))
+    short = 0 < view.headroom_pool_bytes < needed
+    out += [] if view.headroom_pool_bytes == 0 else [AnalysisFinding(
         NAME, f"{dev.name} headroom pool",
         f"headroom pool {view.headroom_pool_bytes:,} B {'<' if short else '>='} {needed:,} B, the derived xoff of "
         f"{len(terms)} port(s) x {pgs} lossless PG(s)",
         passed=not short, fix=(f"the {dev.platform} platform plug-in sizes the pool xoff below the derived "
                                "headroom: fix nr_run/platforms/" + dev.platform) if short else "",
-        data={"check": "headroom-pool", "device": dev.name, "field": "", "needed_bytes": needed}))
+        data={"check": "headroom-pool", "device": dev.name, "field": "", "needed_bytes": needed})]
     low = [p for p, t in sorted(terms.items()) if view.pg_xoff.get(p, t.xoff_bytes) < t.xoff_bytes]
     if low:
+        # the platform's table (SONiC: the SKU's pg_profile_lookup.ini) is what the switch runs and wins; a
+        # row below the delay model is a warning to check the cable or the SKU's table, not a deploy blocker
         p = low[0]
         out.append(AnalysisFinding(
             NAME, f"{dev.name}:{p} headroom",
             f"rendered xoff {view.pg_xoff[p]:,} B < derived {terms[p].xoff_bytes:,} B"
             + (f" (and {len(low) - 1} more port(s))" if len(low) > 1 else ""),
-            passed=False, fix=f"the {dev.platform} platform plug-in renders less headroom than derived: fix "
-                              f"nr_run/platforms/{dev.platform}",
-            data={"check": "xoff", "device": dev.name, "field": "", "ports": low[:20]}))
+            passed=False, severity="warning",
+            fix=f"the {dev.platform} platform's headroom table for {dev.model} is below the PFC delay model: check "
+                f"the cable length, or give the switch a table with a longer row (hardware.{dev.hardware.name}"
+                ".sku_dir)",
+            data={"check": "xoff", "device": dev.name, "field": f"hardware.{dev.hardware.name}.sku_dir",
+                  "ports": low[:20]}))
     congested = len(terms) * pgs
     worst = pfc_trigger_bytes(max(shared, 0), view.dynamic_th, congested)
     single = pfc_trigger_bytes(max(shared, 0), view.dynamic_th, 1)
@@ -121,6 +134,7 @@ def analyse(fabric: FabricIntent, options: AnalysisOptions) -> AnalysisResult:
     result = AnalysisResult(name=NAME, title="Buffers: PFC headroom, pools, ECN before PFC")
     profiles: dict[tuple[int, int, int, int], tuple[HeadroomTerms, list[str]]] = {}
     pool_rows: list[list[Any]] = []
+    table_rows: list[list[Any]] = []
     unmodelled: list[str] = []
     for dev in sorted(fabric.switches(), key=lambda d: d.name):
         terms = _terms(dev)
@@ -141,6 +155,16 @@ def analyse(fabric: FabricIntent, options: AnalysisOptions) -> AnalysisResult:
         findings, row = _pool(dev, view.buffers, terms, max(ecn) if ecn else None, fabric.fabric_file or "fabric.yaml")
         result.findings += findings
         pool_rows.append(row)
+        by_profile: dict[tuple[int, int, int, int], list[str]] = {}
+        for port, t in sorted(terms.items()):
+            if port in view.buffers.pg_xoff:
+                by_profile.setdefault((t.speed_mbps, t.cable_length_m, view.buffers.pg_xoff[port], t.xoff_bytes),
+                                      []).append(port)
+        for (speed, cable, rendered, need), ports in sorted(by_profile.items()):
+            table_rows.append([dev.name, dev.model, f"{speed // 1000}G", cable, rendered, need,
+                               round(rendered / need, 2) if need else "-",
+                               "ok" if rendered >= need else "BELOW", ", ".join(ports[:3])
+                               + (" ..." if len(ports) > 3 else "")])
     rows = []
     for (speed, cable, mtu, cell), (t, ports) in sorted(profiles.items()):
         rows.append([f"{speed // 1000}G", cable, mtu, cell, t.receiver_frame_bits, t.pause_bits, t.cable_bits,
@@ -158,6 +182,11 @@ def analyse(fabric: FabricIntent, options: AnalysisOptions) -> AnalysisResult:
         title="Ingress lossless pool per switch (bytes)",
         columns=["switch", "platform", "pool", "headroom pool", "headroom needed", "reserved", "shared",
                  "PFC trigger (1 PG)", "PFC trigger (all PGs)", "ECN max", "verdict"], rows=pool_rows))
+    result.tables.append(Table(
+        title="Lossless PG xoff as rendered (SONiC: the SKU's pg_profile_lookup.ini row, which the switch runs) "
+              "against the PFC delay model (bytes)",
+        columns=["switch", "model", "speed", "cable m", "rendered xoff", "derived xoff", "ratio", "verdict",
+                 "ports"], rows=table_rows))
     if profiles:
         labels = [f"{k[0] // 1000}G {k[1]}m MTU {k[2]}" + (f" {k[3]}B cells" if k[3] > 1 else "")
                   for k in sorted(profiles)]

@@ -32,13 +32,28 @@ th{background:#eef1f5}
 .pass{color:#1e8e3e;font-weight:600}.fail{color:#d93025;font-weight:600}.warn{color:#b06000;font-weight:600}
 .info{color:#5f6b7a}
 .fig{background:#fff;border:1px solid #d9dee5;display:inline-block;margin:6px 12px 6px 0;padding:4px}
-.fig svg{max-width:860px;height:auto}
+.fig svg{max-width:100%;height:auto}
 .note{color:#5f6b7a;font-size:12px}
 """
 
 
 def _esc(value: Any) -> str:
     return html.escape(str(value), quote=True)
+
+
+def _cell(value: Any) -> str:
+    """A value as an operator reads it: no Python repr (None, [..], {..}, True) ever reaches the page."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:,.4g}" if abs(value) < 1e6 else f"{value:,.0f}"
+    if isinstance(value, dict):
+        return "; ".join(f"{_cell(k)}: {_cell(v)}" for k, v in value.items()) or "-"
+    if isinstance(value, list | tuple | set | frozenset):
+        return ", ".join(_cell(v) for v in value) or "-"
+    return str(value)
 
 
 def _svg(fig: Any) -> str:
@@ -71,7 +86,8 @@ def _bar_or_line(ax: Any, data: dict[str, Any], kind: str) -> None:
     ax.set_xticklabels(labels, rotation=30 if len(labels) > 6 or max(map(len, labels), default=0) > 10 else 0,
                        ha="right" if len(labels) > 6 else "center", fontsize=8)
     if len(series) > 1:
-        ax.legend(fontsize=8)
+        # beside the axes, never over a bar; savefig's tight bounding box keeps it in the picture
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
 
 
 def _topology(ax: Any, data: dict[str, Any]) -> None:
@@ -138,8 +154,11 @@ def _draw(figure: Figure, fig: Any) -> str:
 
 
 def _table(title: str, columns: list[str], rows: list[list[Any]]) -> str:
+    """A table; a table without rows is no section at all (the verdict above says there is nothing)."""
+    if not rows:
+        return ""
     head = "".join(f"<th>{_esc(c)}</th>" for c in columns)
-    body = "".join("<tr>" + "".join(f"<td>{_esc(c)}</td>" for c in row) + "</tr>" for row in rows[:MAX_ROWS])
+    body = "".join("<tr>" + "".join(f"<td>{_esc(_cell(c))}</td>" for c in row) + "</tr>" for row in rows[:MAX_ROWS])
     more = (f'<p class="note">{len(rows) - MAX_ROWS} more row(s) in the JSON output</p>'
             if len(rows) > MAX_ROWS else "")
     return f"<h3>{_esc(title)}</h3><table><tr>{head}</tr>{body}</table>{more}"
@@ -152,15 +171,16 @@ def _verdict(ok: bool) -> str:
 def _section(result: AnalysisResult) -> str:
     parts = [f'<h2 id="{_esc(result.name)}">{_esc(result.title)} {_verdict(result.ok)}</h2>',
              f'<p class="meta">{_esc(result.name)} &middot; {result.seconds:.2f} s &middot; '
-             + " &middot; ".join(f"{_esc(k)}: {_esc(v)}" for k, v in result.summary.items()) + "</p>"]
+             + " &middot; ".join(f"{_esc(k.replace('_', ' '))}: {_esc(_cell(v))}" for k, v in result.summary.items())
+             + "</p>"]
     failed = [f for f in result.findings if not f.passed]
     shown = failed + [f for f in result.findings if f.passed][: max(0, 40 - len(failed))]
     rows = []
     for f in shown:
         cls = "pass" if f.passed else {"error": "fail", "warning": "warn"}.get(f.severity, "info")
         label = "ok" if f.passed else f.severity
-        rows.append(f'<tr><td><span class="{cls}">{_esc(label)}</span></td><td>{_esc(f.subject)}</td>'
-                    f"<td>{_esc(f.message)}</td><td>{_esc(f.fix)}</td></tr>")
+        rows.append(f'<tr><td><span class="{cls}">{_esc(label)}</span></td><td>{_esc(_cell(f.subject))}</td>'
+                    f"<td>{_esc(_cell(f.message))}</td><td>{_esc(_cell(f.fix) if f.fix else '')}</td></tr>")
     if rows:
         parts.append("<h3>Findings</h3><table><tr><th>verdict</th><th>subject</th><th>message</th><th>fix</th></tr>"
                      + "".join(rows) + "</table>")
@@ -170,7 +190,8 @@ def _section(result: AnalysisResult) -> str:
     for figure in result.figures:
         parts.append(f'<div class="fig" data-kind="{_esc(figure.kind)}">{figure_svg(figure)}</div>')
     for table in result.tables:
-        parts.append(_table(table.title, table.columns, table.rows))
+        if table.rows:
+            parts.append(_table(table.title, table.columns, table.rows))
     return "\n".join(parts)
 
 
@@ -181,7 +202,7 @@ def to_html(site: str, results: list[AnalysisResult], options: dict[str, Any], g
                      [[r.name, "holds" if r.ok else "FAILS", sum(not f.passed and f.severity == "error"
                                                                  for f in r.findings), f"{r.seconds:.2f}"]
                       for r in results])
-    opts = " &middot; ".join(f"{_esc(k)} {_esc(v)}" for k, v in options.items())
+    opts = " &middot; ".join(f"{_esc(k)} {_esc(_cell(v))}" for k, v in options.items())
     body = "\n".join(_section(r) for r in results)
     return (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>nr-run analyze {_esc(site)}</title>"
             f"<style>{CSS}</style></head><body>"

@@ -90,6 +90,8 @@ def collect_views(args: argparse.Namespace, fabric: Any) -> dict[str, Any]:
 
 def _print(console: Any, site: str, results: list[Any], verbose: int) -> None:
     for r in results:
+        if verbose < 0 and r.ok:      # -q: what fails, and the verdict line
+            continue
         table = Table(title=f"{r.title} ({r.name}): {'holds' if r.ok else 'FAILS'} in {r.seconds:.2f} s",
                       title_style="bold green" if r.ok else "bold red")
         for col in ("verdict", "subject", "message", "fix"):

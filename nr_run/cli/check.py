@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from nr_run.cli.common import (
     EXIT_FAIL,
     EXIT_INVALID,
     EXIT_OK,
+    EXIT_UNKNOWN,
     UsageError,
     emit_json,
     make_console,
@@ -29,8 +31,54 @@ from nr_run.cli.common import (
 _OPTION = re.compile(r"(?P<check>[A-Za-z0-9_-]+)\.(?P<key>[A-Za-z0-9_]+)=(?P<value>.*)", re.S)
 
 
-def _checks(args: argparse.Namespace) -> list[str] | None:
-    return [c.strip() for c in args.checks.split(",") if c.strip()] if getattr(args, "checks", None) else None
+def _checks(args: argparse.Namespace, catalog: Any = None) -> list[str] | None:
+    """--checks, else the site catalog's selection, else every check (None)."""
+    if getattr(args, "checks", None):
+        return [c.strip() for c in args.checks.split(",") if c.strip()]
+    return list(catalog.checks) if catalog is not None and catalog.checks is not None else None
+
+
+def _split(text: str | None) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()] if text else []
+
+
+def device_filter(args: argparse.Namespace, intent: Any, nr: Any) -> set[str] | None:
+    """The devices --hosts, --role and --tags select (None: no filter). A tag is one of the host's Nornir
+    groups or an entry of its data.tags. An unknown host, or a filter that matches nothing, is a usage error."""
+    hosts, tags = _split(getattr(args, "hosts", None)), _split(getattr(args, "tags", None))
+    role = getattr(args, "role", None)
+    if not hosts and not tags and not role:
+        return None
+    names = set(intent.devices)
+    if hosts:
+        unknown = [h for h in hosts if h not in intent.devices]
+        if unknown:
+            raise UsageError(f"--hosts: not a device of site {intent.site}: {', '.join(unknown[:5])}")
+        names &= set(hosts)
+    if role:
+        names = {n for n in names if intent.devices[n].role == role}
+    if tags:
+        def tagged(name: str) -> bool:
+            host = nr.inventory.hosts.get(name)
+            if host is None:
+                return False
+            have = {str(g) for g in host.groups} | {str(t) for t in (host.data.get("tags") or [])
+                                                    if isinstance(host.data.get("tags"), list)}
+            return bool(have & set(tags))
+        names = {n for n in names if tagged(n)}
+    if not names:
+        raise UsageError(f"no device matches --hosts {args.hosts or '-'} --role {role or '-'} --tags {args.tags or '-'}")
+    return names
+
+
+def selection_of(names: set[str] | None, checks: list[str] | None, options: Any) -> Any:
+    """run_checks' selection for the filtered devices: every selected check on each of them."""
+    if names is None:
+        return None
+    from nr_run.validators.base import Selection, select
+
+    chosen = frozenset(c.name for c in select(checks, options))
+    return {n: Selection(chosen) for n in sorted(names)}
 
 
 def parse_options(specs: list[str]) -> dict[str, dict[str, str]]:
@@ -73,22 +121,29 @@ def _interrupted(stop: Any, console: Console) -> None:
 
 def check(args: argparse.Namespace) -> int:
     from nr_run.cli.lab import device_session
-    from nr_run.runbooks.check import print_report, run_checks
+    from nr_run.runbooks.catalog import load_catalog
+    from nr_run.runbooks.check import print_report, run_checks, verdict_line
     from nr_run.runbooks.history import record_report
     from nr_run.runbooks.interrupt import Interrupted, Stop, bounded
+    from nr_run.runbooks.inventory import site_dir
     from nr_run.runbooks.records import RunRecords
     from nr_run.validators.base import UnknownCheck
 
-    console = make_console(stderr=args.json)
-    options = parse_options(args.options)
+    csv = _formats(args.format, allowed=("table", "csv")) == ["csv"]
+    console = make_console(stderr=args.json or csv)
+    catalog = load_catalog(site_dir(args.site, args.inventory_dir))
+    options = catalog.merged_options(parse_options(args.options))
     intent, findings = load_intent(args, console)
     if intent is None:
         return EXIT_INVALID
     announce_lab(args, console)
+    checks = _checks(args, catalog)
     try:
         with Stop() as stop, device_session(args) as nr, \
                 _progress(args, console, intent, f"check {args.site}") as progress:
-            report = bounded(lambda: run_checks(nr, intent, _checks(args), options, progress=progress), stop)
+            chosen = selection_of(device_filter(args, intent, nr), checks, options)
+            report = bounded(lambda: run_checks(nr, intent, checks, options, progress=progress, selection=chosen),
+                             stop)
     except UnknownCheck as exc:
         raise UsageError(str(exc)) from exc
     except Interrupted:
@@ -98,11 +153,30 @@ def check(args: argparse.Namespace) -> int:
     _history(args, console, records, record_report(args.artifacts, report, "check", args.retention)[1])
     if args.json:
         emit_json(report.to_dict())
+    elif csv:
+        from nr_run.runbooks.report.formats import to_csv
+
+        sys.stdout.write(to_csv(report.to_dict()))
+        sys.stdout.flush()
+        console.print(verdict_line(report))
     else:
-        print_report(report, console, show_passed=verbosity(args) >= 1, quiet=verbosity(args) < 0)
+        print_report(report, console, show_passed=verbosity(args) >= 1, quiet=verbosity(args) < 0, verdict=False)
         if verbosity(args) >= 0:
             console.print(f"results: {records.dir / 'results.json'}")
-    return EXIT_OK if report.passed else EXIT_FAIL
+        console.print(verdict_line(report))
+    return report_exit(report)
+
+
+def report_exit(report: Any) -> int:
+    """0 passed; 4 when the only failures are devices or sections that could not be read (could not check);
+    1 when anything that was read failed."""
+    from nr_run.validators.correlate import UNREAD
+
+    known = report.declared_ids()
+    failed = [f for f in report.findings if not f.passed and f.id not in known]
+    if not failed:
+        return EXIT_OK
+    return EXIT_UNKNOWN if all(f.kind in UNREAD for f in failed) else EXIT_FAIL
 
 
 def _history(args: argparse.Namespace, console: Console, records: Any, error: str) -> None:
@@ -115,11 +189,11 @@ def _history(args: argparse.Namespace, console: Console, records: Any, error: st
         console.print(f"[yellow]{error}[/]")
 
 
-def _formats(spec: str) -> list[str]:
+def _formats(spec: str, allowed: tuple[str, ...] | None = None) -> list[str]:
     from nr_run.runbooks.report.formats import WRITERS
 
     formats = [f.strip() for f in spec.split(",") if f.strip()]
-    unknown = [f for f in formats if f != "table" and f not in WRITERS]
+    unknown = [f for f in formats if (f not in allowed if allowed else f != "table" and f not in WRITERS)]
     if unknown:
         raise UsageError(f"unknown format(s): {', '.join(unknown)}")
     return formats
@@ -133,13 +207,18 @@ def _compliance_once(args: argparse.Namespace, console: Console, options: dict[s
     """One compliance run. `outer`: the Stop of a --every loop, installed for the whole loop (a signal that
     arrives between or at the end of runs is not lost when one run's handlers are put back)."""
     from nr_run.cli.lab import device_session
+    from nr_run.runbooks.catalog import load_catalog
     from nr_run.runbooks.check import print_report
     from nr_run.runbooks.compliance import run_compliance
     from nr_run.runbooks.interrupt import Interrupted, Stop, bounded
+    from nr_run.runbooks.inventory import site_dir
     from nr_run.runbooks.records import RunRecords, utc_now_iso
     from nr_run.runbooks.report.formats import write_reports
 
     formats = _formats(args.format)
+    catalog = load_catalog(site_dir(args.site, args.inventory_dir))
+    options = catalog.merged_options(options)
+    checks = _checks(args, catalog)
     intent, _ = load_intent(args, console)
     if intent is None:
         return EXIT_INVALID
@@ -150,10 +229,12 @@ def _compliance_once(args: argparse.Namespace, console: Console, options: dict[s
         with (outer.borrowed() if outer is not None else Stop()) as stop, device_session(args) as nr, \
                 _progress(args, console, intent, f"compliance {args.site}") as progress:
             # created once the session is up (credentials, lab): a refusal leaves no run folder behind
+            chosen = selection_of(device_filter(args, intent, nr), checks, options)
             records = RunRecords(args.artifacts, args.site, "compliance")
             records.capture_logging()
-            result = bounded(lambda: run_compliance(nr, intent, records, options=options, progress=progress,
-                                                    retention_s=args.retention), stop)
+            result = bounded(lambda: run_compliance(nr, intent, records, checks=checks, options=options,
+                                                    progress=progress, retention_s=args.retention,
+                                                    selection=chosen), stop)
     except Interrupted:
         _interrupted(stop, console)
     finally:
@@ -168,11 +249,25 @@ def _compliance_once(args: argparse.Namespace, console: Console, options: dict[s
         emit_json(payload)
     else:
         if "table" in formats:
-            print_report(result.report, console, show_passed=verbosity(args) >= 1, quiet=verbosity(args) < 0)
-        console.print(f"compliance {args.site}: {result.outcome}; drift: {', '.join(result.drifted) or 'none'}")
+            print_report(result.report, console, show_passed=verbosity(args) >= 1, quiet=verbosity(args) < 0,
+                         verdict=False)
         if written and verbosity(args) >= 0:
             console.print("reports: " + ", ".join(str(p) for p in written))
-    return _EXIT[result.outcome]
+        console.print(compliance_line(args.site, result))
+    code = _EXIT[result.outcome]
+    if code == EXIT_FAIL and report_exit(result.report) != EXIT_FAIL:
+        return EXIT_UNKNOWN         # nothing read failed: devices that could not be read or diffed
+    return code
+
+
+def compliance_line(site: str, result: Any) -> str:
+    """The last line of a compliance run: its outcome, the checks' verdict and counts, the drift."""
+    from nr_run.runbooks.check import verdict_line
+
+    drifted = result.drifted
+    drift = (f"drift on {len(drifted)} device(s): {', '.join(drifted[:5])}" + (" ..." if len(drifted) > 5 else "")
+             if drifted else "no drift")
+    return f"compliance {site}: {result.outcome}; {drift}; checks: {verdict_line(result.report)}"
 
 
 def compliance(args: argparse.Namespace) -> int:

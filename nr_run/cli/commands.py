@@ -85,9 +85,9 @@ def inventory_validate(args: argparse.Namespace) -> int:
                    "devices": sorted(intent.devices) if intent else [], "links": len(intent.links) if intent else 0})
         return EXIT_INVALID if errors else EXIT_OK
     if errors:
-        console.print(f"[red]{len(errors)} error(s)[/]: nothing may be rendered or pushed")
+        console.print(f"[red]site {args.site} invalid: {len(errors)} error(s)[/]: nothing may be rendered or pushed")
         return EXIT_INVALID
-    if findings:
+    if findings and not getattr(args, "quiet", False):        # -q: the verdict only (warnings do not fail)
         print_findings(findings, console)
     console.print(f"[green]site {args.site} valid[/]: {len(intent.devices)} devices, {len(intent.links)} links, "
                   f"{len(findings)} warning(s)")
@@ -145,10 +145,14 @@ def render(args: argparse.Namespace) -> int:
         emit_json({"site": args.site, "out": str(out), "devices": rows,
                    "warnings": [f.as_dict() for f in findings]})
         return EXIT_OK
-    table = Table(title=f"Rendered configs for {args.site}")
-    for col in ("device", "platform", "role", "lines", "path"):
-        table.add_column(col, justify="right" if col == "lines" else "left")
-    for row in rows:
-        table.add_row(row["device"], row["platform"], row["role"], str(row["lines"]), row["path"])
-    console.print(table)
+    if not getattr(args, "quiet", False):
+        table = Table(title=f"Rendered configs for {args.site}")
+        for col in ("device", "platform", "role", "lines", "path"):
+            table.add_column(col, justify="right" if col == "lines" else "left")
+        for row in rows:
+            table.add_row(row["device"], row["platform"], row["role"], str(row["lines"]), row["path"])
+        console.print(table)
+    console.print(f"rendered {len(rows)} config(s) for {args.site} into {out}"
+                  + (f" ({len(findings)} warning(s): inventory validate shows them)" if findings else ""),
+                  markup=False, highlight=False)
     return EXIT_OK

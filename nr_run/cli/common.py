@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from typing import Any
 
 EXIT_OK, EXIT_FAIL, EXIT_DIFF, EXIT_INVALID = 0, 1, 2, 3
+# could not check: a device did not answer or could not be read, and nothing that was read failed
+EXIT_UNKNOWN = 4
 # Width used when no terminal is attached (cron, CI, pipes): lines are not wrapped at 80 columns
 PIPE_WIDTH = 200
 

@@ -57,7 +57,7 @@ def deploy(args: argparse.Namespace) -> int:
             emit_json({"site": args.site, "exit_code": EXIT_INVALID, "findings": [f.as_dict() for f in findings]})
         return EXIT_INVALID
     names = select_switches(intent, args.hosts, args.role)
-    check_policies({intent.devices[n].platform for n in names})
+    check_policies({intent.devices[n].platform for n in names}, commit=args.commit)
     with gc_paused():
         configs = {n: render_device(intent.devices[n], intent) for n in names}
     lock = SiteLock(args.site)
@@ -80,7 +80,7 @@ def deploy(args: argparse.Namespace) -> int:
             records.capture_logging()
             for n, text in configs.items():
                 records.write(f"configs/{config_filename(intent.devices[n])}", text)
-            gate = None if args.skip_checks else StageGate(intent, options)
+            gate = None if args.skip_checks else StageGate(intent, options, recorder=_recorder(args, console, records))
             # the devices' marker carries the run folder's time stamp: one finds the other
             started = datetime.strptime(records.dir.name.split("-")[0], "%Y%m%dT%H%M%S%fZ").replace(tzinfo=UTC)
             run = Deployment(nr, intent, configs, records, progress, replace=args.replace,
@@ -94,19 +94,19 @@ def deploy(args: argparse.Namespace) -> int:
                 _show(report, console, args, records, diffs=level >= 0)
                 if args.skip_checks:
                     console.print("[bold red]WARNING: --skip-checks: stages are confirmed without post-checks[/]")
-                if not _confirmed(args, console, run.plan(args.canary, args.batch)):
+                if not _confirmed(args, console, run.plan(args.canary, args.batch), report, intent):
                     console.print("aborted: nothing committed")
                     return EXIT_FAIL
                 run.commit(args.canary, args.batch)
                 if not report.failed and gate is not None and not stop.is_set():
                     _final_check(nr, intent, report, gate, console, args, stop)
             try:
-                records.write_json("results.json", report.as_dict())
+                records.write_json("results.json", _results(report, args))
             except OSError as exc:
                 report.message = "; ".join(m for m in (report.message,
                                                        f"results.json not written: {records.refused(exc)}") if m)
             if stop.is_set():
-                _finish(report, records, console, args)
+                _finish(report, records, console, args, intent)
                 lock.release()
                 # device calls still in flight hold worker threads: do not wait for them (or for the session)
                 sys.stdout.flush()
@@ -117,16 +117,42 @@ def deploy(args: argparse.Namespace) -> int:
         lock.release()
         if records is not None:
             records.close()
-    _finish(report, records, console, args)
+    _finish(report, records, console, args, intent)
     return report.exit_code()
 
 
-def _finish(report, records, console, args) -> None:
+def _recorder(args, console, records):
+    """Record the deploy's whole-site checks (baseline, final) in the site's history, so `report` sees what the
+    deploy fixed; a history that cannot be written is one line, never the deploy's failure."""
+    from nr_run.runbooks.history import record_report
+
+    def record(report: Any, kind: str) -> None:
+        _, error = record_report(args.artifacts, report, kind)
+        if error:
+            records.log(error)
+            if verbosity(args) >= 0 and not args.json:
+                console.print(f"[yellow]{error}[/]", highlight=False)
+    return record
+
+
+def _results(report, args) -> dict[str, Any]:
+    """results.json / --json: the report, and the verdict line the run ended with."""
+    from nr_run.runbooks.deploy_summary import verdict
+
+    return {**report.as_dict(), "verdict": verdict(report, bool(args.commit))}
+
+
+def _finish(report, records, console, args, intent=None) -> None:
+    from nr_run.runbooks.deploy_summary import verdict
+
     if args.json:
-        emit_json({**report.as_dict(), "artifacts": str(records.dir)})
+        emit_json({**_results(report, args), "artifacts": str(records.dir)})
     else:
-        _show(report, console, args, records, diffs=not report.commit)
-        console.print(f"artifacts: {records.dir} (log: {records.log_path.name})")
+        _show(report, console, args, records, diffs=not report.commit, intent=intent)
+        if verbosity(args) >= 0:
+            console.print(f"artifacts: {records.dir} (log: {records.log_path.name})")
+        line = verdict(report, bool(args.commit))
+        console.print(line, style="red" if report.failed else None, markup=False, highlight=False)
 
 
 def _final_check(nr, intent, report, gate, console, args, stop) -> None:
@@ -141,8 +167,10 @@ def _final_check(nr, intent, report, gate, console, args, stop) -> None:
         report.interrupted = stop.reason
         report.message = "interrupted during the final whole-site check (every stage was confirmed)"
         return
+    if gate.recorder is not None:
+        gate.recorder(checks, "deploy-final")
     data = checks.to_dict()
-    failed = [f for f in data["findings"] if not f["passed"]]
+    failed = [f for f in data["findings"] if not f["passed"] and not f.get("declared")]
     new, old = gate.split(failed)
     report.final_check = {"passed": not failed, "summary": data["summary"], "failed": failed,
                           "new": new, "preexisting": old}
@@ -156,9 +184,11 @@ def _final_check(nr, intent, report, gate, console, args, stop) -> None:
         print_report(checks, console)
 
 
-def _confirmed(args, console, stages) -> bool:
-    """Show the rollout plan; ask unless --yes."""
+def _confirmed(args, console, stages, report=None, intent=None) -> bool:
+    """Show the rollout plan; ask unless --yes (the question says which switches leave the fabric for a while)."""
     from rich.table import Table
+
+    from nr_run.runbooks.deploy_summary import apply_paths, prompt_note
 
     plan = Table(title="rollout plan")
     plan.add_column("stage")
@@ -169,7 +199,9 @@ def _confirmed(args, console, stages) -> bool:
         console.print(plan)
     if args.yes:
         return True
-    answer = console.input(f"commit {sum(len(s.devices) for s in stages)} device(s) in {len(stages)} stage(s)? [y/N] ")
+    note = prompt_note(apply_paths(report, intent)) if report is not None else ""
+    answer = console.input(f"{note}commit {sum(len(s.devices) for s in stages)} device(s) in {len(stages)} stage(s)? "
+                           "[y/N] ", markup=False)
     return answer.strip().lower() in ("y", "yes")
 
 
@@ -198,13 +230,13 @@ def print_diff(console, name: str, platform: str, diff: str) -> None:
             console.print(Text(marker + piece, style=style.get(marker or line[:1], "")), soft_wrap=True)
 
 
-def _show(report, console, args, records, diffs: bool) -> None:
+def _show(report, console, args, records, diffs: bool, intent=None) -> None:
     from rich.table import Table
 
     if args.json:
         return
     level = verbosity(args)
-    table = Table(title=f"deploy {report.site}: {'commit' if report.commit else 'dry run'}")
+    table = Table(title=f"deploy {report.site}: {'commit' if args.commit else 'dry run'}")
     rows = sorted(report.devices)
     # how each change is applied, where a platform tells (SONiC: "gcu" or "drained apply"); the why is in detail
     methods = any(report.devices[n].method for n in rows)
@@ -217,9 +249,13 @@ def _show(report, console, args, records, diffs: bool) -> None:
         d = report.devices[name]
         added, removed = d.added_removed()
         method = (d.method.split(":", 1)[0] or "-",) if methods else ()
-        table.add_row(name, d.platform, *method, d.role, str(added), str(removed), d.stage, d.state, d.detail)
+        # the method column names the path; the detail then says why (not the method again)
+        detail = d.detail.split(":", 1)[1].strip() if methods and d.method and d.detail == d.method else d.detail
+        table.add_row(name, d.platform, *method, d.role, str(added), str(removed), d.stage, d.state, detail)
     if shown:
         console.print(table)
+        if not report.commit and level >= 0:
+            _show_paths(console, report, intent)
     elif rows:
         states = sorted({report.devices[n].state for n in rows})
         console.print(f"{len(rows)} device(s): {', '.join(states)}")
@@ -242,6 +278,19 @@ def _show(report, console, args, records, diffs: bool) -> None:
     old = report.preexisting + [f for f in final.get("preexisting", []) if f not in report.preexisting]
     if level >= 0:
         _print_findings(console, "pre-existing (failing before the deploy)", old, "yellow")
+
+
+def _show_paths(console, report, intent) -> None:
+    """Per switch whose platform tells how its change is applied: the path, its traffic and its time."""
+    from nr_run.runbooks.deploy_summary import apply_paths
+
+    paths = apply_paths(report, intent)
+    if not paths:
+        return
+    console.print("how each change is applied:")
+    for p in paths:      # the why is the table's detail column
+        console.print(f"  {p.device}: {p.method}: {p.traffic}; expected: {p.duration}", markup=False,
+                      highlight=False)
 
 
 def _print_findings(console, title: str, findings: list[dict[str, Any]], colour: str) -> None:

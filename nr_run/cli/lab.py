@@ -11,6 +11,7 @@ import argparse
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -180,8 +181,10 @@ def lab(args: argparse.Namespace) -> int:
             raise UsageError(str(exc)) from exc
         if args.json:
             emit_json(result)
+        elif kind == "clear":
+            console.print(f"lab {args.site}: {result['removed']} fault(s) cleared", markup=False, highlight=False)
         else:
-            console.print(result)
+            console.print(f"lab {args.site}: fault injected: {fault_text(result)}", markup=False, highlight=False)
         return EXIT_OK
     if args.json:
         emit_json(status)
@@ -193,9 +196,18 @@ def lab(args: argparse.Namespace) -> int:
         table.add_row(name, ep.get("platform", ""), ep.get("host", ""), str(ep.get("port", "")))
     console.print(table)
     for fault in status.get("faults", []):
-        console.print(f"fault: {fault}")
+        console.print(f"fault: {fault_text(fault)}", markup=False, highlight=False)
     if status.get("topology"):
         console.print(f"topology: {status['topology']}")
     if status.get("note") and args.action != "up":      # `up` printed it already
         console.print(f"[yellow]{status['note']}[/]")
     return EXIT_OK if args.action != "up" or status["running"] else EXIT_FAIL
+
+
+def fault_text(fault: Any) -> str:
+    """A fault as the operator typed it: `kind key=value ...` (and since when), not a Python dict."""
+    if not isinstance(fault, dict):
+        return str(fault)
+    params = " ".join(f"{k}={v}" for k, v in sorted((fault.get("params") or {}).items()))
+    since = f" (since {fault['since']})" if fault.get("since") else ""
+    return f"{fault.get('kind', '?')}{' ' + params if params else ''}{since}"

@@ -1,6 +1,7 @@
 """nr-run command line: a thin layer over the runbooks (imports stay lazy so --help is fast).
 
-Exit codes (DESIGN.md): 0 success, 1 failure, 2 differences/pending changes, 3 invalid input.
+Exit codes (docs/exit-codes.md): 0 success, 1 failure, 2 differences/pending changes, 3 invalid input,
+4 could not check.
 """
 
 from __future__ import annotations
@@ -34,6 +35,14 @@ def _device_io(p: argparse.ArgumentParser) -> None:
 def _selection(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hosts", type=types.hosts, help="comma-separated host names")
     p.add_argument("--role", choices=["rtsw", "ctsw"], help="only this switch role")
+
+
+def _filters(p: argparse.ArgumentParser) -> None:
+    """Which devices a check or compliance run reads and judges (ANTA's device filters)."""
+    p.add_argument("--hosts", type=types.hosts, help="only these devices (comma-separated names)")
+    p.add_argument("--role", choices=["rtsw", "ctsw", "gpu"], help="only devices of this role")
+    p.add_argument("--tags", type=types.hosts, metavar="TAG[,TAG]",
+                   help="only devices with one of these tags (a Nornir group of the host, or its data.tags)")
 
 
 def _check_options(p: argparse.ArgumentParser) -> None:
@@ -77,8 +86,20 @@ def _history_commands(sub: argparse._SubParsersAction) -> None:
     rep.add_argument("--to", dest="end", metavar="TIME", help="the job's end (ISO 8601; default now)")
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("nr-run")
+    except PackageNotFoundError:      # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="nr-run", description="Runbook for lossless RoCEv2 AI back-end fabrics.")
+    parser = argparse.ArgumentParser(prog="nr-run", description="Runbook for lossless RoCEv2 AI back-end fabrics.",
+                                     epilog="Exit codes (every command): 0 success, 1 failure, 2 differences pending, "
+                                            "3 invalid input, 4 could not check (docs/exit-codes.md)")
+    parser.add_argument("--version", action="version", version=f"nr-run {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     inv = sub.add_parser("inventory", help="inventory commands")
@@ -115,21 +136,27 @@ def build_parser() -> argparse.ArgumentParser:
     chk = sub.add_parser("check", help="post-checks: PFC/ECN, fabric health, RDMA reachability")
     _common(chk)
     _device_io(chk)
-    chk.add_argument("--checks", help="comma-separated check names or tags")
+    chk.add_argument("--checks", help="comma-separated check names or tags (default: the catalog's, else all)")
+    chk.add_argument("--format", default="table", help="table or csv (findings, one row each, on stdout)")
+    _filters(chk)
     _check_options(chk)
 
-    job = sub.add_parser("job-check", help="check the fabric under a job's nodes (Slurm prolog): exit 0 ok, 1 drain")
+    job = sub.add_parser("job-check", help="check the fabric under a job's nodes (Slurm prolog): exit 0 ok, 1 drain, "
+                                           "4 not checked")
     _common(job)
     _device_io(job)
     _check_options(job)
     job.add_argument("--nodes", required=True,
                      help="the job's nodes, Slurm hostlist syntax (e.g. 'gpu[1-4,7]', $SLURM_JOB_NODELIST)")
-    job.add_argument("--budget", type=types.budget, default=10.0, help="seconds the check may take (default 10)")
+    job.add_argument("--budget", type=types.budget, default=None,
+                     help="seconds the check may take (default: the catalog's job_check.budget_s, else 10)")
 
     com = sub.add_parser("compliance", help="scheduled compliance: drift + checks, reports")
     _common(com)
     _device_io(com)
-    com.add_argument("--format", default="table", help="table,json,junit,md,html,prom")
+    com.add_argument("--format", default="table", help="table,json,junit,md,html,prom,csv")
+    com.add_argument("--checks", help="comma-separated check names or tags (default: the catalog's, else all)")
+    _filters(com)
     com.add_argument("--out", type=types.folder, help="report folder")
     com.add_argument("--every", type=types.every, help="repeat every interval, 10s to 7d (e.g. 15m)")
     _check_options(com)
@@ -215,7 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger().addHandler(logging.NullHandler())
     from nr_run.intent.errors import InventoryError
     from nr_run.platforms.policy import PolicyMissing
-    from nr_run.platforms.registry import UnknownPlatform
+    from nr_run.platforms.registry import MissingCapability, UnknownPlatform
     from nr_run.platforms.templates import TemplateMissing
     from nr_run.runbooks.inventory import CredentialsMissing
 
@@ -224,7 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         quiet_broken_pipe()
         return EXIT_OK
-    except (UsageError, CredentialsMissing, PolicyMissing, TemplateMissing, UnknownPlatform,
+    except (UsageError, CredentialsMissing, PolicyMissing, TemplateMissing, UnknownPlatform, MissingCapability,
             InventoryError) as exc:
         print(f"nr-run: {exc}", file=sys.stderr)
         return EXIT_INVALID

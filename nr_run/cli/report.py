@@ -62,6 +62,7 @@ def report(args: argparse.Namespace) -> int:
     console = make_console(stderr=args.json)
     since, until, job = _window(args)
     ports = devices = None
+    intent = None
     if job is not None:
         nodes = job_nodes(job["nodes"])
         intent, _ = load_intent(args, console)
@@ -78,7 +79,7 @@ def report(args: argparse.Namespace) -> int:
     try:
         with HistoryStore(path, args.site, readonly=True) as store:
             doc = site_report(store, since, until, read_audit(args.artifacts, skipped), ports=ports,
-                              devices=devices, top=args.top)
+                              devices=devices, top=args.top, peers=_peers(args, intent))
     except (HistoryError, sqlite3.Error) as exc:        # unusable database: one line, nothing written
         message = f"history of {args.site} unusable: {exc}"
         console.print(f"[red]{escape(message)}[/]", soft_wrap=True)
@@ -93,8 +94,26 @@ def report(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(doc)
     else:
-        print_report(doc, console, verbose=verbosity(args) >= 1)
+        print_report(doc, console, verbose=verbosity(args) >= 1, quiet=verbosity(args) < 0)
     return EXIT_OK
+
+
+def _peers(args: argparse.Namespace, intent: Any) -> dict[tuple[str, str], str]:
+    """(device, port) -> the cabled far device, from the site's intent: the timeline relates an event to a
+    deploy step on its link's far end. An inventory that does not compile gives none (the report still runs)."""
+    if intent is None:
+        from nr_run.intent import compile_site
+        from nr_run.runbooks.inventory import site_dir
+
+        try:
+            intent = compile_site(site_dir(args.site, args.inventory_dir))
+        except Exception:          # the history report does not depend on the inventory being valid today
+            return {}
+    out: dict[tuple[str, str], str] = {}
+    for lk in intent.links:
+        out[(lk.a_device, lk.a_port)] = lk.b_device
+        out[(lk.b_device, lk.b_port)] = lk.a_device
+    return out
 
 
 def _fmt(x: Any) -> str:
@@ -103,21 +122,22 @@ def _fmt(x: Any) -> str:
     return f"{x:,.1f}" if isinstance(x, float) else str(x)
 
 
-def print_report(doc: dict[str, Any], console: Console, verbose: bool = False) -> None:
-    """Tables and the timeline; what came from devices and inventories is printed as text, never as markup."""
+def print_report(doc: dict[str, Any], console: Console, verbose: bool = False, quiet: bool = False) -> None:
+    """Tables and the timeline, then one line with the counts; -q: the new findings and that line. What came
+    from devices and inventories is printed as text, never as markup."""
     from rich.markup import escape
     from rich.table import Table
 
     job = doc.get("job")
     scope = f"job {job['id']} ({job['nodes']}, {len(job['ports'])} ports)" if job else doc["site"]
     runs = doc["runs"]
-    console.print(f"{scope}: {doc['since']} .. {doc['until']}: {runs['count']} collections "
-                  f"({', '.join(f'{k} {v}' for k, v in runs['by_kind'].items()) or 'none'})", highlight=False,
-                  markup=False)
     f = doc["findings"]
-    console.print(f"findings: {len(f['new'])} new, {len(f['resolved'])} resolved, {len(f['open'])} open",
-                  highlight=False)
-    for title, rows, col in (("new findings", f["new"], "first_seen"), ("resolved findings", f["resolved"], "resolved")):
+    last = (f"{scope}: {doc['since']} .. {doc['until']}: {runs['count']} collections "
+            f"({', '.join(f'{k} {v}' for k, v in runs['by_kind'].items()) or 'none'}); findings: {len(f['new'])} new, "
+            f"{len(f['resolved'])} resolved, {len(f['open'])} open")
+    tables = (("new findings", f["new"], "first_seen"),) if quiet else (
+        ("new findings", f["new"], "first_seen"), ("resolved findings", f["resolved"], "resolved"))
+    for title, rows, col in tables:
         if rows:
             t = Table(title=title)
             for c in (col, "check", "device", "target", "observed"):
@@ -128,6 +148,9 @@ def print_report(doc: dict[str, Any], console: Console, verbose: bool = False) -
             console.print(t)
             if len(shown) < len(rows):
                 console.print(f"... and {len(rows) - len(shown)} more (-v or --json shows all)")
+    if quiet:
+        console.print(last, highlight=False, markup=False)
+        return
     pause = doc["top_pause"]
     if pause["ports"]:
         t = Table(title=f"most pause ({pause['measure'].replace('_', ' ')})"
@@ -156,3 +179,4 @@ def print_report(doc: dict[str, Any], console: Console, verbose: bool = False) -
             console.print(f"  {it['time']}  [{it['source']}] {it['text']}", highlight=False, markup=False)
     elif verbose:
         console.print("timeline: nothing happened")
+    console.print(last, highlight=False, markup=False)

@@ -231,9 +231,13 @@ def audit_actions(audit: Iterable[Mapping[str, Any]], site: str, since: float, u
 
 
 def timeline(events: list[dict[str, Any]], new: list[dict[str, Any]], resolved: list[dict[str, Any]],
-             actions: list[dict[str, Any]], since: float | None = None) -> list[dict[str, Any]]:
-    """One list in time order; a fabric event or finding says how long after the last deploy action it came
-    (actions before `since` only serve that, and are not listed)."""
+             actions: list[dict[str, Any]], since: float | None = None,
+             peers: Mapping[Port, str] | None = None) -> list[dict[str, Any]]:
+    """One list in time order; a fabric event or finding says how long after a deploy action it came, only when
+    it touches what that action changed: the action's device is the event's device, or the far end of its port
+    (`peers`: (device, port) -> the cabled far device; a finding names its own `peer_device`). The latest such
+    action within RELATE_S counts; an event nothing changed nearby is related to nothing. Actions before
+    `since` only serve that, and are not listed."""
     items: list[dict[str, Any]] = []
     for a in actions:
         stage = f"{a['stage']}: " if a["stage"] else ""
@@ -241,7 +245,7 @@ def timeline(events: list[dict[str, Any]], new: list[dict[str, Any]], resolved: 
                       "text": f"{stage}{a['device']} {a['action']} {a['outcome']}"})
     for e in events:
         items.append({"t": e["t"], "source": "fabric", "device": e["device"], "port": e["port"],
-                      "text": _event_text(e)})
+                      "text": _event_text(e), "_near": {e["device"], (peers or {}).get((e["device"], e["port"]), "")}})
     groups: dict[tuple[float, str], list[dict[str, Any]]] = {}
     for f, what, t in [(f, "new finding", f["first_seen"]) for f in new] + \
                       [(f, "resolved", f["resolved"]) for f in resolved]:
@@ -251,21 +255,27 @@ def timeline(events: list[dict[str, Any]], new: list[dict[str, Any]], resolved: 
             by_check = _count(f["check"] for f in fs)
             items.append({"t": t, "source": "finding", "device": "", "port": "", "count": len(fs),
                           "text": f"{what}: {len(fs)} findings ("
-                                  + ", ".join(f"{c} {n}" for c, n in by_check.items()) + ")"})
+                                  + ", ".join(f"{c} {n}" for c, n in by_check.items()) + ")",
+                          "_near": {f["device"] for f in fs} | {f.get("peer_device") or "" for f in fs}})
             continue
         for f in fs:
             items.append({"t": t, "source": "finding", "device": f["device"], "port": f["port"],
                           "text": f"{what}: {f['check']} {f['device']} {f['target']}".rstrip()
-                                  + (f" ({f['observed']})" if what == "new finding" else "")})
+                                  + (f" ({f['observed']})" if what == "new finding" else ""),
+                          "_near": {f["device"], f.get("peer_device") or "",
+                                    (peers or {}).get((f["device"], f["port"]), "")}})
     items.sort(key=lambda i: (i["t"], i["source"] != "audit", i["text"]))
-    last: dict[str, Any] | None = None
+    last: dict[str, dict[str, Any]] = {}         # device -> its latest deploy action so far
     for it in items:
+        near = it.pop("_near", set())
         if it["source"] == "audit":
-            last = it
+            last[it["device"]] = it
             continue
-        if last is not None and it["t"] - last["t"] <= RELATE_S:
-            it["after"] = {"seconds": round(it["t"] - last["t"]), "action": last["text"]}
-            it["text"] += f", {round(it['t'] - last['t'])} s after {last['text']}"
+        related = [last[d] for d in near if d and d in last and it["t"] - last[d]["t"] <= RELATE_S]
+        if related:
+            act = max(related, key=lambda a: (a["t"], a["text"]))
+            it["after"] = {"seconds": round(it["t"] - act["t"]), "action": act["text"]}
+            it["text"] += f", {round(it['t'] - act['t'])} s after {act['text']}"
     items = [it for it in items if since is None or it["t"] >= since]
     for it in items:
         it["time"] = iso(it["t"])
@@ -274,7 +284,7 @@ def timeline(events: list[dict[str, Any]], new: list[dict[str, Any]], resolved: 
 
 def site_report(store: HistoryStore, since: float, until: float, audit: Iterable[Mapping[str, Any]] = (),
                 ports: set[Port] | None = None, devices: set[str] | None = None,
-                top: int = TOP) -> dict[str, Any]:
+                top: int = TOP, peers: Mapping[Port, str] | None = None) -> dict[str, Any]:
     """The report of [since, until]; with `ports`/`devices`, only what happens on those ports (and anywhere on
     those devices), and only the deploy actions on their devices."""
     scoped = ports is not None or devices is not None
@@ -300,7 +310,7 @@ def site_report(store: HistoryStore, since: float, until: float, audit: Iterable
         if e["kind"] == "link" and e["new"] == "down":
             flaps[(e["device"], e["port"])] = flaps.get((e["device"], e["port"]), 0) + 1
     changes = onsets(windows, since)
-    lines = timeline(sorted(events + changes, key=lambda e: e["t"]), new, resolved, actions, since)
+    lines = timeline(sorted(events + changes, key=lambda e: e["t"]), new, resolved, actions, since, peers)
     for f in new + resolved + active:
         for k in ("first_seen", "last_seen", "resolved"):
             f[k] = iso(f[k])

@@ -372,9 +372,10 @@ def _roce(name: str, settings: RoceProfileSettings) -> Roce:
     )
 
 
-def _hardware(hw: Hardware, name: str) -> HardwareFacts:
+def _hardware(hw: Hardware, name: str, base: Path) -> HardwareFacts:
     return HardwareFacts(name=name, platform_id=hw.platform_id, asic=hw.asic, lanes_per_port=hw.lanes_per_port,
-                         speed_mbps=speed_to_mbps(hw.speed))
+                         speed_mbps=speed_to_mbps(hw.speed),
+                         sku_dir=str((base / hw.sku_dir).resolve()) if hw.sku_dir else "")
 
 
 def _p31_ends(pool: ipaddress.IPv4Network, n: int) -> tuple[tuple[str, str, str], tuple[str, str, str]]:
@@ -565,7 +566,7 @@ class _Compiler:
             devices[name] = DeviceIntent(
                 name=name, site=self.fabric.site, role=host.data.role, platform=host.hw.platform, mgmt_address=host.mgmt,
                 mgmt_prefix=self.mgmt(host)[0], mgmt_gateway=self.mgmt(host)[1], mgmt_vrf=self.fabric.management.vrf,
-                model=host.hw.model, hardware=_hardware(host.hw, host.data.hardware), su=host.data.su, index=host.data.index,
+                model=host.hw.model, hardware=_hardware(host.hw, host.data.hardware, self.source.directory), su=host.data.su, index=host.data.index,
                 asn=asn, loopback=loopback, router_id=router_id, interfaces=interfaces, bgp=bgp, roce=roce,
                 host_block=str(self.blocks[name]) if self.blocks.get(name) else None,
                 buffers=buffers,
@@ -590,7 +591,7 @@ class _Compiler:
         return DeviceIntent(name=host.name, site=self.fabric.site, role="gpu", platform=host.hw.platform,
                             mgmt_address=host.mgmt, mgmt_prefix=self.mgmt(host)[0],
                             mgmt_gateway=self.mgmt(host)[1], model=host.hw.model,
-                            hardware=_hardware(host.hw, host.data.hardware), su=host.data.su, index=host.data.index,
+                            hardware=_hardware(host.hw, host.data.hardware, self.source.directory), su=host.data.su, index=host.data.index,
                             roce=roce, nics=nics, rails=_rail_ports(host.hw))
 
 

@@ -128,6 +128,7 @@ class HardwareFacts(Frozen):
     asic: str = ""            # switch ASIC family, e.g. "th" (Broadcom Tomahawk)
     lanes_per_port: int = 0   # SerDes lanes per front-panel port
     speed_mbps: int = 0       # native speed of a front-panel port (all its lanes)
+    sku_dir: str = ""         # the operator's folder of HWSKU folders (absolute), searched before the shipped ones
 
 
 class Nic(Frozen):

@@ -96,6 +96,10 @@ class Hardware(Strict):
     fec: Literal["rs", "fc", "none", "auto"] = "rs"
     # set where nr-run configures the shared-buffer model (headroom is rounded to these cells)
     buffer_cell_bytes: int | None = Field(default=None, ge=64, le=4096)
+    # a folder of HWSKU folders (sonic-buildimage's device/<vendor>/<platform>/ layout) searched before the
+    # shipped ones, relative to fabric.yaml's folder: an operator's own SKU without editing the package
+    sku_dir: str = Field(default="", max_length=200,
+                         pattern=r"^([A-Za-z0-9_+-][A-Za-z0-9_.+-]*(/[A-Za-z0-9_+-][A-Za-z0-9_.+-]*)*)?$")
     uplinks: PortBlock | None = None
     # switches: ports toward the tier below; servers: the compute NICs that go on rails (from, count);
     # other server ports (storage, management) are outside the block and ignored by the rail rule

@@ -7,9 +7,15 @@ A platform is a `Platform` made of four parts, each a small protocol:
 - `Transport`      how Nornir reaches the device: credential variables, lab defaults, connection options,
   TLS/host-key policy, the --lab endpoint overlay;
 - `DeployPolicy`   what a deploy may do: commit timer and replace support, secrets to mask in diffs,
-  lines whose removal would cut management access, a change classifier;
+  lines whose removal would cut management access, a check that the policy itself is readable;
 - `Collector`      commands per normalized state section and the parsers that normalize their output
   (vendor values are normalized here, so checks compare platform-neutral values).
+
+Optional capabilities are further small protocols a part may also implement (`QosView`, `EcmpHashFields`,
+`PortAliases` on the config builder; `ApplyMethod`, `MarksDevices`, `ReplaceCandidate` on the deploy policy).
+`CAPABILITIES` lists them with the commands that cannot run without them; the registry checks them when it
+loads a plug-in and fails closed (`nr_run.platforms.registry.require`) when a command needs one a platform lacks.
+Call sites test for a capability with `isinstance(part, Protocol)`, never by probing attribute names.
 
 Core code reaches a platform only through `nr_run.platforms.registry`; no core module names one.
 """
@@ -27,6 +33,7 @@ if TYPE_CHECKING:
 
     from nr_run.intent.errors import Finding
     from nr_run.intent.models import DeviceIntent, FabricIntent, Interface
+    from nr_run.platforms.qos import DeviceQos
     from nr_run.platforms.state import DeviceState
     from nr_run.platforms.telemetry import TelemetryProfile
 
@@ -43,18 +50,15 @@ class ClabNode:
     startup_suffix: str                           # startup config file: <device><startup_suffix>
 
 
+@runtime_checkable
 class ConfigBuilder(Protocol):
     """Intent -> structured config -> text. Templates (if any) only format the structured config.
 
     `bgp_neighbor_bfd` says whether this platform's config can carry BFD per BGP neighbor: a builder
     asks the peer's platform before configuring BFD toward it, since a one-sided BFD never comes up.
     `startup_config` is the minimal day-0 config of the lab image (None: the image boots without one);
-    `clab_interface` names a front-panel port as containerlab's link endpoints do. Optional:
-    `port_names(device) -> dict[str, str]`, the other names the device's ports go by (aliases, short forms)
-    mapped to their intent names, for checks that read a neighbour's view (LLDP).
-    Optional, for the whole-fabric analyses: `qos_view(device, structured) -> nr_run.platforms.qos.DeviceQos`,
-    what the rendered config makes each port do with RoCE traffic (without it the intent is used), and
-    `ecmp_hash_fields(device) -> frozenset[str] | None`, the ECMP hash fields (nr_run.platforms.hashing).
+    `clab_interface` names a front-panel port as containerlab's link endpoints do. Optional capabilities:
+    `QosView` (required for a configured platform), `EcmpHashFields`, `PortAliases`.
     """
 
     suffix: str                                   # file name suffix of a rendered config: ".cfg", ".json"
@@ -72,6 +76,7 @@ class ConfigBuilder(Protocol):
     def clab_interface(self, interface: Interface, device: DeviceIntent) -> str: ...
 
 
+@runtime_checkable
 class Transport(Protocol):
     """How Nornir connects: credentials from NR_<env_name>_USERNAME/PASSWORD, options per connection plugin."""
 
@@ -92,24 +97,22 @@ class DeployCapabilities:
     replace: bool            # a full-config replace is safe (the rendered config carries management access)
 
 
+@runtime_checkable
 class DeployPolicy(Protocol):
+    """What a deploy may do. Optional capabilities: `ApplyMethod`, `MarksDevices` (required by a commit),
+    `ReplaceCandidate`."""
+
     capabilities: DeployCapabilities
+
+    def check(self) -> None:
+        """Raise (e.g. nr_run.platforms.policy.PolicyMissing) now if the policy cannot be read: a deploy never
+        runs with masking or the lockout guard silently off."""
 
     def redact(self, diff: str) -> str:
         """The diff with every secret value masked."""
 
     def lockouts(self, diff: str) -> list[str]:
         """Removed lines of the diff that would cut management access."""
-
-    def classify(self, diff: str) -> str:
-        """How this change is applied on the device (e.g. "commit", "drained apply"); shown in the dry run."""
-
-    # Optional: `apply_method(running: str, candidate: str) -> tuple[str, str]`, the method a change of the
-    # running config into the candidate takes on the device and why (SONiC: "gcu" | "drained apply"). The
-    # deploy dry run calls it when a policy has it (runbooks.deploy.diff_device).
-    # Optional: `marker: DeviceMarker`, how a deploy marks the devices it holds (see DeviceMarker).
-    # Optional: `replace_candidate(running: str, candidate: str) -> str`, the config a replace loads when the
-    # rendered one alone would delete device-local lines the inventory does not model (EOS: local users, AAA).
 
 
 # Every deploy marks the devices it is about to change with a device-side object named
@@ -167,17 +170,6 @@ class DeviceMarker(Protocol):
 
 
 @runtime_checkable
-class TrafficShift(Protocol):
-    """A deploy policy whose changes may shift traffic away from a switch (SONiC's drained apply: TSA around
-    a config reload). A run that finds a switch an interrupted deploy left shifted away shifts it back."""
-
-    def traffic_shifted(self, driver: Any) -> bool:
-        """Traffic is shifted away from the device (maintenance mode)."""
-
-    def undrain(self, driver: Any) -> None:
-        """Shift traffic back to the device."""
-
-
 class Collector(Protocol):
     """Normalized state from device output. Sections are those of nr_run.platforms.state.SECTIONS."""
 
@@ -187,6 +179,117 @@ class Collector(Protocol):
 
     def apply_section(self, section: str, outputs: Mapping[Any, Any], state: DeviceState, device: DeviceIntent,
                       taken_at: float) -> None: ...
+
+
+def members(protocol: type) -> list[str]:
+    """The public members a protocol declares itself: annotated attributes and methods, sorted."""
+    own = {**protocol.__dict__.get("__annotations__", {}), **protocol.__dict__}
+    return sorted(n for n in own if not n.startswith("_"))
+
+
+# Optional capabilities. Each is one protocol a part may implement besides its own; `CAPABILITIES` says which
+# part carries it and which commands cannot run without it.
+
+@runtime_checkable
+class QosView(Protocol):
+    """ConfigBuilder: what the rendered structured config (not the intent) makes each port do with RoCE
+    traffic, so the whole-fabric safety analyses see what will be configured."""
+
+    def qos_view(self, device: DeviceIntent, structured: Mapping[str, Any]) -> DeviceQos: ...
+
+
+@runtime_checkable
+class EcmpHashFields(Protocol):
+    """ConfigBuilder: the fields the device's ECMP hash uses, in nr_run.platforms.hashing's neutral names
+    (None: the platform cannot say)."""
+
+    def ecmp_hash_fields(self, device: DeviceIntent) -> frozenset[str] | None: ...
+
+
+@runtime_checkable
+class PortAliases(Protocol):
+    """ConfigBuilder: the other names the device's ports go by (aliases, short forms) -> their intent names,
+    for checks that read a neighbour's view of a port (LLDP)."""
+
+    def port_names(self, device: DeviceIntent) -> dict[str, str]: ...
+
+
+@runtime_checkable
+class ApplyMethod(Protocol):
+    """DeployPolicy: how a change of the running config into the candidate is applied on the device and why
+    (SONiC: "gcu" | "drained apply"), shown by the deploy dry run."""
+
+    def apply_method(self, running: str, candidate: str) -> tuple[str, str]: ...
+
+
+@runtime_checkable
+class MarksDevices(Protocol):
+    """DeployPolicy: the device-side mark of a deploy in progress, seen by other operators' deploys."""
+
+    marker: DeviceMarker
+
+
+@runtime_checkable
+class ReplaceCandidate(Protocol):
+    """DeployPolicy: the config a replace loads when the rendered one alone would delete device-local lines the
+    inventory does not model (EOS: local users, AAA)."""
+
+    def replace_candidate(self, running: str, candidate: str) -> str: ...
+
+
+class TrafficShift(Protocol):
+    """How a deploy reads and restores a switch's traffic shift (SONiC's drained apply: TSA around a config
+    reload). `driver` is the host's deploy connection."""
+
+    def shifted(self, driver: Any) -> bool:
+        """Traffic is shifted away from the device (maintenance mode)."""
+
+    def restore(self, driver: Any) -> None:
+        """Shift traffic back to the device."""
+
+
+@runtime_checkable
+class ShiftsTraffic(Protocol):
+    """DeployPolicy: its changes may shift traffic away from a switch; the next run shifts back a switch an
+    interrupted deploy left shifted away."""
+
+    traffic: TrafficShift
+
+
+@dataclass(frozen=True)
+class Capability:
+    """One optional capability: the protocol, the part that carries it, the commands that fail closed without
+    it (empty: truly optional) and what nr-run does when a platform lacks it."""
+
+    protocol: type
+    part: str                      # "config" | "deploy"
+    needed_by: tuple[str, ...]
+    without: str
+
+    @property
+    def name(self) -> str:
+        return self.protocol.__name__
+
+    @property
+    def member(self) -> str:
+        """The one attribute or method the capability adds to its part."""
+        return members(self.protocol)[0]
+
+
+# the safety preflight of loading a site, which every command that reads a site runs (nr_run.platforms.site)
+PREFLIGHT = "preflight"
+COMMIT = "deploy --commit"
+
+CAPABILITIES: tuple[Capability, ...] = (
+    Capability(QosView, "config", (PREFLIGHT,), "refused: the safety analyses would pass vacuously on the intent"),
+    Capability(EcmpHashFields, "config", (), "the ECMP-hash preflight warning cannot say; it stays silent"),
+    Capability(PortAliases, "config", (), "a neighbour's LLDP port ID must be the intent port name"),
+    Capability(ApplyMethod, "deploy", (), "the dry run shows no apply method"),
+    Capability(MarksDevices, "deploy", (COMMIT,),
+               "refused: another operator's deploy from another host could not see this one"),
+    Capability(ReplaceCandidate, "deploy", (), "a replace loads the rendered config as it is"),
+    Capability(ShiftsTraffic, "deploy", (), "the platform never shifts traffic: nothing to shift back"),
+)
 
 
 @dataclass(frozen=True)

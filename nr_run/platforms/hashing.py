@@ -4,7 +4,7 @@ RoCEv2 flows all go to UDP port 4791; the NIC puts per-QP entropy into the UDP s
 Annex A17). A switch whose ECMP hash leaves out the L4 source port hashes every flow between two NICs onto
 one uplink, however many QPs NCCL opens, so elephant flows collide (polarise) on the fabric.
 
-A platform's config builder may offer `ecmp_hash_fields(device) -> frozenset[str] | None`: the fields its
+A platform's config builder may be an `EcmpHashFields` (nr_run.platforms.base): the fields its
 rendered config (or, where it renders none, the platform's documented default) makes the ECMP hash use, in
 the neutral names below; None when the platform cannot say.
 """
@@ -14,6 +14,7 @@ from __future__ import annotations
 from nr_run.intent.errors import Finding
 from nr_run.intent.models import DeviceIntent, FabricIntent
 from nr_run.platforms import registry
+from nr_run.platforms.base import EcmpHashFields
 
 FIELDS = frozenset({"src-ip", "dst-ip", "ip-protocol", "l4-src-port", "l4-dst-port", "ingress-port",
                     "ipv6-flow-label", "rdma-dest-qp"})
@@ -26,9 +27,7 @@ def ecmp_hash_fields(device: DeviceIntent) -> frozenset[str] | None:
         builder = registry.get(device.platform).config
     except registry.UnknownPlatform:
         return None
-    fields_of = getattr(builder, "ecmp_hash_fields", None)
-    fields: frozenset[str] | None = fields_of(device) if fields_of is not None else None
-    return fields
+    return builder.ecmp_hash_fields(device) if isinstance(builder, EcmpHashFields) else None
 
 
 def hash_findings(fabric: FabricIntent) -> list[Finding]:

@@ -28,9 +28,8 @@ class PolicyMissing(Exception):
 class RegexPolicy:
     """DeployPolicy from a platform's policy.yaml."""
 
-    def __init__(self, platform: str, capabilities: DeployCapabilities, method: str = "commit",
-                 package: str = PACKAGE) -> None:
-        self.platform, self.capabilities, self.method, self.package = platform, capabilities, method, package
+    def __init__(self, platform: str, capabilities: DeployCapabilities, package: str = PACKAGE) -> None:
+        self.platform, self.capabilities, self.package = platform, capabilities, package
 
     @cached_property
     def _data(self) -> dict:
@@ -86,6 +85,3 @@ class RegexPolicy:
             if any(p.search(body) for p in protected):
                 out.append(body)
         return out
-
-    def classify(self, diff: str) -> str:
-        return self.method

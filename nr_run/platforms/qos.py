@@ -1,9 +1,10 @@
 """What a device's rendered config makes its ports do with RoCE traffic, in platform-neutral terms.
 
-A platform's config builder may offer `qos_view(device, structured) -> DeviceQos`: it reads the structured
-config the platform renders (not the intent), so a per-platform or per-device difference between what was
-meant and what gets configured shows up in the whole-fabric analyses. A platform without one (or a device
-nr-run does not configure, such as a GPU server) is viewed from its DeviceIntent (`from_intent`).
+A configured platform's builder is a `QosView` (nr_run.platforms.base): it reads the structured config the
+platform renders (not the intent), so a per-platform or per-device difference between what was meant and what
+gets configured shows up in the whole-fabric analyses. A device nr-run does not configure (a GPU server) is
+viewed from its DeviceIntent (`from_intent`); a configured platform without a QosView is refused (the
+analyses would otherwise pass vacuously on the intent).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from nr_run.platforms import registry
+from nr_run.platforms.base import PREFLIGHT, QosView
 
 if TYPE_CHECKING:
     from nr_run.intent.models import DeviceIntent, FabricIntent, Roce
@@ -104,16 +106,18 @@ def _intent_port(roce: Roce, mtu: int, priorities: tuple[int, ...]) -> PortQos:
 
 
 def device_qos(device: DeviceIntent, fabric: FabricIntent | None = None) -> DeviceQos:
-    """The device's view from its platform's rendered structured config, or from its intent."""
+    """The device's view from its platform's rendered structured config, or from its intent when nr-run does
+    not configure it. A configured platform without a QosView raises registry.MissingCapability."""
     try:
         builder = registry.get(device.platform).config
     except registry.UnknownPlatform:
         builder = None
-    view = getattr(builder, "qos_view", None)
-    if builder is None or view is None:
+    if builder is None:
         return from_intent(device)
-    result: DeviceQos = view(device, builder.structured_config(device, fabric))
-    return result
+    if not isinstance(builder, QosView):
+        registry.require([device.platform], PREFLIGHT)
+        return from_intent(device)     # unreachable: require raised (kept for the type checker's sake)
+    return builder.qos_view(device, builder.structured_config(device, fabric))
 
 
 # The views of the last fabric asked about: the analyses of one run (and the safety preflight) each read every

@@ -12,6 +12,7 @@ from nr_run.intent.compile import compile_with_findings
 from nr_run.intent.errors import Finding
 from nr_run.intent.models import FabricIntent
 from nr_run.platforms import registry
+from nr_run.platforms.base import PREFLIGHT
 from nr_run.platforms.hashing import hash_findings
 
 
@@ -22,6 +23,20 @@ def unknown_platforms(fabric: FabricIntent) -> list[Finding]:
                     f"hardware.{dev.hardware.name}.platform",
                     f"no platform plug-in named {dev.platform!r} is installed (known: {', '.join(sorted(known))})")
             for _, dev in sorted(fabric.devices.items()) if dev.platform not in known]
+
+
+def missing_capabilities(fabric: FabricIntent) -> list[Finding]:
+    """One error per installed platform the site uses that lacks a capability the safety preflight needs
+    (on its first device, sorted): the analyses must not pass vacuously."""
+    first: dict[str, str] = {}
+    for name, dev in sorted(fabric.devices.items()):
+        first.setdefault(dev.platform, name)
+    known = set(registry.names())
+    return [Finding("error", "missing-capability", fabric.fabric_file, device,
+                    f"hardware.{fabric.devices[device].hardware.name}.platform",
+                    registry.refusal(platform, capability, PREFLIGHT))
+            for platform, device in sorted(first.items()) if platform in known
+            for capability in registry.missing(platform, PREFLIGHT)]
 
 
 def platform_preflight(fabric: FabricIntent) -> list[Finding]:
@@ -44,5 +59,6 @@ def load_site(directory: Path | str) -> tuple[FabricIntent | None, list[Finding]
     intent, findings = compile_with_findings(directory)
     if intent is None:
         return None, findings
-    findings = findings + unknown_platforms(intent) + platform_preflight(intent) + hash_findings(intent)
+    findings = (findings + unknown_platforms(intent) + missing_capabilities(intent) + platform_preflight(intent)
+                + hash_findings(intent))
     return intent, sorted(set(findings))

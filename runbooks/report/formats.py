@@ -3,7 +3,8 @@
 Input is plain data: `findings` are dicts with check, device, target, expected, observed, severity,
 hint, passed; `drift` maps device -> diff text (empty when the device is at intent). Optional keys:
 `time` (UTC ISO 8601 of the run), `duration_s`, `outcome` ("ok" | "drift" | "failed"), `summary.by_check`,
-`collection_errors`, `drift_errors`, `port_counters` (device -> port -> cumulative counters).
+`collection_errors`, `drift_errors`, `port_counters` (device -> port -> cumulative counters), `causes` (the failed
+findings grouped by probable cause, validators.correlate; each failed finding's `cause` names its cause's id).
 """
 
 from __future__ import annotations
@@ -23,7 +24,12 @@ SEVERITIES = ("error", "warning", "info")
 
 
 def _failed(payload: Payload) -> list[dict]:
-    return [f for f in payload["findings"] if not f.get("passed")]
+    """Failed findings the inventory does not declare (declared ones are known degradations: they fail nothing)."""
+    return [f for f in payload["findings"] if not f.get("passed") and not f.get("declared")]
+
+
+def _declared(payload: Payload) -> list[dict]:
+    return [f for f in payload["findings"] if not f.get("passed") and f.get("declared")]
 
 
 def _outcome(payload: Payload) -> str:
@@ -37,15 +43,35 @@ def _outcome(payload: Payload) -> str:
 def _by_check(payload: Payload) -> dict[str, dict[str, int]]:
     counts: dict[str, dict[str, int]] = {}
     for f in payload["findings"]:
-        c = counts.setdefault(f["check"], {"passed": 0, "failed": 0, **dict.fromkeys(SEVERITIES, 0)})
+        c = counts.setdefault(f["check"], {"passed": 0, "failed": 0, "declared": 0, **dict.fromkeys(SEVERITIES, 0)})
         if f.get("passed"):
             c["passed"] += 1
+        elif f.get("declared"):
+            c["declared"] += 1
         else:
             c["failed"] += 1
             c[f.get("severity", "error")] += 1
     for name in payload.get("checks", []):
-        counts.setdefault(name, {"passed": 0, "failed": 0, **dict.fromkeys(SEVERITIES, 0)})
+        counts.setdefault(name, {"passed": 0, "failed": 0, "declared": 0, **dict.fromkeys(SEVERITIES, 0)})
     return dict(sorted(counts.items()))
+
+
+def _causes(payload: Payload) -> list[tuple[dict, list[dict]]]:
+    """(cause, its failed findings: root first) in the payload's order; a payload without causes (written by an
+    older version) gets one cause per failed finding."""
+    by_id = {f.get("id"): f for f in _failed(payload)}
+    out = []
+    for cause in payload.get("causes") or []:
+        members = [by_id[i] for i in cause.get("findings", []) if i in by_id]
+        if members:
+            out.append((cause, members))
+    placed = {id(f) for _, members in out for f in members}
+    for f in _failed(payload):
+        if id(f) not in placed:
+            out.append(({"id": f.get("id", ""), "layer": "", "summary": f"{f['device']} {f['check']}: "
+                         f"{f.get('target', '')}: {f.get('observed', '')}", "hint": f.get("hint", ""),
+                         "devices": [f["device"]]}, [f]))
+    return out
 
 
 def to_json(payload: Payload) -> str:
@@ -62,31 +88,55 @@ def to_junit(payload: Payload) -> str:
     for f in payload["findings"]:
         suites.setdefault(f["check"], []).append(f)
     stamp = payload.get("time", "")
-    all_cases = len(payload["findings"]) + len(payload.get("drift", {}))
-    all_failures = len(_failed(payload)) + sum(1 for d in payload.get("drift", {}).values() if d)
+    causes = _causes(payload) if "causes" in payload else []     # a payload of an older version has none
+    summary = {f.get("id"): c.get("summary", "") for c, members in causes for f in members}
+    all_cases = len(payload["findings"]) + len(payload.get("drift", {})) + len(causes)
+    all_failures = len(_failed(payload)) + sum(1 for d in payload.get("drift", {}).values() if d) + len(causes)
     out = ['<?xml version="1.0" encoding="UTF-8"?>',
            f'<testsuites name={quoteattr("nr-run " + payload["site"])} tests="{all_cases}" '
            f'failures="{all_failures}" errors="0" time="{float(payload.get("duration_s", 0)):.3f}">']
     for check in sorted(suites):
         cases = suites[check]
-        failures = sum(1 for c in cases if not c.get("passed"))
+        failures = sum(1 for c in cases if not c.get("passed") and not c.get("declared"))
+        skipped = sum(1 for c in cases if not c.get("passed") and c.get("declared"))
         out.append(f"  <testsuite name={quoteattr(check)} tests=\"{len(cases)}\" failures=\"{failures}\" "
-                   f"errors=\"0\" skipped=\"0\" time=\"0\"" + (f" timestamp={quoteattr(stamp)}" if stamp else "")
+                   f"errors=\"0\" skipped=\"{skipped}\" time=\"0\"" + (f" timestamp={quoteattr(stamp)}" if stamp else "")
                    + ">")
         for c in cases:
             name = quoteattr(f"{c['device']} {c.get('target', '')}".strip())
             classname = quoteattr(f"{check}.{c['device']}")
             if c.get("passed"):
                 out.append(f"    <testcase classname={classname} name={name} time=\"0\"/>")
+            elif c.get("declared"):
+                msg = quoteattr(f"known degradation, declared in the inventory: {c.get('observed')}")
+                out.append(f"    <testcase classname={classname} name={name} time=\"0\"><skipped message={msg}/>"
+                           "</testcase>")
             else:
                 msg = quoteattr(f"expected {c.get('expected')}, observed {c.get('observed')}")
                 body = (f"device: {c['device']}\ntarget: {c.get('target', '')}\nexpected: {c.get('expected')}\n"
                         f"observed: {c.get('observed')}\nseverity: {c.get('severity', 'error')}\n"
-                        f"hint: {c.get('hint', '')}")
+                        f"hint: {c.get('hint', '')}"
+                        + (f"\ncause: {summary[c.get('id')]}" if summary.get(c.get("id")) else ""))
                 out.append(f"    <testcase classname={classname} name={name} time=\"0\">")
                 out.append(f"      <failure message={msg} type={quoteattr(str(c.get('severity', 'error')))}>"
                            f"{escape(body)}</failure>")
                 out.append("    </testcase>")
+        out.append("  </testsuite>")
+    # one failed case per probable cause, its consequences listed under it (a CI page shows the causes first)
+    if "causes" in payload:
+        out.append(f"  <testsuite name=\"causes\" tests=\"{len(causes)}\" failures=\"{len(causes)}\" errors=\"0\" "
+                   "skipped=\"0\" time=\"0\">")
+    for n, (cause, members) in enumerate(causes, 1):
+        body = "\n".join([f"layer: {cause.get('layer', '')}", f"hint: {cause.get('hint', '')}", "consequences:"]
+                         + [f"  {f['check']} {f['device']} {f.get('target', '')}: {f.get('observed', '')} "
+                            f"(expected {f.get('expected', '')})" for f in members[1:]] if len(members) > 1 else
+                         [f"layer: {cause.get('layer', '')}", f"hint: {cause.get('hint', '')}"])
+        name = quoteattr(f"{n}. {cause.get('summary', '')}")
+        out.append(f"    <testcase classname=\"causes\" name={name} time=\"0\">")
+        out.append(f"      <failure message={quoteattr(str(cause.get('summary', '')))} type=\"cause\">"
+                   f"{escape(body)}</failure>")
+        out.append("    </testcase>")
+    if "causes" in payload:
         out.append("  </testsuite>")
     drift = payload.get("drift", {})
     out.append(f"  <testsuite name=\"config-drift\" tests=\"{len(drift)}\" "
@@ -148,13 +198,17 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .sev-error{background:#c5221f}.sev-warning{background:#e37400}.sev-info{background:#5f6b7a}
 tr.row-error td:first-child{border-left:4px solid #c5221f}
 tr.row-warning td:first-child{border-left:4px solid #e37400}
-.pass{color:#1e8e3e;font-weight:600}.fail{color:#c5221f;font-weight:600}
+.pass{color:#1e8e3e;font-weight:600}.fail{color:#c5221f;font-weight:600}.known{color:#b26a00;font-weight:600}
 pre.diff{background:#fff;padding:10px 12px;overflow-x:auto;white-space:pre-wrap;word-break:break-all;
 box-shadow:0 1px 2px rgba(0,0,0,.12);font:12px/1.4 "DejaVu Sans Mono",Menlo,Consolas,monospace}
 pre.diff .add{color:#137333;background:#e6f4ea;display:block}
 pre.diff .del{color:#a50e0e;background:#fce8e6;display:block}
 pre.diff .hunk{color:#1a73e8;display:block}
+pre.diff .ctx{display:block}
 .muted{color:#5f6b7a}
+tr.cause td{background:#fbecea;border-top:2px solid #e3c4c0}
+tr.consequence td{font-size:13px;color:#3c4450}
+tr.consequence td:nth-child(2){padding-left:26px}
 """
 
 
@@ -163,11 +217,12 @@ def _e(value: Any) -> str:
 
 
 def _diff_html(diff: str) -> str:
+    """Every line a block of its own: a newline between blocks inside <pre> would show as an empty line."""
     out = []
     for line in diff.splitlines():
-        cls = "add" if line.startswith("+") else "del" if line.startswith("-") else "hunk" if line.startswith("@@") else ""
-        out.append(f'<span class="{cls}">{_e(line)}</span>' if cls else _e(line))
-    return "\n".join(out)
+        cls = "add" if line.startswith("+") else "del" if line.startswith("-") else "hunk" if line.startswith("@@") else "ctx"
+        out.append(f'<span class="{cls}">{_e(line) or " "}</span>')
+    return "".join(out)
 
 
 def _when(payload: Payload) -> str:
@@ -191,6 +246,7 @@ def to_html(payload: Payload) -> str:
     verdict = {"ok": "PASS", "drift": "DRIFT", "failed": "FAIL"}.get(outcome, outcome.upper())
     by_check = _by_check(payload)
     sev_counts = {s: sum(1 for f in failed if f.get("severity", "error") == s) for s in SEVERITIES}
+    cause_count = len(_causes(payload))
     parts = [
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">",
         "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">",
@@ -203,6 +259,7 @@ def to_html(payload: Payload) -> str:
         f"<div class=\"card\"><span class=\"muted\">findings</span><b>{len(payload['findings'])}</b></div>",
         f"<div class=\"card\"><span class=\"muted\">failed</span><b class=\"{'fail' if failed else 'pass'}\">"
         f"{len(failed)}</b></div>",
+        f"<div class=\"card\"><span class=\"muted\">probable causes</span><b>{cause_count}</b></div>",
         f"<div class=\"card\"><span class=\"muted\">errors / warnings</span><b>{sev_counts['error']} / "
         f"{sev_counts['warning']}</b></div>",
         f"<div class=\"card\"><span class=\"muted\">devices with drift</span><b>{len(drift)}</b></div>",
@@ -211,24 +268,40 @@ def to_html(payload: Payload) -> str:
         "<th>warnings</th></tr>",
     ]
     for name, c in by_check.items():
-        result = '<span class="fail">FAIL</span>' if c["failed"] else '<span class="pass">PASS</span>'
+        result = ('<span class="fail">FAIL</span>' if c["failed"] else
+                  '<span class="known">KNOWN</span>' if c["declared"] else '<span class="pass">PASS</span>')
         parts.append(f"<tr><td>{_e(name)}</td><td>{result}</td><td class=\"num\">{c['passed']}</td>"
                      f"<td class=\"num\">{c['failed']}</td><td class=\"num\">{c['error']}</td>"
                      f"<td class=\"num\">{c['warning']}</td></tr>")
     parts.append("</table>")
-    parts.append(f"<h2>Failed findings ({len(failed)})</h2>")
+    causes = _causes(payload)
+    parts.append(f"<h2>Failed findings ({len(failed)}) by probable cause ({len(causes)})</h2>")
     if failed:
         parts.append("<table><tr><th>severity</th><th>check</th><th>device</th><th>target</th><th>expected</th>"
                      "<th>observed</th><th>hint</th></tr>")
-        for f in failed:
-            sev = _e(f.get("severity", "error"))
-            parts.append(f"<tr class=\"row-{sev}\"><td><span class=\"sev sev-{sev}\">{sev}</span></td>"
-                         + "".join(f"<td>{_e(f.get(k, ''))}</td>"
-                                   for k in ("check", "device", "target", "expected", "observed", "hint"))
-                         + "</tr>")
+        for n, (cause, members) in enumerate(causes, 1):
+            sev = _e(members[0].get("severity", "error"))
+            layer = f"<span class=\"muted\">{_e(cause.get('layer'))}</span> " if cause.get("layer") else ""
+            parts.append(f"<tr class=\"cause row-{sev}\"><td><span class=\"sev sev-{sev}\">{sev}</span></td>"
+                         f"<td colspan=\"5\">{layer}<b>{n}. {_e(cause.get('summary'))}</b>"
+                         + (f" <span class=\"muted\">({len(members) - 1} consequence(s))</span>" if len(members) > 1
+                            else "")
+                         + f"</td><td>{_e(cause.get('hint'))}</td></tr>")
+            for f in members:
+                parts.append("<tr class=\"consequence\"><td></td>"
+                             + "".join(f"<td>{_e(f.get(k, ''))}</td>"
+                                       for k in ("check", "device", "target", "expected", "observed", "hint"))
+                             + "</tr>")
         parts.append("</table>")
     else:
         parts.append("<p class=\"pass\">none</p>")
+    known = _declared(payload)
+    if known:
+        parts.append(f"<h2>Known degradations, declared in the inventory ({len(known)})</h2>"
+                     "<table><tr><th>check</th><th>device</th><th>target</th><th>observed</th><th>hint</th></tr>")
+        parts += ["<tr>" + "".join(f"<td>{_e(f.get(k, ''))}</td>" for k in ("check", "device", "target", "observed",
+                                                                           "hint")) + "</tr>" for f in known]
+        parts.append("</table>")
     errors = {**{d: "; ".join(f"{k}: {v}" for k, v in sorted(e.items()))
                  for d, e in payload.get("collection_errors", {}).items()}, **payload.get("drift_errors", {})}
     if errors:
@@ -287,7 +360,7 @@ def to_prom(payload: Payload) -> str:
     per_device: dict[tuple[str, str], int] = {}
     for f in payload["findings"]:
         where = (f["check"], f["device"])
-        per_device[where] = per_device.get(where, 0) + (0 if f.get("passed") else 1)
+        per_device[where] = per_device.get(where, 0) + (0 if f.get("passed") or f.get("declared") else 1)
     family("nr_run_check_failures", "gauge", "Failed findings per check and device.",
            [({"site": site, "check": c, "device": d}, n) for (c, d), n in sorted(per_device.items())])
     family("nr_run_config_drift", "gauge", "1 if the running config differs from intent.",
@@ -305,7 +378,33 @@ def to_prom(payload: Payload) -> str:
     return "\n".join(lines) + "\n"
 
 
+# ---------------------------------------------------------------- CSV
+
+CSV_COLUMNS = ("id", "check", "device", "target", "port", "peer_device", "peer_port", "severity", "passed", "declared",
+               "cause", "expected", "observed", "hint")
+
+
+def to_csv(payload: Payload) -> str:
+    """One row per finding (failed first, as in the JSON), the columns of CSV_COLUMNS; spreadsheets and
+    `csvkit` read it. A cell that a spreadsheet would run as a formula (=, +, -, @ first) is prefixed with '."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for f in payload["findings"]:
+        row = []
+        for col in CSV_COLUMNS:
+            value = f.get(col)
+            text = "" if value is None else ("true" if value is True else "false" if value is False else str(value))
+            row.append("'" + text if text[:1] in ("=", "+", "-", "@") else text)
+        writer.writerow(row)
+    return buf.getvalue()
+
+
 WRITERS: dict[str, tuple[str, Callable[[Payload], str]]] = {
+    "csv": ("findings.csv", to_csv),
     "json": ("compliance.json", to_json),
     "junit": ("compliance.junit.xml", to_junit),
     "md": ("compliance.md", to_markdown),

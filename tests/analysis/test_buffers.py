@@ -3,7 +3,11 @@ defect per case, and properties of the formula."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -65,7 +69,12 @@ def test_dc1_pools_hold_and_every_port_profile_is_derived():
     assert result.ok
     pools = {row[0]: row for row in result.tables[1].rows}
     assert sorted(pools) == ["rtsw3", "rtsw4"]                  # the SONiC RTSWs: nr-run configures their buffers
-    assert pools["rtsw3"][3] == pools["rtsw3"][4] == DC1_FABRIC.devices["rtsw3"].buffers.headroom_bytes
+    # the SKU's shared headroom pool (buffers_defaults_t1.j2 xoff) against the derived xoff of its lossless ports
+    assert pools["rtsw3"][3] == 29_423_360 and pools["rtsw3"][4] == DC1_FABRIC.devices["rtsw3"].buffers.headroom_bytes
+    # the SKU's table (612,140 B for every 400G row) beside the derivation, per switch and profile
+    table = result.tables[2].rows
+    assert {(r[0], r[3], r[4], r[7]) for r in table} >= {("rtsw3", 3, 612_140, "ok"), ("rtsw3", 30, 612_140, "ok")}
+    assert all(r[4] >= r[5] for r in table)
     profiles = result.tables[0].rows
     assert sum(row[11] for row in profiles) == sum(len(d.interfaces) for d in DC1_FABRIC.switches())
     assert {row[1] for row in profiles} == {3, 30, 45}           # host, leaf-spine and the 45 m override
@@ -78,29 +87,42 @@ def with_device(fabric: FabricIntent, name: str, change: Callable[[DeviceIntent]
     return fabric.model_copy(update={"devices": devices})
 
 
-def low_headroom(d: DeviceIntent) -> DeviceIntent:
-    itfs = [i.model_copy(update={"headroom": i.headroom.model_copy(update={"xoff_bytes": 254})})
-            if i.cable_length_m == 30 else i for i in d.interfaces]
-    return d.model_copy(update={"interfaces": itfs})
+def _sku(d: DeviceIntent, tmp: Path, name: str, pools: dict | None = None, xoff: str | None = None) -> DeviceIntent:
+    """rtsw3 on a copy of its HWSKU folder with a changed pool or table xoff (a user SKU folder)."""
+    src = resources.files("nr_run.platforms.sonic").joinpath("sku", d.model)
+    dest = tmp / "skus" / name
+    shutil.copytree(str(src), dest)
+    meta = json.loads((dest / "sku.json").read_text())
+    (dest / "sku.json").write_text(json.dumps({**meta, "hwsku": name}))
+    if xoff is not None:
+        text = (dest / "pg_profile_lookup.ini").read_text().replace("612140", xoff)
+        (dest / "pg_profile_lookup.ini").write_text(text)
+    for old, new in (pools or {}).items():
+        text = (dest / "buffers_defaults_t1.j2").read_text().replace(old, new)
+        (dest / "buffers_defaults_t1.j2").write_text(text)
+    return d.model_copy(update={"model": name, "hardware": d.hardware.model_copy(
+        update={"sku_dir": str(tmp / "skus")})})
 
 
-def small_headroom_pool(d: DeviceIntent) -> DeviceIntent:
-    return d.model_copy(update={"buffers": d.buffers.model_copy(update={"headroom_bytes": 100_000})})
-
-
-def late_ecn(d: DeviceIntent) -> DeviceIntent:
+def late_ecn(d: DeviceIntent, tmp: Path) -> DeviceIntent:
     ecn = d.roce.ecn.model_copy(update={"max_bytes": 50_000_000, "max_kbytes": 50_000})
     return d.model_copy(update={"roce": d.roce.model_copy(update={"ecn": ecn})})
 
 
-def huge_headroom_pool(d: DeviceIntent) -> DeviceIntent:
-    return d.model_copy(update={"buffers": d.buffers.model_copy(update={"headroom_bytes": 200_000_000})})
+def low_table(d: DeviceIntent, tmp: Path) -> DeviceIntent:
+    return _sku(d, tmp, "Low-Table", xoff="2540")
 
 
-CASES: list[tuple[str, Callable[[DeviceIntent], DeviceIntent], str, str]] = [
-    ("rendered-xoff-below-derived", low_headroom, "rtsw3:Ethernet0 headroom", "nr_run/platforms/sonic"),
-    ("inconsistent-profile", lambda d: low_headroom(d).model_copy(update={"interfaces": [
-        low_headroom(d).interfaces[0], *d.interfaces[1:]]}), "rtsw3 buffers", "nr_run/platforms/sonic"),
+def small_headroom_pool(d: DeviceIntent, tmp: Path) -> DeviceIntent:
+    return _sku(d, tmp, "Small-Xoff", pools={'"xoff": "29423360"': '"xoff": "100000"'})
+
+
+def huge_headroom_pool(d: DeviceIntent, tmp: Path) -> DeviceIntent:
+    return _sku(d, tmp, "Huge-Xoff", pools={'"xoff": "29423360"': '"xoff": "200000000"'})
+
+
+CASES: list[tuple[str, Callable[[DeviceIntent, Path], DeviceIntent], str, str]] = [
+    ("table-xoff-below-derived", low_table, "rtsw3:Ethernet0 headroom", "sku_dir"),
     ("headroom-pool-too-small", small_headroom_pool, "rtsw3 headroom pool", "nr_run/platforms/sonic"),
     ("ecn-max-above-pfc-trigger", late_ecn, "rtsw3 ECN before PFC", "roce_profiles.roce.ecn.max_kbytes"),
     ("pool-overflow", huge_headroom_pool, "rtsw3 ingress lossless pool", "cable_length_m"),
@@ -108,8 +130,8 @@ CASES: list[tuple[str, Callable[[DeviceIntent], DeviceIntent], str, str]] = [
 
 
 @pytest.mark.parametrize(("case", "defect", "subject", "fix"), CASES, ids=[c[0] for c in CASES])
-def test_one_defect_fails_its_check_only(case, defect, subject, fix):
-    result = analyse(with_device(DC1_FABRIC, "rtsw3", defect), OPTIONS)
+def test_one_defect_fails_its_check_only(case, defect, subject, fix, tmp_path):
+    result = analyse(with_device(DC1_FABRIC, "rtsw3", lambda d: defect(d, tmp_path)), OPTIONS)
     failed = [f for f in result.findings if not f.passed]
     assert [f.subject for f in failed] == [subject]
     assert fix in failed[0].fix
@@ -145,19 +167,28 @@ def test_more_congested_pgs_never_raise_the_pfc_trigger(shared, th, n):
 @pytest.mark.parametrize(("case", "defect", "check", "field"), [
     ("pool-overflow", huge_headroom_pool, "pool", "hardware.sonic-rtsw.asic"),
     ("headroom-pool-too-small", small_headroom_pool, "headroom-pool", ""),
-    ("rendered-xoff-below-derived", low_headroom, "xoff", ""),
 ])
-def test_unsafe_buffers_are_preflight_errors_naming_host_and_field(case, defect, check, field):
+def test_unsafe_buffers_are_preflight_errors_naming_host_and_field(case, defect, check, field, tmp_path):
     from nr_run.analysis.safety import preflight_findings
 
-    fabric = with_device(DC1_FABRIC, "rtsw3", defect)
+    fabric = with_device(DC1_FABRIC, "rtsw3", lambda d: defect(d, tmp_path))
     [finding] = [f for f in preflight_findings(fabric) if f.rule == "unsafe-buffers"]
     assert (finding.severity, finding.host, finding.field) == ("error", "rtsw3", field)
     failed = [f for f in analyse(fabric, OPTIONS).findings if not f.passed]
     assert [f.data["check"] for f in failed] == [check]
 
 
+def test_a_table_below_the_physics_warns_but_does_not_block(tmp_path):
+    from nr_run.analysis.safety import preflight_findings
+
+    fabric = with_device(DC1_FABRIC, "rtsw3", lambda d: low_table(d, tmp_path))
+    assert not [f for f in preflight_findings(fabric) if f.rule == "unsafe-buffers"]
+    [warn] = [f for f in analyse(fabric, OPTIONS).findings if not f.passed]
+    assert warn.severity == "warning" and warn.data["check"] == "xoff" and "2,540 B" in warn.message
+
+
 def test_ecn_after_pfc_fails_the_proof_but_is_no_preflight_error():
     from nr_run.analysis.safety import preflight_findings
 
-    assert not [f for f in preflight_findings(with_device(DC1_FABRIC, "rtsw3", late_ecn)) if f.rule == "unsafe-buffers"]
+    fabric = with_device(DC1_FABRIC, "rtsw3", lambda d: late_ecn(d, Path()))
+    assert not [f for f in preflight_findings(fabric) if f.rule == "unsafe-buffers"]

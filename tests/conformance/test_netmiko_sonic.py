@@ -24,7 +24,7 @@ from tests.twin_site import CREDS, FABRIC, TwinSite
 
 # command -> a line (regex) its output must contain: the format's own header or key
 COMMANDS: dict[str, str] = {
-    "show version": r"^SONiC Software Version: SONiC\.202305",
+    "show version": r"^SONiC Software Version: SONiC\.\d{8}\.\d+$",
     "show platform summary": r"^HwSKU: ",
     "show interfaces status": r"Interface\s+Lanes\s+Speed\s+MTU\s+FEC\s+Alias\s+Vlan\s+Oper\s+Admin",
     "show interfaces counters": r"IFACE\s+STATE\s+RX_OK\s+RX_BPS\s+RX_UTIL\s+RX_ERR\s+RX_DRP\s+RX_OVR\s+TX_OK",

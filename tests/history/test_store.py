@@ -174,6 +174,23 @@ def test_timeline_relates_events_to_the_last_deploy_action(store: HistoryStore) 
                      "PFC storm on rtsw3 Ethernet16 prio 3 began" + after]
 
 
+def test_an_event_is_related_only_to_the_deploy_step_that_touched_its_device_or_link(store: HistoryStore) -> None:
+    """rtsw1 committed 10 s before a storm on rtsw3: the storm is not rtsw1's doing (nothing says so); a step on
+    rtsw3's far end (ctsw1, cabled to rtsw3 Ethernet16 here) relates."""
+    store.record(coll(T0, 0, [storm(True)]))
+    store.record(coll(T0 + 40, 1000, [storm(False)], stormed=True))
+    audit = [{"id": "a", "phase": "end", "site": "dc1", "time": _iso(T0 + 30), "device": "rtsw1", "action": "commit",
+              "outcome": "committed"}]
+    texts = [i["text"] for i in site_report(store, T0 - 10, T0 + 100, audit)["timeline"]]
+    assert "PFC storm on rtsw3 Ethernet16 prio 3 began" in texts
+    assert not any(" s after " in t for t in texts), texts
+    audit.append({"id": "b", "phase": "end", "site": "dc1", "time": _iso(T0 + 20), "device": "ctsw1",
+                  "action": "commit", "outcome": "committed"})
+    doc = site_report(store, T0 - 10, T0 + 100, audit, peers={("rtsw3", "Ethernet16"): "ctsw1"})
+    texts = [i["text"] for i in doc["timeline"]]
+    assert "PFC storm on rtsw3 Ethernet16 prio 3 began, 20 s after ctsw1 commit committed" in texts, texts
+
+
 def _iso(t: float) -> str:
     from datetime import UTC, datetime
 

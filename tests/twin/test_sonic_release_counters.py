@@ -1,8 +1,8 @@
 """Counters a newer SONiC release adds, served by a twin whose SONiC nodes run a 202511 image (the containerlab
 file's image tag names the release): `show interfaces flap` counts link status changes as EOS'
 linkStatusChanges does (the first link up is 1, a down and an up per link fault), `show pfc counters --history`
-gives the time a storm paused the port; nr-run's SONiC collector reads both over SSH. The dc1 topology's 202305
-image refuses both commands, and the collector then leaves them unknown."""
+gives the time a storm paused the port; nr-run's SONiC collector reads both over SSH. A 202405 image (the first
+release with dc1's HWSKU) refuses both commands, and the collector then leaves them unknown."""
 
 from __future__ import annotations
 
@@ -22,10 +22,27 @@ SONIC, PORT = "rtsw3", "Ethernet16"
 PASSWORD = "YourPaSsWoRd"
 
 
-def newer_sonic(doc: dict) -> None:
-    for node in doc["topology"]["nodes"].values():
-        if node.get("kind") == "sonic-vm":
-            node["image"] = node["image"].rsplit(":", 1)[0] + ":202511"
+def sonic_release(tag: str):
+    def edit(doc: dict) -> None:
+        for node in doc["topology"]["nodes"].values():
+            if node.get("kind") == "sonic-vm":
+                node["image"] = node["image"].rsplit(":", 1)[0] + ":" + tag
+    return edit
+
+
+newer_sonic = sonic_release("202511")
+
+
+@pytest.fixture(scope="module")
+def older_lab(tmp_path_factory: pytest.TempPathFactory):
+    state = tmp_path_factory.mktemp("sonic-202405")
+    site_lab_up(DC1, state, sonic_release("202405"))
+    try:
+        site = TwinSite(state, tmp_path_factory.mktemp("deploy-old"))
+        site.deploy(SONIC)
+        yield site
+    finally:
+        lab_down(state)
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +113,8 @@ def test_pause_history_gives_the_time_paused(newer_lab: TwinSite):
     assert paused.ports["Ethernet24"].pfc_rx_pause_us[3] == 0
 
 
-def test_the_202305_image_refuses_both_and_the_collector_leaves_them_unknown(deployed_twin, tmp_path: Path):
+def test_the_202405_image_refuses_both_and_the_collector_leaves_them_unknown(older_lab, tmp_path: Path):
+    deployed_twin = older_lab
     client = deployed_twin.ssh(SONIC, password=PASSWORD)
     try:
         for cmd, refusal in (("show interfaces flap", 'No such command "flap"'),

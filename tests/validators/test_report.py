@@ -28,11 +28,13 @@ def test_report_schema_and_determinism():
     b = report_for(healthy_states(FABRIC)).to_dict()
     assert json.dumps(a, sort_keys=False) == json.dumps(b, sort_keys=False)
     assert a["schema"] == SCHEMA and a["passed"] is True
-    assert list(a) == ["schema", "site", "passed", "checks", "summary", "findings", "collection_errors", "port_counters",
-                       "rdma"]
+    assert list(a) == ["schema", "site", "passed", "checks", "summary", "findings", "causes", "collection_errors",
+                       "port_counters", "rdma"]
     assert a["summary"]["failed"] == 0 and a["summary"]["passed"] == a["summary"]["findings"] > 100
-    assert set(a["findings"][0]) == {"check", "device", "target", "expected", "observed", "passed", "severity", "hint",
-                                     "port", "peer_device", "peer_port", "kind", "index", "value"}
+    assert set(a["findings"][0]) == {"id", "check", "device", "target", "expected", "observed", "passed", "severity",
+                                     "hint", "port", "peer_device", "peer_port", "kind", "index", "value", "cause",
+                                     "declared"}
+    assert a["causes"] == [] and all(f["cause"] is None for f in a["findings"])
     # every pair of 8 NICs on 4 servers: 48 cells, each NIC a source
     assert len(a["rdma"]["cells"]) == 48 and len(a["rdma"]["sources"]) == 8
 
@@ -52,5 +54,5 @@ def test_failed_report_sorts_failures_first_and_renders_matrix():
     buf = io.StringIO()
     print_report(rep, Console(file=buf, width=200, color_system=None))
     text = buf.getvalue()
-    assert text.startswith("FAIL dc1: 11 checks on 10 devices")
+    assert text.splitlines()[-1].startswith("FAIL dc1: 11 checks on 10 devices")
     assert "oper down" in text and "unreach" in text and "RDMA (ring)" in text

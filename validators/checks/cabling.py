@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from nr_run.intent.models import DeviceIntent, FabricIntent
 from nr_run.platforms import registry
+from nr_run.platforms.base import PortAliases
 from nr_run.platforms.state import DeviceState
 from nr_run.validators.base import Check, CheckOptions, Finding, Severity, Where, on_port, register
 from nr_run.validators.helpers import short
@@ -18,11 +19,10 @@ def _port_names(device: DeviceIntent) -> dict[str, str]:
     """Other names of the device's ports -> its intent port names, from its platform (a SONiC neighbour's
     LLDP port ID is the PORT alias, EOS prints Et1/1 for Ethernet1/1); {} when the platform has none."""
     config = registry.get(device.platform).config
-    names = getattr(config, "port_names", None)
-    if names is None:
+    if not isinstance(config, PortAliases):
         return {}
     own = {i.name for i in device.interfaces}
-    return {other: name for other, name in names(device).items() if other not in own}
+    return {other: name for other, name in config.port_names(device).items() if other not in own}
 
 
 @register
@@ -85,6 +85,8 @@ class RailsCheck(Check):
     tags = ("fabric", "l1", "host")
     description = "Every compute NIC of a server (its hardware's downlinks) has a rail link in the cabling plan"
     roles = ("gpu",)
+    # the cabling plan is the inventory: a rail it leaves without a link is declared (cabling.overrides remove)
+    declared = True
 
     def evaluate(self, intent: DeviceIntent, state: DeviceState, fabric: FabricIntent,
                  states: dict[str, DeviceState]) -> list[Finding]:

@@ -12,13 +12,11 @@ import ipaddress
 import re
 from dataclasses import dataclass, field
 
+from nr_run.lab.twin.eos.syntax import ConfigError as ConfigError  # raised by ConfigTree.apply (via validate)
+from nr_run.lab.twin.eos.syntax import bad, validate
 from nr_run.lab.twin.policy import PrefixEntry, RouteMapEntry, RoutingPolicy
 
 INDENT = "   "
-
-
-class ConfigError(Exception):
-    """A line EOS would reject; `args[0]` is the EOS error text ("Invalid input ...")."""
 
 
 @dataclass
@@ -176,10 +174,6 @@ GLOBAL = Mode(
 MODES = {m.name: m for m in (GLOBAL, INTERFACE, TXQ, QOS_PROFILE, ROUTER_BGP, BGP_AF, MGMT_API, MGMT_SSH, MGMT_VRF,
                             PREFIX_LIST, ROUTE_MAP, ROUTER_BFD, PERMISSIVE)}
 
-# `speed` values of a front-panel port: <rate>[-<lanes>] ("400g-8", "100g-2", "25g") or the legacy forms
-_SPEED = re.compile(r"(auto|(\d+g)(-[1248])?|forced \d+[gm]full|\d+[gm]full|sfp-1000baset auto)$", re.IGNORECASE)
-
-
 def _key(mode: Mode, tokens: list[str]) -> tuple[str, ...]:
     """The identity of a setting: lines with the same key replace each other."""
     best: tuple[tuple[str, ...], int] | None = None
@@ -204,166 +198,6 @@ def _canon_ifname(name: str) -> str:
             "ma": "Management", "management": "Management", "po": "Port-Channel", "port-channel": "Port-Channel",
             "vlan": "Vlan"}[m.group(1).lower()]
     return full + m.group(2)
-
-
-def _bad(tokens: list[str], i: int) -> ConfigError:
-    if i >= len(tokens):
-        return ConfigError("Incomplete command")
-    return ConfigError(f"Invalid input (at token {i}: '{tokens[i]}')")
-
-
-def _int(tokens: list[str], i: int, lo: int, hi: int) -> None:
-    if i >= len(tokens):
-        raise _bad(tokens, i)
-    if not tokens[i].isdigit() or not lo <= int(tokens[i]) <= hi:
-        raise _bad(tokens, i)
-
-
-def _ip(tokens: list[str], i: int) -> None:
-    if i >= len(tokens):
-        raise _bad(tokens, i)
-    try:
-        ipaddress.IPv4Address(tokens[i])
-    except ValueError:
-        raise _bad(tokens, i) from None
-
-
-def validate(mode: str, tokens: list[str], neg: bool) -> list[str]:
-    """Check a known command's syntax; return its canonical tokens. Raises ConfigError."""
-    t = tokens
-    head = t[0].lower()
-    if mode == "interface":
-        if head == "mtu" and not neg:
-            _int(t, 1, 68, 9214)
-        elif head == "ip" and len(t) > 1 and t[1] == "address" and not neg:
-            if len(t) < 3:
-                raise _bad(t, 2)
-            if "/" in t[2]:
-                try:
-                    ipaddress.IPv4Interface(t[2])
-                except ValueError:
-                    raise _bad(t, 2) from None
-                if len(t) > 3 and t[3] != "secondary":
-                    raise _bad(t, 3)
-            else:
-                _ip(t, 2)
-                if len(t) < 4:
-                    raise _bad(t, 3)
-                try:
-                    iface = ipaddress.IPv4Interface(f"{t[2]}/{t[3]}")
-                except ValueError:
-                    raise _bad(t, 3) from None
-                t = ["ip", "address", iface.with_prefixlen] + t[4:]
-        elif (head == "description" and not neg and len(t) < 2) or (head == "shutdown" and len(t) > 1):
-            raise _bad(t, 1)
-        elif head == "priority-flow-control" and not neg:
-            if len(t) < 2:
-                raise _bad(t, 1)
-            if t[1] == "priority":
-                _int(t, 2, 0, 7)
-                if len(t) < 4 or t[3] not in ("drop", "no-drop"):
-                    raise _bad(t, 3)
-            elif t[1] not in ("on", "pause"):
-                raise _bad(t, 1)
-        elif head == "qos" and len(t) > 1 and t[1] == "trust" and not neg:
-            if len(t) < 3 or t[2] not in ("dscp", "cos"):
-                raise _bad(t, 2)
-        elif head == "service-profile" and not neg and len(t) != 2:
-            raise _bad(t, 1 if len(t) < 2 else 2)
-        elif head == "speed" and not neg and not _SPEED.match(" ".join(t[1:])):
-            raise _bad(t, 1)
-        elif head == "vrf" and not neg and len(t) != 2:
-            raise _bad(t, 1 if len(t) < 2 else 2)
-    elif mode == "qos-profile" and head == "priority-flow-control" and not neg and len(t) > 1 and t[1] == "priority":
-        _int(t, 2, 0, 7)
-        if len(t) < 4 or t[3] not in ("drop", "no-drop"):
-            raise _bad(t, 3)
-    elif mode == "qos-profile" and head == "qos" and len(t) > 1 and t[1] == "trust" and not neg:
-        if len(t) < 3 or t[2] not in ("dscp", "cos"):
-            raise _bad(t, 2)
-    elif mode in ("router-bgp", "address-family"):
-        if head == "router-id" and not neg:
-            _ip(t, 1)
-        elif head == "maximum-paths" and not neg:
-            _int(t, 1, 1, 600)
-            if len(t) > 2:
-                if t[2] != "ecmp":
-                    raise _bad(t, 2)
-                _int(t, 3, 1, 600)
-        elif head == "neighbor":
-            if len(t) < 2:
-                raise _bad(t, 1)
-            if len(t) < 3 and not neg:
-                raise _bad(t, 2)
-            if len(t) > 2 and t[2] == "remote-as" and not neg:
-                _int(t, 3, 1, 4294967295)
-        elif head == "redistribute" and len(t) < 2:
-            raise _bad(t, 1)
-        elif head == "redistribute" and not neg and len(t) > 2 and (t[2] != "route-map" or len(t) != 4):
-            raise _bad(t, 2 if t[2] != "route-map" else min(len(t), 4))
-        elif head == "network" and not neg:
-            if len(t) < 2:
-                raise _bad(t, 1)
-            try:
-                ipaddress.IPv4Network(t[1])
-            except ValueError:
-                raise _bad(t, 1) from None
-    elif mode == "global":
-        if head == "hostname" and not neg and len(t) != 2:
-            raise _bad(t, 1 if len(t) < 2 else 2)
-        elif head == "qos" and len(t) > 2 and t[1] == "map" and t[2] == "dscp" and not neg:
-            if "to" not in t or t.index("to") < 4:
-                raise _bad(t, len(t) if "to" not in t else 3)
-            for i in range(3, t.index("to")):
-                _int(t, i, 0, 63)
-            j = t.index("to")
-            if len(t) < j + 3 or t[j + 1] != "traffic-class":
-                raise _bad(t, j + 1)
-            _int(t, j + 2, 0, 7)
-        elif head == "ip" and len(t) > 1 and t[1] == "route" and not neg:
-            at = 4 if len(t) > 2 and t[2] == "vrf" else 2      # ip route [vrf NAME] PREFIX NEXT-HOP
-            try:
-                ipaddress.IPv4Network(t[at] if len(t) > at else "")
-            except ValueError:
-                raise _bad(t, at) from None
-            if len(t) < at + 2:
-                raise _bad(t, at + 1)
-        elif head == "ip" and len(t) > 2 and t[1] == "routing" and (t[2] != "vrf" or len(t) != 4):
-            raise _bad(t, 2 if t[2] != "vrf" else min(len(t), 4))
-    elif mode == "prefix-list" and head == "seq" and not neg:
-        _prefix_list_entry(t)
-    elif mode == "route-map" and head == "match" and not neg:
-        if t[1:4] != ["ip", "address", "prefix-list"] or len(t) != 5:
-            raise _bad(t, min(len(t), 4))
-    elif mode == "tx-queue" and head == "random-detect" and not neg and len(t) > 2 and t[2] == "minimum-threshold":
-        _int(t, 3, 1, 2**31)
-        if len(t) < 8 or t[5] != "maximum-threshold":
-            raise _bad(t, min(len(t), 5))
-        _int(t, 6, 1, 2**31)
-        if len(t) > 8 and t[8] == "max-mark-probability":
-            _int(t, 9, 1, 100)
-    return t
-
-
-def _prefix_list_entry(t: list[str]) -> None:
-    """`seq N permit|deny PREFIX [ge N] [le N]`: len <= ge <= le <= 32, as EOS checks them."""
-    _int(t, 1, 0, 65535)
-    if len(t) < 3 or t[2] not in ("permit", "deny"):
-        raise _bad(t, 2)
-    try:
-        net = ipaddress.IPv4Network(t[3] if len(t) > 3 else "")
-    except ValueError:
-        raise _bad(t, 3) from None
-    bounds: dict[str, int] = {}
-    i = 4
-    while i < len(t):
-        if t[i] not in ("ge", "le") or t[i] in bounds:
-            raise _bad(t, i)
-        _int(t, i + 1, net.prefixlen, 32)
-        bounds[t[i]] = int(t[i + 1])
-        i += 2
-    if bounds.get("ge", 0) > bounds.get("le", 32):
-        raise ConfigError("% Invalid prefix range: ge must be at most le")
 
 
 class ConfigTree:
@@ -396,7 +230,7 @@ class ConfigTree:
                 continue
             if self._apply_in(node, mode, text, depth):
                 return
-        raise _bad(text.split(), 0)
+        raise bad(text.split(), 0)
 
     @staticmethod
     def _global_accepts(text: str) -> bool:

@@ -40,6 +40,19 @@ Elem = tuple[str, tuple[tuple[str, str], ...]]
 Leaf = tuple[Elem, ...]
 
 
+def matches(want: list[tuple[str, dict[str, str]]], leaf: Leaf) -> bool:
+    """Whether a leaf lies under a requested path (`*` matches any name or key value)."""
+    if len(want) > len(leaf):
+        return False
+    for (name, keys), (lname, lkeys) in zip(want, leaf, strict=False):
+        if name not in ("*", lname):
+            return False
+        have = dict(lkeys)
+        if any(v != "*" and have.get(k) != v for k, v in keys.items()):
+            return False
+    return True
+
+
 def _e(elem: str, **keys: str) -> Elem:
     return (elem, tuple(sorted(keys.items())))
 

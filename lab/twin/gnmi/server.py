@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,18 +18,12 @@ import grpc
 from pygnmi.spec.v080 import gnmi_pb2, gnmi_pb2_grpc
 
 from nr_run.lab.twin.fabric import Fabric
-from nr_run.lab.twin.gnmi.paths import Leaf, PathError, eos_leaves, sonic_value
+from nr_run.lab.twin.gnmi.paths import Leaf, PathError
+from nr_run.lab.twin.personality import Personality
 
 GNMI_VERSION = "0.7.0"
 MIN_SAMPLE_S = 0.1           # a shorter sample_interval is served at this rate
 ON_CHANGE_CHECK_S = 0.1      # how often ON_CHANGE subscriptions look for a change
-MODELS = {
-    "eos": [("openconfig-interfaces", "OpenConfig working group", "3.0.0"),
-            ("openconfig-if-ethernet", "OpenConfig working group", "2.13.0"),
-            ("openconfig-qos", "OpenConfig working group", "0.7.0"),
-            ("arista-eos-native", "Arista Networks, Inc.", "")],
-    "sonic": [("sonic-db", "SONiC", "")],
-}
 
 
 @dataclass
@@ -37,26 +31,14 @@ class Device:
     """What the gNMI service of one node reads."""
 
     name: str
-    platform: str                                   # "eos" | "sonic"
+    personality: Personality                        # what the platform serves at a path
     fabric: Fabric
     credentials: tuple[str, str] | None
-    running: Callable[[], Mapping[str, Any]] = dict        # SONiC: the running CONFIG_DB
+    service: Any = None                             # the platform's PlatformService (SONiC: CONFIG_DB)
 
 
 def _elems(path: Any) -> list[tuple[str, dict[str, str]]]:
     return [(e.name, dict(e.key)) for e in path.elem]
-
-
-def _matches(want: list[tuple[str, dict[str, str]]], leaf: Leaf) -> bool:
-    if len(want) > len(leaf):
-        return False
-    for (name, keys), (lname, lkeys) in zip(want, leaf, strict=False):
-        if name not in ("*", lname):
-            return False
-        have = dict(lkeys)
-        if any(v != "*" and have.get(k) != v for k, v in keys.items()):
-            return False
-    return True
 
 
 def _path(leaf: Leaf) -> Any:
@@ -85,22 +67,9 @@ class Query:
 
     def values(self) -> dict[Leaf, Any]:
         """Leaf -> value now (PathError when the device serves nothing there)."""
-        now = time.time()
-        if self.dev.platform == "sonic":
-            names = [n for n, _ in self.want]
-            value = sonic_value(self.dev.fabric, self.dev.name, self.dev.running(), self.target or "CONFIG_DB", names, now)
-            return {tuple((n, ()) for n in names): value}
-        if self.target:
-            raise PathError(f"{self.dev.name} serves no target {self.target!r}")
-        origin = "eos_native" if self.origin == "eos_native" else "openconfig"
-        if self.origin not in ("", "openconfig", "eos_native"):
-            raise PathError(f"{self.dev.name} serves no origin {self.origin!r}")
-        leaves = eos_leaves(self.dev.fabric, self.dev.name, origin, now)
-        found = {leaf: v for leaf, v in leaves.items() if _matches(self.want, leaf)}
-        if not found:
-            raise PathError(f"{self.dev.name} has no data at {self.origin or 'openconfig'}:/"
-                            + "/".join(n for n, _ in self.want))
-        return found
+        dev = self.dev
+        return dict(dev.personality.gnmi_values(dev.fabric, dev.service, dev.name, self.origin, self.target,
+                                                self.want, time.time()))
 
     def notification(self, values: Mapping[Leaf, Any]) -> Any:
         return gnmi_pb2.Notification(timestamp=time.time_ns(), prefix=self.prefix,
@@ -126,7 +95,7 @@ class GnmiServicer(gnmi_pb2_grpc.gNMIServicer):
 
     async def Capabilities(self, request: Any, context: Any) -> Any:  # noqa: N802 (gRPC method name)
         await self._admit(context)
-        models = [gnmi_pb2.ModelData(name=n, organization=o, version=v) for n, o, v in MODELS[self.dev.platform]]
+        models = [gnmi_pb2.ModelData(name=n, organization=o, version=v) for n, o, v in self.dev.personality.gnmi_models]
         return gnmi_pb2.CapabilityResponse(supported_models=models, gNMI_version=GNMI_VERSION,
                                            supported_encodings=[gnmi_pb2.JSON, gnmi_pb2.JSON_IETF])
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from nr_run.lab.twin.personality import GNMI_CHANNEL, personality
 from nr_run.lab.twin.platforms import LOOPBACK, LabContext
 from nr_run.lab.twin.tls import ensure_cert
 
-GNMI_CHANNEL = 2             # gNMI listens on base + 2 * CHANNEL_STRIDE + index
-PLATFORMS = ("eos", "sonic")
+__all__ = ["GNMI_CHANNEL", "GnmiService"]
 
 
 class GnmiService:
@@ -24,15 +24,13 @@ class GnmiService:
     def _device(self, name: str, platform: str) -> Any:
         from nr_run.lab.twin.gnmi.server import Device
 
-        dev = Device(name, platform, self.ctx.fabric, self.ctx.credentials.get(platform))
-        if platform == "sonic":
-            svc = self.services["sonic"]
-            dev.running = lambda: svc.devices[name].running
-        return dev
+        return Device(name, personality(platform), self.ctx.fabric, self.ctx.credentials.get(platform),
+                      self.services.get(platform))
 
     async def start(self) -> dict[str, int]:
-        """Serve every EOS and SONiC node; returns node -> gNMI port."""
-        nodes = [n for n in self.ctx.topology.nodes.values() if n.platform in PLATFORMS and n.platform in self.services]
+        """Serve every node whose personality has gNMI models; returns node -> gNMI port."""
+        nodes = [n for n in self.ctx.topology.nodes.values()
+                 if n.platform in self.services and personality(n.platform).gnmi_models]
         if not nodes:
             return {}
         import grpc

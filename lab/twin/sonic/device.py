@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from nr_run.lab.twin.fabric import Fabric
-from nr_run.lab.twin.sonic import gcu, show, show_ops, watermarks
+from nr_run.lab.twin.sonic import factory, gcu, show, show_ops, watermarks
 from nr_run.lab.twin.sonic.interpret import to_state
+from nr_run.lab.twin.sonic.release import version_string
 from nr_run.lab.twin.topology import Node
 
 CHECKPOINTS = "/etc/sonic/checkpoints"
@@ -22,19 +23,52 @@ Result = tuple[int, str, str]
 
 
 def boot_config(node: Node) -> dict[str, Any]:
-    """First boot: the topology's startup config_db (containerlab copies it to /etc/sonic/config_db.json)."""
+    """First boot: the HWSKU's factory day 0 (factory.py) with the topology's startup config_db loaded onto it
+    key by key, as `config load` does; a HWSKU the twin has no folder for boots the startup config alone."""
+    doc = None
     if node.startup_config:
         try:
             doc = json.loads(node.startup_config)
         except ValueError:
             doc = None
-        if isinstance(doc, dict):
-            return doc
-    return factory_config(node)
+    if not isinstance(doc, dict):
+        return factory_config(node)
+    hwsku = str(doc.get("DEVICE_METADATA", {}).get("localhost", {}).get("hwsku", ""))
+    base = factory.day0(hwsku)
+    if base is None:
+        return doc
+    return _load_onto(_identity(base, node), doc)
+
+
+def _load_onto(base: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any]:
+    """`config load`: each key of `doc` is written onto `base` field by field (hmset), nothing is removed."""
+    for table, entries in doc.items():
+        if not isinstance(entries, dict):
+            continue
+        target = base.setdefault(table, {})
+        for key, fields in entries.items():
+            if isinstance(fields, dict) and isinstance(target.get(key), dict):
+                target[key].update(fields)
+            else:
+                target[key] = fields
+    return base
+
+
+def _identity(db: dict[str, Any], node: Node) -> dict[str, Any]:
+    """The node's own hostname, MAC and management address on a HWSKU's day 0."""
+    mgmt = node.mgmt_prefix or node.mgmt_address + "/24"
+    db["DEVICE_METADATA"]["localhost"].update(hostname=node.name, mac=_mac(node.name))
+    db["MGMT_PORT"] = {"eth0": {"admin_status": "up", "alias": "eth0"}}
+    db["MGMT_INTERFACE"] = {f"eth0|{mgmt}": {"gwaddr": str(next(ipaddress.ip_interface(mgmt).network.hosts()))}}
+    return db
 
 
 def factory_config(node: Node) -> dict[str, Any]:
-    """SONiC day 0 without a startup config: DEVICE_METADATA and the cabled PORTs, admin down, no QoS."""
+    """SONiC day 0 without a startup config: the HWSKU's factory day 0 where the twin has its folder (the
+    model, else sonic-vs's Force10-S6000), else DEVICE_METADATA and the cabled PORTs, admin down, no QoS."""
+    base = factory.day0(node.model or "Force10-S6000")
+    if base is not None and all(p in base["PORT"] for p in node.ports):
+        return _identity(base, node)
     mgmt = node.mgmt_prefix or node.mgmt_address + "/24"
     nums = sorted(int(re.sub(r"\D", "", p)) for p in node.ports if p.startswith("Ethernet"))
     step = min((b - a for a, b in zip(nums, nums[1:], strict=False) if b > a), default=4)
@@ -108,6 +142,11 @@ class SonicDevice:
         self.timers.clear()
         self.boot_time = time.time()
         self.set_running(json.loads(self.files[STARTUP]))
+
+    @property
+    def build(self) -> str:
+        """The SONiC build the node runs (`show version`), which picks the release's GCU rules."""
+        return version_string(self.node.image) if self.node.image else ""
 
     @property
     def hostname(self) -> str:
@@ -186,7 +225,7 @@ class SonicDevice:
             if rest[0] not in self.files:
                 return 2, "", f"Error: Invalid value for 'PATCH_FILE_PATH': Path '{rest[0]}' does not exist.\n"
             try:
-                target, ops = gcu.simulate(self.running, self.files[rest[0]])
+                target, ops = gcu.simulate(self.running, self.files[rest[0]], self.build)
             except gcu.GcuError as exc:
                 return 2, "", gcu.failure_text("apply patch", str(exc))
             out = gcu.success_text(ops, gcu.changes(self.running, target), dry)
@@ -196,7 +235,7 @@ class SonicDevice:
         if verb == "replace" and rest:
             try:
                 target = json.loads(self.files[rest[0]])
-                gcu.validate_field_operations(self.running, target)
+                gcu.validate_field_operations(self.running, target, self.build)
                 gcu.validate(target)
             except (KeyError, ValueError, gcu.GcuError) as exc:
                 return 2, "", gcu.failure_text("replace config", str(exc))
@@ -213,7 +252,7 @@ class SonicDevice:
             if cp is None:
                 return 2, "", gcu.failure_text("rollback config", f"Checkpoint '{rest[0]}' does not exist")
             try:
-                gcu.validate_field_operations(self.running, json.loads(cp))
+                gcu.validate_field_operations(self.running, json.loads(cp), self.build)
             except gcu.GcuError as exc:
                 return 2, "", gcu.failure_text("rollback config", str(exc))
             if not dry:

@@ -34,14 +34,29 @@ class GcuError(Exception):
     """A refused GCU operation; str() is the reason GCU prints."""
 
 
-@lru_cache(maxsize=1)
-def _rules() -> dict[str, Any]:
-    return json.loads((Path(__file__).parent / "gcu_rules.json").read_text(encoding="utf-8"))
+RELEASES = ("202305", "202311", "202405", "202411", "202505", "202511")
 
 
-def asic_family(hwsku: str, asic_type: str = "vs") -> str:
+@lru_cache(maxsize=8)
+def _rules(release: str = "master") -> dict[str, Any]:
+    """The release branch's rules (gcu_rules_releases.json), master's (gcu_rules.json) otherwise."""
+    if release in RELEASES:
+        text = (Path(__file__).parent / "gcu_rules_releases.json").read_text(encoding="utf-8")
+        return dict(json.loads(text)["releases"][release])
+    return dict(json.loads((Path(__file__).parent / "gcu_rules.json").read_text(encoding="utf-8")))
+
+
+def release_of(build: str) -> str:
+    """The branch a build's GCU comes from: its YYYYMMDD date's newest branch at or before it, else master."""
+    date = next((p for p in reversed(build.split(".")) if re.fullmatch(r"\d{8}", p)), None)
+    if date is None or date[:6] > RELEASES[-1]:
+        return "master"
+    return next((r for r in reversed(RELEASES) if r <= date[:6]), RELEASES[0])
+
+
+def asic_family(hwsku: str, asic_type: str = "vs", release: str = "master") -> str:
     """field_operation_validators.get_asic_name() for a virtual switch: both vendors' lists are searched."""
-    sku, asics = hwsku.lower(), _rules()["asics"]
+    sku, asics = hwsku.lower(), _rules(release)["asics"]
     if asic_type in ("mellanox", "vs"):
         for family, skus in asics["mellanox"].items():
             if sku in (s.lower() for s in skus):
@@ -53,7 +68,8 @@ def asic_family(hwsku: str, asic_type: str = "vs") -> str:
     return "unknown"
 
 
-def _rdma_ok(element: dict[str, Any], asic: str, branch: str | None, exact: bool, remove_port: bool) -> bool:
+def _rdma_ok(element: dict[str, Any], asic: str, branch: str | None, exact: bool, remove_port: bool,
+             release: str) -> bool:
     if asic == "unknown":
         return False
     parts = jsonpointer.JsonPointer(element["path"]).parts
@@ -62,7 +78,7 @@ def _rdma_ok(element: dict[str, Any], asic: str, branch: str | None, exact: bool
     value = element.get("value")
     fields = [f"{base}/{k}" if base else k for k in value] if isinstance(value, dict) else [base]
     for field in fields:
-        scenario = next((s for s in _rules()["tables"][parts[0]]["scenarios"].values()
+        scenario = next((s for s in _rules(release)["tables"][parts[0]]["scenarios"].values()
                          if any((field == g) if exact else (field.split("/")[-1] == g) for g in s["fields"])), None)
         if scenario is None or not scenario["platforms"].get(asic) or element["op"] not in scenario["operations"]:
             return False
@@ -71,13 +87,15 @@ def _rdma_ok(element: dict[str, Any], asic: str, branch: str | None, exact: bool
     return True
 
 
-def _validator_ok(name: str, element: dict[str, Any], asic: str, branch: str | None) -> bool:
+def _validator_ok(name: str, element: dict[str, Any], asic: str, branch: str | None, release: str) -> bool:
     if name == "rdma_config_update_validator":
-        return _rdma_ok(element, asic, branch, exact=True, remove_port=True)
+        return _rdma_ok(element, asic, branch, exact=True, remove_port=True, release=release)
+    if name == "wred_profile_config_update_validator":
+        return _rdma_ok(element, asic, branch, exact=False, remove_port=False, release=release)
     if name == "buffer_profile_config_update_validator":
         if len(jsonpointer.JsonPointer(element["path"]).parts) == 2:
             return element["op"] in ("add", "remove", "replace")
-        return _rdma_ok(element, asic, branch, exact=False, remove_port=False)
+        return _rdma_ok(element, asic, branch, exact=False, remove_port=False, release=release)
     if name == "port_config_update_validator":       # no STATE_DB supported lists on the twin: fec defaults
         if element["op"] == "remove":
             return True
@@ -94,16 +112,17 @@ def _validator_ok(name: str, element: dict[str, Any], asic: str, branch: str | N
 def validate_field_operations(running: dict[str, Any], target: dict[str, Any], build: str = "") -> None:
     """gu_common.ConfigWrapper.validate_field_operation: GcuError with GCU's message on the first refusal."""
     diff = jsonpatch.JsonPatch.from_diff(running, target).patch
-    for path in _rules()["protected_removes"]:
+    release = release_of(build)
+    for path in _rules(release)["protected_removes"]:
         if any(op["op"] == "remove" and op["path"] == path for op in diff):
             raise GcuError(f"Given patch operation is invalid. Operation: remove is illegal on field: {path}")
     hwsku = running.get("DEVICE_METADATA", {}).get("localhost", {}).get("hwsku", "")   # sonic-cfggen -d
-    asic = asic_family(hwsku)
+    asic = asic_family(hwsku, release=release)
     branch = next((p for p in reversed(build.split(".")) if re.fullmatch(r"\d{8}", p)), None)
     for element in diff:
         table = jsonpointer.JsonPointer(element["path"]).parts[0]
-        for name in _rules()["tables"].get(table, {}).get("validators", []):
-            if not _validator_ok(name, element, asic, branch):
+        for name in _rules(release)["tables"].get(table, {}).get("validators", []):
+            if not _validator_ok(name, element, asic, branch, release):
                 raise GcuError(f"Modification of {table} table is illegal- validating function "
                                f"{VALIDATORS}.{name} returned False")
 

@@ -25,6 +25,9 @@ def release(image: str) -> int:
 
 
 def version_string(image: str) -> str:
-    """What `show version` prints as SONiC Software Version."""
+    """What `show version` prints as SONiC Software Version, in the form SONiC's release builds carry
+    (SONiC.<YYYYMMDD build date>.<build number>, e.g. SONiC.20240510.12; GCU reads the date to gate rules);
+    the twin's build is dated the 15th of the tag's month, build 1. A master image has no date
+    (SONiC.master.<build>-<commit>), so GCU applies master's rules without a release gate."""
     rel = release(image)
-    return f"SONiC.{'master' if rel == NEWEST else rel}.twin"
+    return "SONiC.master.1-twin" if rel == NEWEST else f"SONiC.{rel}15.1"

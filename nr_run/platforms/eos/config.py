@@ -42,7 +42,8 @@ def _env(folder: str) -> Environment:
 class EosConfig:
     suffix = ".cfg"
     bgp_neighbor_bfd = True
-    clab = ClabNode(kind="ceos", image="ceos:4.32.0F", startup_suffix=".cfg")
+    # containerlab kind arista_ceos (schemas/clab.schema.json names it; "ceos" is an alias its code accepts)
+    clab = ClabNode(kind="arista_ceos", image="ceos:4.32.0F", startup_suffix=".cfg")
 
     def __init__(self, templates: Path | None = None) -> None:
         self._templates = templates            # another template folder (tests); default: templates/eos

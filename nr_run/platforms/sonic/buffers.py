@@ -1,69 +1,21 @@
-"""SONiC traditional buffer model: pool sizes per ASIC and the BUFFER_* tables of one switch.
+"""SONiC traditional buffer model: the BUFFER_* tables and CABLE_LENGTH of one switch, as SONiC makes them.
 
-The intent carries the neutral facts (per-port headroom, the summed lossless headroom, the cell size);
-the pool and fixed profile sizes are properties of the ASIC's SONiC buffer profile, kept here.
+The SKU's own data wins (hwsku.py): pools and fixed profiles are those of its buffers_defaults_t1.j2, and
+each lossless PG gets the profile buffermgrd would create from its pg_profile_lookup.ini row for the port's
+speed and cable length (doSpeedUpdateTask: pg_lossless_<speed>_<cable>_profile with the row's xon,
+xon_offset, xoff, size and threshold as <pool mode>_th). CABLE_LENGTH names that row: a cable between two rows
+rounds up to the longer one, since buffermgrd programs nothing for a length its table lacks. The intent's
+physics-based headroom (nr_run/intent/headroom.py) is the cross-check: preflight warns where the table's
+xoff is below it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
-from nr_run.intent.models import DeviceIntent, Headroom, Interface
-
-
-@dataclass(frozen=True)
-class PoolSizes:
-    """Bytes of the shared pools and the fixed (non-PG) profiles of one SONiC buffer profile.
-
-    Every size is in bytes, as CONFIG_DB's BUFFER_POOL/BUFFER_PROFILE take them (sonic-buffer-pool.yang and
-    sonic-buffer-profile.yang: `size` "in bytes"); the lossless PG headroom (xoff/xon/size) comes from the
-    intent, in the same bytes the EOS side would use.
-    """
-
-    source: str
-    ingress_lossless_pool: int
-    egress_lossless_pool: int
-    egress_lossy_pool: int | None          # None: lossy egress queues share the lossless pool
-    egress_lossless_mode: str
-    fixed_profiles: dict[str, dict[str, str]]
-
-
-# Keyed by the hardware's ASIC family (fabric.yaml hardware.<name>.asic), values copied from the cited T1
-# buffer template of sonic-buildimage.
-POOL_SIZES: dict[str, PoolSizes] = {
-    "th": PoolSizes(
-        source="sonic-buildimage device/common/profiles/th/gen/BALANCED/buffers_defaults_t1.j2",
-        ingress_lossless_pool=10_875_072,
-        egress_lossless_pool=15_982_720,
-        egress_lossy_pool=9_243_812,
-        egress_lossless_mode="static",
-        fixed_profiles={
-            "ingress_lossy_profile": {"pool": "ingress_lossless_pool", "size": "0", "dynamic_th": "3"},
-            "egress_lossless_profile": {"pool": "egress_lossless_pool", "size": "1518", "static_th": "15982720"},
-            "egress_lossy_profile": {"pool": "egress_lossy_pool", "size": "1518", "dynamic_th": "3"},
-        },
-    ),
-    "th5": PoolSizes(
-        source="sonic-buildimage@a63e115131952fdb7a1a191c81d638f502da60e6 device/arista/x86_64-arista_7060x6_64pe/"
-               "Arista-7060X6-64PE-O128S2/buffers_defaults_t1.j2",
-        ingress_lossless_pool=165_660_324,
-        egress_lossless_pool=165_660_324,
-        egress_lossy_pool=None,
-        egress_lossless_mode="dynamic",
-        fixed_profiles={
-            "ingress_lossy_profile": {"pool": "ingress_lossless_pool", "size": "0", "static_th": "167546528"},
-            "egress_lossy_profile": {"pool": "egress_lossless_pool", "size": "1778", "dynamic_th": "0"},
-            "egress_lossless_profile": {"pool": "egress_lossless_pool", "size": "0", "static_th": "167546528"},
-        },
-    ),
-}
-
-
-def pool_sizes(asic: str) -> PoolSizes | None:
-    """The buffer profile of an ASIC family, or None when none is known (a preflight error)."""
-    return POOL_SIZES.get(asic)
+from nr_run.intent.models import DeviceIntent, Interface
+from nr_run.platforms.sonic import hwsku
 
 
 def ranges(values: Iterable[int]) -> list[str]:
@@ -80,22 +32,52 @@ def ranges(values: Iterable[int]) -> list[str]:
     return out
 
 
-def profile_name(itf: Interface) -> str:
-    """The lossless PG profile of a port, named as SONiC's buffermgrd names its per speed and cable length
-    profiles (pg_lossless_<speed>_<length>m_profile)."""
-    return f"pg_lossless_{itf.speed_mbps}_{itf.cable_length_m}m_profile"
+def sku(device: DeviceIntent) -> hwsku.HwskuProfile:
+    """The device's HWSKU data (HwskuError when there is none)."""
+    prof = hwsku.profile(device.model, [device.hardware.sku_dir])
+    if prof is None:
+        raise hwsku.HwskuError(f"{device.name}: no SONiC hardware profile for HWSKU {device.model!r}")
+    return prof
 
 
-def headroom_profiles(device: DeviceIntent) -> list[tuple[str, Headroom]]:
-    """Distinct lossless PG headroom profiles of the device, (name, headroom) sorted by name."""
-    seen: dict[str, Headroom] = {}
-    for itf in device.interfaces:
-        if itf.headroom is None:
-            continue
-        name = profile_name(itf)
-        if seen.setdefault(name, itf.headroom) != itf.headroom:
-            raise ValueError(f"{device.name}: headroom profile {name} has two different values")
-    return sorted(seen.items())
+def pg_row(prof: hwsku.HwskuProfile, itf: Interface) -> hwsku.PgRow:
+    """The pg_profile_lookup.ini row of a port (HwskuError naming the SKU when its table has none)."""
+    row = prof.pg_row(itf.speed_mbps, itf.cable_length_m)
+    if row is None:
+        have = sorted({r.cable for r in prof.pg_rows if r.speed_mbps == itf.speed_mbps}, key=lambda c: int(c[:-1]))
+        raise hwsku.HwskuError(
+            f"{itf.name}: pg_profile_lookup.ini of HWSKU {prof.hwsku} has no row for "
+            f"{itf.speed_mbps // 1000}G and a {itf.cable_length_m} m cable "
+            + (f"(its {itf.speed_mbps // 1000}G rows: {', '.join(have)})" if have
+               else f"(no {itf.speed_mbps // 1000}G row at all)"))
+    return row
+
+
+def cable_lengths(device: DeviceIntent) -> dict[str, str]:
+    """CABLE_LENGTH|AZURE: each port's cable as the table row buffermgrd will look up."""
+    prof = sku(device)
+    return {itf.name: pg_row(prof, itf).cable for itf in device.interfaces}
+
+
+def profile_name(row: hwsku.PgRow) -> str:
+    """The lossless PG profile as buffermgrd names it (pg_lossless_<speed>_<cable>_profile)."""
+    return f"pg_lossless_{row.speed_mbps}_{row.cable}_profile"
+
+
+def pg_profile(prof: hwsku.HwskuProfile, row: hwsku.PgRow) -> dict[str, str]:
+    """BUFFER_PROFILE fields buffermgrd writes for a row (xon_offset only when the table has it)."""
+    mode = prof.pools["ingress_lossless_pool"].get("mode", "dynamic")
+    out = {"pool": "ingress_lossless_pool", "xon": row.xon, "xoff": row.xoff, "size": row.size,
+           f"{mode}_th": row.threshold}
+    if row.xon_offset:
+        out["xon_offset"] = row.xon_offset
+    return out
+
+
+def lossy_queue_profile(prof: hwsku.HwskuProfile) -> str:
+    """The egress profile of lossy queues: Mellanox SKUs give them q_lossy_profile, the others
+    egress_lossy_profile (buffers_defaults_objects.j2 vs the Broadcom buffers_config.j2)."""
+    return "q_lossy_profile" if "q_lossy_profile" in prof.fixed_profiles else "egress_lossy_profile"
 
 
 def buffer_tables(device: DeviceIntent) -> dict[str, Any]:
@@ -103,39 +85,28 @@ def buffer_tables(device: DeviceIntent) -> dict[str, Any]:
     if device.buffers is None:
         raise ValueError(f"{device.name}: no buffer model in the intent (hardware {device.hardware.name} "
                          "has no buffer_cell_bytes)")
-    sizes = pool_sizes(device.hardware.asic)
-    if sizes is None:
-        raise ValueError(f"{device.name}: no SONiC buffer pool sizes for ASIC {device.hardware.asic!r}")
+    prof = sku(device)
     roce = device.roce
     lossless_pgs = ranges({roce.tc_to_pg[p] for p in roce.lossless_priorities})
     lossless_queues = ranges(roce.lossless_queues)
     lossy_queues = ranges(q for q in set(roce.tc_to_queue.values()) if q not in roce.lossless_queues)
-    profiles: dict[str, dict[str, str]] = {name: dict(fields) for name, fields in sizes.fixed_profiles.items()}
-    for name, hr in headroom_profiles(device):
-        profiles[name] = {"pool": "ingress_lossless_pool", "xon": str(hr.xon_bytes),
-                                     "xon_offset": str(hr.xon_offset_bytes), "xoff": str(hr.xoff_bytes),
-                                     "size": str(hr.size_bytes), "dynamic_th": "0"}
+    lossy_q = lossy_queue_profile(prof)
+    profiles: dict[str, dict[str, str]] = {name: dict(fields) for name, fields in prof.fixed_profiles.items()}
     pgs: dict[str, dict[str, str]] = {}
     queues: dict[str, dict[str, str]] = {}
     for itf in device.interfaces:
         pgs[f"{itf.name}|0"] = {"profile": "ingress_lossy_profile"}
-        if itf.headroom is not None:
+        if itf.lossless_priorities:
+            row = pg_row(prof, itf)
+            profiles.setdefault(profile_name(row), pg_profile(prof, row))
             for pg in lossless_pgs:
-                pgs[f"{itf.name}|{pg}"] = {"profile": profile_name(itf)}
+                pgs[f"{itf.name}|{pg}"] = {"profile": profile_name(row)}
         for q in lossless_queues:
             queues[f"{itf.name}|{q}"] = {"profile": "egress_lossless_profile"}
         for q in lossy_queues:
-            queues[f"{itf.name}|{q}"] = {"profile": "egress_lossy_profile"}
-    pools = {
-        "ingress_lossless_pool": {"type": "ingress", "mode": "dynamic", "size": str(sizes.ingress_lossless_pool),
-                                  "xoff": str(device.buffers.headroom_bytes)},
-        "egress_lossless_pool": {"type": "egress", "mode": sizes.egress_lossless_mode,
-                                 "size": str(sizes.egress_lossless_pool)},
-    }
-    if sizes.egress_lossy_pool is not None:
-        pools["egress_lossy_pool"] = {"type": "egress", "mode": "dynamic", "size": str(sizes.egress_lossy_pool)}
+            queues[f"{itf.name}|{q}"] = {"profile": lossy_q}
     return {
-        "BUFFER_POOL": pools,
+        "BUFFER_POOL": {name: dict(fields) for name, fields in prof.pools.items()},
         "BUFFER_PROFILE": profiles,
         "BUFFER_PG": pgs,
         "BUFFER_QUEUE": queues,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from json.encoder import encode_basestring_ascii
 from typing import Any
@@ -12,7 +13,7 @@ from nr_run.intent.models import DeviceIntent, FabricIntent, Interface
 from nr_run.platforms.base import ClabNode
 from nr_run.platforms.qos import DeviceQos
 from nr_run.platforms.sonic import hwsku
-from nr_run.platforms.sonic.buffers import POOL_SIZES, pool_sizes
+from nr_run.platforms.sonic.buffers import pg_row
 from nr_run.platforms.sonic.config_db import DEVICE_TYPES, config_db, management, port_facts
 from nr_run.platforms.sonic.qosview import qos_view
 
@@ -53,12 +54,16 @@ def to_json(doc: Mapping[str, Any]) -> str:
     return _block(tables, "") + "\n"
 
 
-def _hardware_findings(dev: DeviceIntent, file: str, hw: str) -> list[Finding]:
-    """The HWSKU must have a port table here, agree with fabric.yaml, and carry every link at its speed."""
-    prof = hwsku.profile(dev.model)
+def _hardware_findings(dev: DeviceIntent, file: str, hw: str) -> tuple[list[Finding], hwsku.HwskuProfile | None]:
+    """The HWSKU must have a folder, agree with fabric.yaml, and carry every link at its speed."""
+    try:
+        prof = hwsku.profile(dev.model, [dev.hardware.sku_dir])
+    except hwsku.HwskuError as exc:
+        return [Finding("error", "sonic-hardware", file, dev.name, f"{hw}.sku_dir", str(exc))], None
     if prof is None:
         return [Finding("error", "sonic-hardware", file, dev.name, f"{hw}.model",
-                        f"no SONiC hardware profile for HWSKU {dev.model!r} (known: {', '.join(hwsku.known())})")]
+                        f"no SONiC hardware profile for HWSKU {dev.model!r} (known: "
+                        f"{', '.join(hwsku.known([dev.hardware.sku_dir]))}; add one with {hw}.sku_dir)")], None
     out: list[Finding] = []
     if dev.hardware.asic and prof.asic and dev.hardware.asic != prof.asic:
         out.append(Finding("error", "sonic-hardware", file, dev.name, f"{hw}.asic",
@@ -80,6 +85,53 @@ def _hardware_findings(dev: DeviceIntent, file: str, hw: str) -> list[Finding]:
                                f"HWSKU {dev.model} port {itf.name} has {len(row.lanes)} lanes, not "
                                f"{dev.hardware.lanes_per_port}"))
             break
+    return out, prof
+
+
+def image_release(image: str) -> str:
+    """The release branch (YYYYMM) an image tag names ("vrnetlab/sonic_sonic-vs:202511" -> "202511"), "" if none."""
+    m = re.search(r":(\d{6})(?:$|[^\d])", image)
+    return m.group(1) if m else ""
+
+
+def _release_findings(dev: DeviceIntent, prof: hwsku.HwskuProfile, file: str, hw: str, release: str) -> list[Finding]:
+    """A lab switch runs the release its image tag names: a HWSKU first shipped in a later release cannot
+    exist on it (its device folder is not on that image)."""
+    if release and prof.first_release and release < prof.first_release:
+        return [Finding("error", "sonic-release", file, dev.name, f"{hw}.model",
+                        f"HWSKU {prof.hwsku} first ships in SONiC {prof.first_release}; the lab image runs {release}, "
+                        "which has no device folder for it")]
+    return []
+
+
+def _headroom_findings(dev: DeviceIntent, prof: hwsku.HwskuProfile, file: str, hw: str) -> list[Finding]:
+    """Every lossless port needs a row of the SKU's table (buffermgrd programs nothing without one); a row
+    whose xoff is below the physics-based headroom of the port is a warning: the table still wins on the
+    switch (it is the vendor's measured value, with the ASIC's cell and pipeline effects that the formula
+    lacks), but a shortfall means the vendor assumed a shorter cable or a smaller MTU than this link has."""
+    out: list[Finding] = []
+    low: dict[tuple[int, int, str], list[str]] = {}
+    for itf in dev.interfaces:
+        if not itf.lossless_priorities:
+            continue
+        try:
+            row = pg_row(prof, itf)
+        except hwsku.HwskuError as exc:
+            out.append(Finding("error", "sonic-headroom-table", file, dev.name,
+                               f"cabling cable_length_m ({itf.name})", str(exc)))
+            continue
+        if itf.headroom is not None and int(row.xoff) < itf.headroom.xoff_bytes:
+            low.setdefault((itf.speed_mbps, itf.cable_length_m, row.cable), []).append(itf.name)
+    for (speed, cable_m, cable), ports in sorted(low.items()):
+        itf = next(i for i in dev.interfaces if i.name == ports[0])
+        assert itf.headroom is not None
+        row = pg_row(prof, itf)
+        out.append(Finding("warning", "sonic-headroom-below-physics", file, dev.name,
+                           f"cabling cable_length_m ({', '.join(ports[:4])}{' ...' if len(ports) > 4 else ''})",
+                           f"HWSKU {prof.hwsku} pg_profile_lookup.ini row {speed} {cable} has xoff {row.xoff} B, "
+                           f"below the {itf.headroom.xoff_bytes} B the PFC delay model needs for {speed // 1000}G "
+                           f"over {cable_m} m at MTU {itf.mtu}: the switch uses the table; check the cable or "
+                           "add a longer row to the SKU (hardware sku_dir)"))
     return out
 
 
@@ -114,10 +166,21 @@ def _bgp_findings(dev: DeviceIntent, file: str) -> list[Finding]:
                     "SONiC's bgpcfgd cannot carry " + "; ".join(lost))]
 
 
+def clab_index(port: str) -> int:
+    """K of the sonic-vm container interface ethK that carries SONiC port `port` (EthernetN -> N/4 + 1)."""
+    number = port.removeprefix("Ethernet")
+    if not number.isdigit() or int(number) % 4:
+        raise ValueError(f"{port}: containerlab's sonic-vm maps eth1, eth2, ... to Ethernet0, Ethernet4, ...; "
+                         f"{port} is none of them")
+    return int(number) // 4 + 1
+
+
 class SonicConfig:
     suffix = ".json"
     bgp_neighbor_bfd = False       # bgpcfgd renders BGP_NEIGHBOR into FRR without per-neighbor BFD
-    clab = ClabNode(kind="sonic-vm", image="vrnetlab/sonic_sonic-vs:202305", startup_suffix=".config_db.json")
+    # containerlab kind sonic-vm (a vrnetlab-built VM of sonic-vs; docs/manual/kinds/sonic-vm.md): its startup
+    # config is the VM's /etc/sonic/config_db.json; 202511 is the newest release whose GCU knows every shipped SKU
+    clab = ClabNode(kind="sonic-vm", image="vrnetlab/sonic_sonic-vs:202511", startup_suffix=".config_db.json")
 
     def structured_config(self, device: DeviceIntent, fabric: FabricIntent | None = None) -> dict[str, Any]:
         return config_db(device)
@@ -142,21 +205,26 @@ class SonicConfig:
         file = fabric.fabric_file
         for dev in sorted((d for d in fabric.devices.values() if d.platform == PLATFORM), key=lambda d: d.name):
             hw = f"hardware.{dev.hardware.name}"
-            out += _hardware_findings(dev, file, hw)
+            found, prof = _hardware_findings(dev, file, hw)
+            out += found
             out += _bgp_findings(dev, file)
             if dev.buffers is None:
                 out.append(Finding("error", "sonic-hardware", file, dev.name, f"{hw}.buffer_cell_bytes",
                                    "SONiC switches get a buffer model: set the buffer cell size"))
                 continue
-            sizes = pool_sizes(dev.hardware.asic)
-            if sizes is None:
-                out.append(Finding("error", "sonic-hardware", file, dev.name, f"{hw}.asic",
-                                   f"no SONiC buffer pool sizes for ASIC {dev.hardware.asic!r} "
-                                   f"(known: {', '.join(sorted(POOL_SIZES))})"))
-            elif dev.buffers.headroom_bytes > sizes.ingress_lossless_pool:
+            if prof is None:
+                continue
+            if fabric.lab:
+                out += _release_findings(dev, prof, file, hw, image_release(self.clab.image))
+            out += _headroom_findings(dev, prof, file, hw)
+            pool = int(prof.pools["ingress_lossless_pool"].get("size", "0") or 0)
+            rows = [pg_row(prof, i) for i in dev.interfaces if i.lossless_priorities and
+                    prof.pg_row(i.speed_mbps, i.cable_length_m) is not None]
+            total = sum(int(r.xoff) for r in rows) * len(dev.roce.lossless_priorities)
+            if pool and "xoff" not in prof.pools["ingress_lossless_pool"] and total > pool:
                 out.append(Finding("error", "headroom-exceeds-pool", file, dev.name, hw,
-                                   f"lossless headroom {dev.buffers.headroom_bytes} B exceeds the ingress pool "
-                                   f"{sizes.ingress_lossless_pool} B of {hw}.asic {dev.hardware.asic}: shorten "
+                                   f"lossless headroom {total} B (the SKU's table xoff of every lossless port and "
+                                   f"priority) exceeds the ingress pool {pool} B of HWSKU {dev.model}: shorten "
                                    "the cables (cabling cable_length_m) or use fewer lossless priorities "
                                    "(roce_profiles.<profile>.lossless_priorities)"))
         return out
@@ -185,7 +253,7 @@ class SonicConfig:
         return out
 
     def clab_interface(self, interface: Interface, device: DeviceIntent) -> str:
-        """sonic-vs maps the container's eth(k) to the k-th port of its PORT table; the startup config_db
-        written for containerlab (startup_config) lists the cabled ports only, so k counts those, in slot order."""
-        slots = sorted(i.slot for i in device.interfaces)
-        return f"eth{slots.index(interface.slot) + 1}"
+        """containerlab's sonic-vm: `eth1` is Ethernet0 and each next ethK is the previous port + 4
+        (docs/manual/kinds/sonic-vm.md, "Interfaces mapping"), whatever the PORT table holds: EthernetN is
+        eth(N/4 + 1). A port whose number is no multiple of 4 has no container interface (ValueError)."""
+        return f"eth{clab_index(interface.name)}"

@@ -7,17 +7,14 @@ from typing import Any
 from nr_run.intent.models import DeviceIntent, Interface
 from nr_run.platforms.format import tx_queues
 from nr_run.platforms.sonic import hwsku
-from nr_run.platforms.sonic.buffers import buffer_tables
+from nr_run.platforms.sonic.buffers import buffer_tables, cable_lengths, sku
 
 DEVICE_TYPES = {"rtsw": "LeafRouter", "ctsw": "SpineRouter"}
 
 
 def port_facts(itf: Interface, device: DeviceIntent) -> dict[str, str]:
     """PORT lanes, alias, index and speed of a port: its HWSKU's port_config.ini row at the link's speed."""
-    prof = hwsku.profile(device.model)
-    if prof is None:
-        raise hwsku.HwskuError(f"{device.name}: no SONiC hardware profile for HWSKU {device.model!r}")
-    return hwsku.port_entry(prof, itf.name, itf.speed_mbps)
+    return hwsku.port_entry(sku(device), itf.name, itf.speed_mbps)
 
 
 def management(device: DeviceIntent) -> dict[str, Any]:
@@ -59,7 +56,7 @@ def ports(device: DeviceIntent) -> dict[str, Any]:
                  for itf in device.interfaces},
         "DEVICE_NEIGHBOR": {itf.name: {"name": itf.peer_device, "port": itf.peer_port, "local_port": itf.name}
                             for itf in device.interfaces},
-        "CABLE_LENGTH": {"AZURE": {itf.name: f"{itf.cable_length_m}m" for itf in device.interfaces}},
+        "CABLE_LENGTH": {"AZURE": cable_lengths(device)},
     }
 
 

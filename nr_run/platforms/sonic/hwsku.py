@@ -1,23 +1,41 @@
-"""SONiC hardware profiles: a HWSKU's port table (its port_config.ini rows) and its ASIC family.
+"""SONiC hardware SKUs: a HWSKU folder as sonic-buildimage ships it under device/<vendor>/<platform>/<HWSKU>/.
 
-The tables live in `hwsku/<HWSKU>.ini` (package data), copied row for row from sonic-buildimage with the
-source path and commit in each file's header. A link is placed on the port of its front-panel slot; a
-link below the port's speed breaks the port out, as SONiC's dynamic port breakout does: the port keeps
-its name, alias and index and takes the first speed/port-speed share of its lanes (a 4-lane 400G port at
-100G: one 100G lane), so lanes always follow the link speed, never the hardware entry alone.
+A folder holds the SKU's own files, unchanged: port_config.ini (the port table), pg_profile_lookup.ini (the
+lossless PG profile per speed and cable length that buffermgrd programs), buffers_defaults_t1.j2 (pools and
+fixed profiles), hwsku.json/platform.json (breakout modes), qos.json.j2, plus nr-run's sku.json (platform,
+GCU ASIC family, first release) and SOURCE.txt (upstream path and commit of every file). The shipped folders
+live in `sku/`; an operator adds an SKU with `hardware.<name>.sku_dir` (a folder of HWSKU folders), which is
+searched first, so no package file is edited.
+
+A link is placed on the port of its front-panel slot; a link below the port's speed breaks the port out, as
+SONiC's dynamic port breakout does: the port keeps its name, alias and index and takes the first
+speed/port-speed share of its lanes, so lanes always follow the link speed, never the hardware entry alone.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
+from importlib.abc import Traversable
+from pathlib import Path
+from typing import Any
+
+from jinja2 import DictLoader, TemplateError
+from jinja2.sandbox import SandboxedEnvironment
 
 PACKAGE = "nr_run.platforms.sonic"
+REQUIRED = ("sku.json", "port_config.ini", "pg_profile_lookup.ini", "buffers_defaults_t1.j2")
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
+CABLE = re.compile(r"^(\d{1,5})m$")
+MAX_FILE = 1 << 20
 
 
 class HwskuError(ValueError):
-    """The HWSKU table cannot carry the port or speed asked for."""
+    """The HWSKU folder is unusable, or its table cannot carry the port or speed asked for."""
 
 
 @dataclass(frozen=True)
@@ -31,49 +49,216 @@ class PortRow:
 
 
 @dataclass(frozen=True)
+class PgRow:
+    """One row of pg_profile_lookup.ini, fields as buffermgrd reads them (strings, xon_offset may be "")."""
+
+    speed_mbps: int
+    cable: str
+    size: str
+    xon: str
+    xoff: str
+    threshold: str
+    xon_offset: str
+
+    @property
+    def cable_m(self) -> int:
+        return int(self.cable[:-1])
+
+
+@dataclass(frozen=True)
 class HwskuProfile:
     hwsku: str
     platform: str
     asic: str                      # GCU's ASIC family name (th5, td2, spc4, ...)
     ports: tuple[PortRow, ...]
+    asic_type: str = "broadcom"    # broadcom, mellanox: which of GCU's lists and buffer conventions apply
+    first_release: str = ""        # first release branch (YYYYMM) that has the SKU
+    buffer_model: str = "traditional"
+    pg_rows: tuple[PgRow, ...] = ()
+    pools: dict[str, dict[str, str]] = field(default_factory=dict)          # BUFFER_POOL of buffers_defaults
+    fixed_profiles: dict[str, dict[str, str]] = field(default_factory=dict)  # its BUFFER_PROFILE
+    default_cable: str = ""        # buffers_defaults' default_cable (what a factory switch writes)
+    breakout_modes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # platform.json, per parent port
+    default_breakout: dict[str, str] = field(default_factory=dict)            # hwsku.json default_brkout_mode
+    source: str = ""               # where the folder was read from
 
     def by_name(self, name: str) -> PortRow | None:
         return next((p for p in self.ports if p.name == name), None)
 
+    def pg_row(self, speed_mbps: int, cable_length_m: int) -> PgRow | None:
+        """The table row buffermgrd would look up for a cable of `cable_length_m`: the shortest row at the
+        port's speed that is at least that long (a length between rows rounds up), None when none is."""
+        rows = sorted((r for r in self.pg_rows if r.speed_mbps == speed_mbps), key=lambda r: r.cable_m)
+        return next((r for r in rows if r.cable_m >= cable_length_m), None)
 
-def _parse(hwsku: str, text: str) -> HwskuProfile:
-    platform = asic = ""
-    rows: list[PortRow] = []
-    for raw in text.splitlines():
-        line = raw.strip()
-        if line.startswith("# platform:"):
-            fields = line.removeprefix("# platform:").split()
-            platform = fields[0]
-            if "asic:" in fields:
-                asic = fields[fields.index("asic:") + 1]
-            continue
-        if not line or line.startswith("#"):
-            continue
-        name, lanes, alias, index, speed, fec = line.split()
-        rows.append(PortRow(name, tuple(int(x) for x in lanes.split(",")), alias, index, int(speed), fec))
-    return HwskuProfile(hwsku, platform, asic, tuple(rows))
+    def speeds(self) -> list[int]:
+        return sorted({r.speed_mbps for r in self.pg_rows})
 
 
-@lru_cache(maxsize=16)
-def profile(hwsku: str) -> HwskuProfile | None:
-    """The profile of a HWSKU, or None when this plug-in has no table for it."""
-    if not hwsku or "/" in hwsku or hwsku.startswith("."):
-        return None
+def _read(folder: Traversable, name: str) -> str:
+    item = folder.joinpath(name)
+    if not item.is_file():
+        raise HwskuError(f"{name} is missing")
+    text = item.read_bytes()
+    if len(text) > MAX_FILE:
+        raise HwskuError(f"{name} is larger than {MAX_FILE} bytes")
     try:
-        text = resources.files(PACKAGE).joinpath("hwsku", f"{hwsku}.ini").read_text(encoding="utf-8")
-    except (FileNotFoundError, OSError):
+        return text.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise HwskuError(f"{name} is not UTF-8 text") from exc
+
+
+def parse_port_config(text: str) -> tuple[PortRow, ...]:
+    """port_config.ini rows; the last `# name ...` comment names the columns (index and fec may be absent,
+    as in sonic-vs's Force10-S6000: then index is the row's position and fec is empty)."""
+    titles = ["name", "lanes", "alias", "index", "speed", "fec"]
+    rows: list[PortRow] = []
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if line.startswith("#"):
+            words = line.lstrip("#").split()
+            if words[:1] == ["name"]:
+                titles = words
+            continue
+        if not line:
+            continue
+        cols = dict(zip(titles, line.split(), strict=False))
+        try:
+            lanes = tuple(int(x) for x in cols["lanes"].split(","))
+            speed = int(cols.get("speed", "0"))
+        except (KeyError, ValueError) as exc:
+            raise HwskuError(f"port_config.ini line {n}: cannot read {line!r}") from exc
+        if not re.fullmatch(r"Ethernet\d{1,4}", cols.get("name", "")):
+            raise HwskuError(f"port_config.ini line {n}: port name {cols.get('name')!r} is not EthernetN")
+        rows.append(PortRow(cols["name"], lanes, cols.get("alias", cols["name"]),
+                            cols.get("index", str(len(rows))), speed, cols.get("fec", "")))
+    if not rows:
+        raise HwskuError("port_config.ini has no port")
+    return tuple(rows)
+
+
+def parse_pg_lookup(text: str) -> tuple[PgRow, ...]:
+    """pg_profile_lookup.ini as buffermgrd's readPgProfileLookupFile reads it: a line starting with '#' is
+    skipped; columns speed, cable, size, xon, xoff, threshold and an optional xon_offset."""
+    rows: list[PgRow] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line or line.startswith("#") or not line.strip():
+            continue
+        cols = line.split()
+        ok = len(cols) in (6, 7) and cols[0].isdigit() and CABLE.match(cols[1]) \
+            and all(c.lstrip("-").isdigit() for c in cols[2:])
+        if not ok:
+            raise HwskuError(f"pg_profile_lookup.ini line {n}: cannot read {line.strip()!r}")
+        rows.append(PgRow(int(cols[0]), cols[1], cols[2], cols[3], cols[4], cols[5],
+                          cols[6] if len(cols) == 7 else ""))
+    if not rows:
+        raise HwskuError("pg_profile_lookup.ini has no row")
+    return tuple(rows)
+
+
+def _j2_sources(folder: Traversable) -> dict[str, str]:
+    return {item.name: _read(folder, item.name) for item in folder.iterdir() if item.name.endswith(".j2")}
+
+
+def parse_buffer_defaults(folder: Traversable, topology: str = "t1") -> tuple[dict[str, Any], dict[str, Any], str]:
+    """BUFFER_POOL, BUFFER_PROFILE and default_cable of buffers_defaults_<topology>.j2, rendered in a sandbox
+    the way buffers_config.j2 calls it (its pool-and-profile macro, no inactive ports)."""
+    env = SandboxedEnvironment(loader=DictLoader(_j2_sources(folder)), autoescape=False)
+    name = f"buffers_defaults_{topology}.j2"
+    try:
+        module = env.get_template(name).make_module()
+        macro = getattr(module, "generate_buffer_pool_and_profiles", None)
+        if macro is not None:
+            body = str(macro())
+        else:
+            macro = getattr(module, "generate_buffer_pool_and_profiles_with_inactive_ports", None)
+            if macro is None:
+                raise HwskuError(f"{name} defines no generate_buffer_pool_and_profiles macro")
+            body = str(macro(""))
+        cable = str(getattr(module, "default_cable", "") or "")
+    except TemplateError as exc:
+        raise HwskuError(f"{name}: {exc}") from exc
+    try:
+        doc = json.loads("{" + body.strip().rstrip(",") + "}")
+    except ValueError as exc:
+        raise HwskuError(f"{name}: its pools and profiles are not JSON ({exc})") from exc
+    pools, profiles = doc.get("BUFFER_POOL"), doc.get("BUFFER_PROFILE")
+    if not isinstance(pools, dict) or "ingress_lossless_pool" not in pools or not isinstance(profiles, dict):
+        raise HwskuError(f"{name} has no BUFFER_POOL ingress_lossless_pool or no BUFFER_PROFILE")
+    strs = {t: {k: {f: str(v) for f, v in e.items()} for k, e in tbl.items()} for t, tbl in doc.items()}
+    return strs["BUFFER_POOL"], strs["BUFFER_PROFILE"], cable
+
+
+def _breakouts(folder: Traversable) -> tuple[dict[str, tuple[str, ...]], dict[str, str]]:
+    modes: dict[str, tuple[str, ...]] = {}
+    default: dict[str, str] = {}
+    if folder.joinpath("platform.json").is_file():
+        doc = json.loads(_read(folder, "platform.json"))
+        for port, entry in (doc.get("interfaces") or {}).items():
+            if isinstance(entry, dict) and isinstance(entry.get("breakout_modes"), dict):
+                modes[port] = tuple(entry["breakout_modes"])
+    if folder.joinpath("hwsku.json").is_file():
+        doc = json.loads(_read(folder, "hwsku.json"))
+        for port, entry in (doc.get("interfaces") or {}).items():
+            if isinstance(entry, dict) and "default_brkout_mode" in entry:
+                default[port] = str(entry["default_brkout_mode"])
+    return modes, default
+
+
+def load(folder: Traversable, hwsku: str) -> HwskuProfile:
+    """Read and check one HWSKU folder (HwskuError naming the file and what is wrong)."""
+    for name in REQUIRED:
+        if not folder.joinpath(name).is_file():
+            raise HwskuError(f"HWSKU folder {folder} has no {name}")
+    try:
+        meta = json.loads(_read(folder, "sku.json"))
+    except ValueError as exc:
+        raise HwskuError(f"{folder}/sku.json is not JSON ({exc})") from exc
+    if not isinstance(meta, dict) or meta.get("hwsku") != hwsku:
+        raise HwskuError(f"{folder}/sku.json does not name HWSKU {hwsku}")
+    try:
+        ports = parse_port_config(_read(folder, "port_config.ini"))
+        pg_rows = parse_pg_lookup(_read(folder, "pg_profile_lookup.ini"))
+        pools, profiles, cable = parse_buffer_defaults(folder, str(meta.get("topology", "t1")))
+        modes, default = _breakouts(folder)
+    except (HwskuError, ValueError) as exc:
+        raise HwskuError(f"HWSKU folder {folder}: {exc}") from exc
+    return HwskuProfile(
+        hwsku=hwsku, platform=str(meta.get("platform", "")), asic=str(meta.get("asic", "")), ports=ports,
+        asic_type=str(meta.get("asic_type", "broadcom")), first_release=str(meta.get("first_release", "")),
+        buffer_model=str(meta.get("buffer_model", "traditional")), pg_rows=pg_rows, pools=pools,
+        fixed_profiles=profiles, default_cable=cable, breakout_modes=modes, default_breakout=default,
+        source=str(folder))
+
+
+def _packaged() -> Traversable:
+    return resources.files(PACKAGE).joinpath("sku")
+
+
+@lru_cache(maxsize=64)
+def _profile(hwsku: str, dirs: tuple[str, ...]) -> HwskuProfile | None:
+    for d in dirs:
+        folder = Path(d) / hwsku
+        if folder.is_dir():
+            return load(folder, hwsku)
+    shipped = _packaged().joinpath(hwsku)
+    return load(shipped, hwsku) if shipped.is_dir() else None
+
+
+def profile(hwsku: str, dirs: Iterable[str] = ()) -> HwskuProfile | None:
+    """The profile of a HWSKU (the user's folders first, then the shipped ones), None when no folder has it;
+    HwskuError when its folder is unusable."""
+    if not hwsku or not NAME.match(hwsku):
         return None
-    return _parse(hwsku, text)
+    return _profile(hwsku, tuple(d for d in dirs if d))
 
 
-def known() -> list[str]:
-    folder = resources.files(PACKAGE).joinpath("hwsku")
-    return sorted(p.name.removesuffix(".ini") for p in folder.iterdir() if p.name.endswith(".ini"))
+def known(dirs: Iterable[str] = ()) -> list[str]:
+    names = {p.name for p in _packaged().iterdir() if p.is_dir() and NAME.match(p.name)}
+    for d in dirs:
+        if d and Path(d).is_dir():
+            names |= {p.name for p in Path(d).iterdir() if p.is_dir() and NAME.match(p.name)}
+    return sorted(names)
 
 
 def port_entry(prof: HwskuProfile, name: str, speed_mbps: int) -> dict[str, str]:

@@ -15,8 +15,19 @@ from nr_run.platforms.policy import RegexPolicy
 from nr_run.platforms.sonic.marker import SonicMarker
 
 
+class SonicTraffic:
+    """TSC tells the traffic shift, TSB shifts traffic back (napalm_sonic's driver runs them)."""
+
+    def shifted(self, driver: Any) -> bool:
+        return bool(driver.traffic_shifted())
+
+    def restore(self, driver: Any) -> None:
+        driver.undrain()
+
+
 class SonicPolicy(RegexPolicy):
     marker = SonicMarker()
+    traffic = SonicTraffic()
 
     def apply_method(self, running: str, candidate: str) -> tuple[str, str]:
         """(method, why) for turning the running config_db into the candidate on this switch."""
@@ -29,12 +40,3 @@ class SonicPolicy(RegexPolicy):
         except json.JSONDecodeError as exc:
             return "unknown", f"unreadable config_db: {exc}"
         return gcu.apply_method(old, new, gcu.hwsku_of(old, new))
-
-    def classify(self, diff: str) -> str:
-        return "gcu or drained apply"
-
-    def traffic_shifted(self, driver: Any) -> bool:
-        return bool(driver.traffic_shifted())
-
-    def undrain(self, driver: Any) -> None:
-        driver.undrain()

@@ -3,10 +3,13 @@ without any nr-run core module knowing its name.
 
 Config: "set" lines. Device: an in-memory fake reached through the Nornir connection plugin
 `toynos_fake` (NAPALM-shaped methods), so deploy's load/diff/commit/confirm/rollback run unchanged.
+`platform` offers the capabilities nr-run's commands need (QosView, MarksDevices); `bare` is the same OS
+without them, which those commands must refuse.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from collections.abc import Mapping
 from typing import Any
@@ -16,12 +19,14 @@ from nornir.core.plugins.connections import ConnectionPluginRegister
 
 from nr_run.intent.errors import Finding
 from nr_run.intent.models import DeviceIntent, FabricIntent, Interface
-from nr_run.platforms.base import ClabNode, DeployCapabilities, Platform
+from nr_run.platforms.base import ClabNode, DeployCapabilities, Hold, Platform
 from nr_run.platforms.policy import RegexPolicy
+from nr_run.platforms.qos import DeviceQos, from_intent
 from nr_run.platforms.state import DeviceState, InterfaceState
 
 CONNECTION = "toynos_fake"
 RUNNING: dict[str, str] = {}        # management address -> running config of the fake device
+MARKERS: dict[str, str] = {}        # management address -> the deploy marker on the fake device
 
 
 class ToyConfig:
@@ -50,6 +55,35 @@ class ToyConfig:
         return interface.name
 
 
+class ToyConfigBare(ToyConfig):
+    """The builder without a QosView."""
+
+
+class ToyConfigQos(ToyConfig):
+    def qos_view(self, device: DeviceIntent, structured: Mapping[str, Any]) -> DeviceQos:
+        """The fake device forwards RoCE as the intent says (it models no QoS of its own)."""
+        return from_intent(device)
+
+
+class ToyMarker:
+    """The deploy marker as a name held by the fake device."""
+
+    def holds(self, driver: Any) -> list[Hold]:
+        name = MARKERS.get(driver.name)
+        return [] if name is None or name == driver.marker else [Hold(name, True, None)]
+
+    def place(self, driver: Any, name: str) -> None:
+        MARKERS[driver.name], driver.marker = name, name
+
+    def remove(self, driver: Any, name: str) -> None:
+        if MARKERS.get(driver.name) == name:
+            del MARKERS[driver.name]
+
+
+class ToyPolicy(RegexPolicy):
+    marker = ToyMarker()
+
+
 class ToyTransport:
     env_name = "TOYNOS"
     lab_credentials = ("toy", "toy")
@@ -67,6 +101,7 @@ class FakeDevice:
 
     def __init__(self, name: str) -> None:
         self.name, self.candidate, self.backup = name, None, None
+        self.marker: str | None = None
 
     def load_merge_candidate(self, config: str) -> None:
         self.candidate = config
@@ -138,6 +173,11 @@ platform = Platform(
     name="toynos",
     transport=ToyTransport(),
     collector=ToyCollector(),
-    config=ToyConfig(),
-    deploy=RegexPolicy("toynos", DeployCapabilities(commit_timer=True, replace=True), package="toy_nos.templates"),
+    config=ToyConfigQos(),
+    deploy=ToyPolicy("toynos", DeployCapabilities(commit_timer=True, replace=True), package="toy_nos.templates"),
 )
+
+# the same OS without the optional capabilities the commands need (its templates are toynos')
+bare = dataclasses.replace(
+    platform, name="toybare", config=ToyConfigBare(),
+    deploy=RegexPolicy("toynos", DeployCapabilities(commit_timer=True, replace=True), package="toy_nos.templates"))

@@ -1,0 +1,246 @@
+"""BGP: sessions from both ends' configs and the links, path propagation with ECMP, session uptimes."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections import defaultdict
+from dataclasses import dataclass
+
+from nr_run.lab.twin.model.addressing import Addressing
+from nr_run.lab.twin.model.route import NextHop, Route
+from nr_run.lab.twin.policy import filter_redistributed
+
+
+def _hop_key(nh: NextHop) -> tuple[str, str]:
+    return (nh.ip or "", nh.interface)
+
+
+def _path_of(candidate: tuple[tuple[int, ...], NextHop, bool]) -> tuple[tuple[int, ...], tuple[str, str]]:
+    return candidate[0], _hop_key(candidate[1])
+
+
+
+@dataclass(frozen=True)
+class BgpSessionView:
+    peer_ip: str
+    local_ip: str | None
+    local_as: int
+    remote_as: int | None   # as configured locally
+    peer_as: int | None     # the peer's real ASN (None if nothing answers)
+    state: str              # Established | Active | Idle
+    idle_reason: str
+    description: str
+    router_id: str | None
+    peer_router_id: str
+    prefixes_received: int
+    prefixes_sent: int
+    peer_device: str | None
+    since: float            # when the current state started (lab clock)
+
+
+
+@dataclass(frozen=True)
+class _Session:
+    """A directed, Established adjacency: `dev` learns from `peer` via `peer_ip` on `port`."""
+
+    dev: str
+    peer: str
+    peer_ip: str
+    port: str
+    ebgp: bool
+
+
+
+class Bgp(Addressing):
+    def _session_check(self, dev: str, peer_ip: str) -> tuple[str, str, str | None, str | None, str | None]:
+        """(state, idle_reason, peer_device, local_ip, port) of dev's configured neighbor peer_ip."""
+        st = self.states[dev]
+        assert st.bgp is not None
+        nb = st.bgp.neighbors[peer_ip]
+        if nb.shutdown:
+            return "Idle", "Administratively shut down", None, None, None
+        port = self._local_if_for(dev, peer_ip)
+        if port is None or not self.reachable(dev):
+            return "Active", "", None, None, None
+        local_ip = st.interfaces[port].ipv4.split("/")[0]  # type: ignore[union-attr]
+        far = self.peer(dev, port)
+        owner = self.owners().get(peer_ip)
+        if far is None or owner != far:
+            return "Active", "", None, local_ip, port
+        pst = self.states.get(far[0])
+        if not pst or not pst.bgp or local_ip not in pst.bgp.neighbors:
+            return "Active", "", far[0], local_ip, port
+        pnb = pst.bgp.neighbors[local_ip]
+        if pnb.shutdown:
+            return "Active", "", far[0], local_ip, port
+        if nb.remote_as != pst.bgp.asn or pnb.remote_as != st.bgp.asn:
+            return "Active", "", far[0], local_ip, port
+        return "Established", "", far[0], local_ip, port
+
+    def _sessions(self) -> list[_Session]:
+        def build() -> list[_Session]:
+            out = []
+            for dev, st in sorted(self.states.items()):
+                if not st.bgp:
+                    continue
+                for ip, nb in sorted(st.bgp.neighbors.items()):
+                    state, _, pdev, _, port = self._session_check(dev, ip)
+                    if state == "Established" and nb.activated and pdev and port:
+                        pst = self.states[pdev]
+                        ebgp = pst.bgp.asn != st.bgp.asn  # type: ignore[union-attr]
+                        out.append(_Session(dev, pdev, ip, port, ebgp))
+            # a session exchanges routes only if both ends activated it
+            pairs = {(s.dev, s.peer) for s in out}
+            return [s for s in out if (s.peer, s.dev) in pairs]
+        return self._cached("sessions", build)
+
+    def originated(self, dev: str) -> list[str]:
+        """Prefixes `dev` injects into BGP: connected (if redistributed) and `network` statements (cached)."""
+        return self._cached(f"orig:{dev}", lambda: self._originated(dev))
+
+    def _originated(self, dev: str) -> list[str]:
+        st = self.states.get(dev)
+        if not st or not st.bgp:
+            return []
+        conn = self.connected(dev)
+        out = set(conn) if st.bgp.redistribute_connected else set()
+        out = filter_redistributed(st.routing_policy, st.bgp.redistribute_connected_route_map, out)
+        out |= {str(ipaddress.ip_network(n, strict=False)) for n in st.bgp.networks
+                if str(ipaddress.ip_network(n, strict=False)) in conn}
+        if st.bgp.redistribute_static:
+            # zebra redistributes a static route only while it is installed: a blackhole always is,
+            # a next-hop route when the next hop is on a connected subnet (and connected does not win)
+            for sr in st.static_routes:
+                pfx = str(ipaddress.ip_network(sr.prefix, strict=False))
+                if sr.advertise and pfx not in conn and (sr.blackhole or self._local_if_for(dev, sr.next_hop)):
+                    out.add(pfx)
+        return sorted(out)
+
+    def _receivers(self) -> tuple[dict[str, list[tuple[str, NextHop, bool]]], dict[str, int]]:
+        """Who learns from whom: advertising device -> (receiver, the receiver's next hop, eBGP), and each BGP
+        speaker's ASN; built once per change and shared by every origin's propagation."""
+        def build() -> tuple[dict[str, list[tuple[str, NextHop, bool]]], dict[str, int]]:
+            receivers: dict[str, list[tuple[str, NextHop, bool]]] = defaultdict(list)
+            for s in self._sessions():
+                receivers[s.peer].append((s.dev, NextHop(s.peer_ip, s.port), s.ebgp))
+            return receivers, {d: st.bgp.asn for d, st in self.states.items() if st.bgp}
+        return self._cached("receivers", build)
+
+    def _max_paths(self) -> dict[str, int]:
+        return self._cached("maxpaths", lambda: {d: st.bgp.maximum_paths if st.bgp else 1
+                                                 for d, st in self.states.items()})
+
+    def _propagation(self, origin: str) -> dict[str, tuple[tuple[int, ...], list[NextHop], bool]]:
+        """Best paths toward `origin`'s prefixes: dev -> (as_path, next hops, learned over iBGP)."""
+        def build():
+            receivers, asn = self._receivers()
+            limits = self._max_paths()
+            best: dict[str, tuple[tuple[int, ...], list[NextHop], bool]] = {origin: ((), [], False)}
+            frontier = [origin]
+            while frontier:
+                cand: dict[str, list[tuple[tuple[int, ...], NextHop, bool]]] = defaultdict(list)
+                for v in frontier:
+                    path_v, _, ibgp_learned = best[v]
+                    ebgp_path = (asn[v],) + path_v
+                    for u, nh, ebgp in receivers[v]:
+                        if u in best or (not ebgp and ibgp_learned):
+                            continue
+                        path = ebgp_path if ebgp else path_v
+                        if asn[u] in path:
+                            continue
+                        cand[u].append((path, nh, not ebgp))
+                frontier = []
+                for u, lst in sorted(cand.items()):
+                    if len(lst) == 1:
+                        path, nh, ibgp = lst[0]
+                        best[u] = (path, [nh], ibgp)
+                    else:
+                        shortest = min(len(c[0]) for c in lst)      # iBGP-learned paths do not grow
+                        lst = [c for c in lst if len(c[0]) == shortest]
+                        first = min(lst, key=_path_of)       # lowest AS path, then next hop
+                        hops = sorted(dict.fromkeys(nh for _, nh, _ in lst), key=_hop_key)
+                        best[u] = (first[0], hops[:max(1, limits[u])], first[2])
+                    frontier.append(u)
+            return best
+        return self._cached(f"prop:{origin}", build)
+
+    def bgp_table(self, dev: str) -> dict[str, Route]:
+        """Best BGP routes of `dev` (prefixes it learned; own connected prefixes excluded)."""
+        def build() -> dict[str, Route]:
+            out: dict[str, Route] = {}
+            if dev not in self.states or not self.states[dev].bgp:
+                return out
+            conn = self.connected(dev)
+            for origin in sorted(self.states):
+                if origin == dev:
+                    continue
+                prefixes = self.originated(origin)
+                if not prefixes:
+                    continue
+                best = self._propagation(origin).get(dev)
+                if best is None:
+                    continue
+                path, hops, _ = best
+                for pfx in prefixes:
+                    if pfx in conn:
+                        continue
+                    cur = out.get(pfx)
+                    if cur is None or len(path) < len(cur.as_path):
+                        out[pfx] = Route(pfx, "bgp", list(hops), path, 200)
+                    elif len(path) == len(cur.as_path):
+                        limit = max(1, self.states[dev].bgp.maximum_paths)  # type: ignore[union-attr]
+                        merged = sorted(set(cur.next_hops) | set(hops), key=lambda n: (n.ip or "", n.interface))
+                        cur.next_hops = merged[:limit]
+            return out
+        return self._cached(f"bgp:{dev}", build)
+
+    def track_sessions(self) -> None:
+        """After any change, note which sessions changed state (and since when); the others keep their time."""
+        key = (self._version, self.faults.version)
+        if key == self._tracked_key:
+            return
+        self._sessions()            # refreshes the cache (and _changed_at) for the current inputs
+        now = self._changed_at
+        seen = set()
+        for dev, st in self.states.items():
+            if not st.bgp:
+                continue
+            for ip in st.bgp.neighbors:
+                state = self._session_check(dev, ip)[0]
+                old = self._session_since.get((dev, ip))
+                if old is None or old[0] != state:
+                    self._session_since[(dev, ip)] = (state, now)
+                seen.add((dev, ip))
+        for gone in set(self._session_since) - seen:
+            del self._session_since[gone]
+        self._tracked_key = key
+
+    def bgp_sessions(self, dev: str) -> list[BgpSessionView]:
+        st = self.states.get(dev)
+        if not st or not st.bgp:
+            return []
+        self.track_sessions()
+        out = []
+        established = {(s.dev, s.peer_ip): s for s in self._sessions()}
+        for ip, nb in sorted(st.bgp.neighbors.items(), key=lambda kv: ipaddress.ip_address(kv[0])):
+            state, reason, pdev, local_ip, _ = self._session_check(dev, ip)
+            pst = self.states.get(pdev) if pdev else None
+            received = sent = 0
+            if state == "Established" and (dev, ip) in established and pdev:
+                mine = self.bgp_table(dev)
+                received = sum(1 for r in mine.values() if any(nh.ip == ip for nh in r.next_hops))
+                peer_asn = pst.bgp.asn if pst and pst.bgp else None
+                peer_rx = self.bgp_table(pdev)
+                sent = sum(1 for r in peer_rx.values() if any(nh.ip == local_ip for nh in r.next_hops))
+                if peer_asn is None:
+                    sent = 0
+            out.append(BgpSessionView(
+                peer_ip=ip, local_ip=local_ip, local_as=st.bgp.asn, remote_as=nb.remote_as,
+                peer_as=pst.bgp.asn if pst and pst.bgp else None, state=state, idle_reason=reason,
+                description=nb.description, router_id=st.bgp.router_id,
+                peer_router_id=(pst.bgp.router_id or "0.0.0.0") if state == "Established" and pst and pst.bgp
+                else "0.0.0.0",
+                prefixes_received=received, prefixes_sent=sent, peer_device=pdev,
+                since=self._session_since.get((dev, ip), (state, self._changed_at))[1]))
+        return out
+
