@@ -171,3 +171,36 @@ MATRIX = [pytest.param(k, st, sg, id=f"{k}-{st.replace(' ', '_')}-{sg.name}",
 def test_a_signal_at_any_step_leaves_the_device_reverted_or_confirmed_and_reconciled(
         deployed_twin, tmp_path, capsys, kind, step, sig):
     _case(deployed_twin, tmp_path, capsys, kind, step, sig)
+
+
+def test_a_switch_left_shifted_away_is_shifted_back_by_the_next_run(twin, capsys):
+    """A drained apply died with rtsw3 in maintenance mode and no timer left to undrain it (say, the switch
+    restarted and lost it): the next run reads it back, shifts traffic back (TSB) and says so."""
+    from nr_run.runbooks.records import RunRecords
+
+    assert "Maintenance" in _sonic(twin, "rtsw3", "sudo TSA")
+    before = twin.running("rtsw3")
+    dead = RunRecords(twin.artifacts, "dc1", "deploy")
+    dead.audit_start("rtsw3", "commit", "+ a buffer pool change", before="not the config it runs",
+                     method="drained apply: GCU refuses BUFFER_POOL changes")
+    rc, report = run_json(twin, capsys, "deploy", "--hosts", "rtsw3")
+    assert rc == 2, report
+    [item] = report["reconciled"]
+    assert item["device"] == "rtsw3" and item["traffic"] == "restored" and item["state"] == "kept"
+    assert item["outcome"].startswith("traffic shifted back (TSB): the interrupted drained apply had left it")
+    assert _sonic(twin, "rtsw3", "TSC") == "System Mode: Normal\n"
+    assert twin.running("rtsw3") == before
+    assert unfinished(twin.artifacts, "dc1") == []
+
+
+def test_a_switch_an_operator_drained_is_left_drained(twin, capsys):
+    """Maintenance mode nr-run did not cause (no drained apply in the audit log) is the operator's: kept."""
+    from nr_run.runbooks.records import RunRecords
+
+    _sonic(twin, "rtsw3", "sudo TSA")
+    dead = RunRecords(twin.artifacts, "dc1", "deploy")
+    dead.audit_start("rtsw3", "commit", "+ an ECN change", before="x", method="gcu: GCU may patch WRED_PROFILE")
+    rc, report = run_json(twin, capsys, "deploy", "--hosts", "rtsw3")
+    assert [r["traffic"] for r in report["reconciled"]] == [""]
+    assert _sonic(twin, "rtsw3", "TSC") == "System Mode: Maintenance\n"
+    _sonic(twin, "rtsw3", "sudo TSB")
