@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 from nr_run.runbooks.records import read_audit, unfinished
@@ -46,8 +47,9 @@ def test_render_on_a_full_disk_is_one_line(tmp_path):
     assert "cannot write" in _one_line(done.stderr) and "File too large" in done.stderr
 
 
-def test_check_on_a_full_disk_is_one_line(twin, tmp_path):
-    done = _nr_run("check", "--site", "dc1", "--lab", "--artifacts", str(tmp_path / "art"), *FAST, fsize=1024,
+@pytest.mark.parametrize("verb", ["check", "compliance"])
+def test_check_and_compliance_on_a_full_disk_are_one_line(twin, tmp_path, verb):
+    done = _nr_run(verb, "--site", "dc1", "--lab", "--artifacts", str(tmp_path / "art"), *FAST, fsize=1024,
                    env={"NR_RUN_LAB_STATE_DIR": str(twin.state)})
     assert done.returncode == 1
     assert "cannot write" in _one_line(done.stderr)
