@@ -103,10 +103,11 @@ def _candidate(task: Task, device: Any, config: str, replace: bool) -> str:
     return policy.replace_candidate(device.get_config(retrieve="running")["running"], config)
 
 
-def _guard_pending(task: Task, device, break_lock: bool = False, earlier: Collection[str] = ()) -> None:
+def _guard_pending(task: Task, device, break_lock: bool = False, earlier: Collection[str] = ()) -> list[Any]:
+    """Refuse a device with a foreign pending commit or hold; the device's holds (deploy markers) read."""
     if device.has_pending_commit():
         raise ForeignPending("a commit-confirm by someone else is pending on the device; not touching it")
-    guard(device, task.host.platform or "", break_lock, earlier)
+    return guard(device, task.host.platform or "", break_lock, earlier)
 
 
 def _load_guarded(device, config: str, replace: bool) -> None:
@@ -123,9 +124,9 @@ def diff_device(task: Task, config: str, replace: bool = False, break_lock: bool
     """Load the candidate, diff it against running, discard it. A device another deploy marked is refused
     (unless break_lock, or the marker is one of our `earlier` runs': runbooks.deploy_marker)."""
     device = _driver(task)
-    _guard_pending(task, device, break_lock, earlier)
+    holds = _guard_pending(task, device, break_lock, earlier)
     # read back, no commit pending: markers a dead run of ours left here are released (changed or not)
-    released = release_earlier(device, task.host.platform or "", earlier)
+    released = release_earlier(device, task.host.platform or "", earlier, holds)
     _load_guarded(device, _candidate(task, device, config, replace), replace)
     try:
         diff = device.compare_config()
