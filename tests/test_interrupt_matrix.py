@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -52,12 +53,19 @@ def _site(tmp_path: Path, edit: Callable[[dict], None]) -> Path:
     return inv
 
 
-def _start(twin: TwinSite, inv: Path, host: str, confirm_s: int, *extra: str) -> subprocess.Popen:
+def _start(twin: TwinSite, inv: Path, host: str, confirm_s: int, *extra: str,
+           fsize: int | None = None) -> subprocess.Popen:
     env = {**os.environ, "NR_RUN_LAB_STATE_DIR": str(twin.state)}
+
+    def limit() -> None:            # `ulimit -f`: a write past fsize bytes fails (EFBIG)
+        if fsize is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+
     return subprocess.Popen([sys.executable, "-m", "nr_run.cli.main", "deploy", "--site", "dc1", "--lab",
                              "--inventory-dir", str(inv), "--hosts", host, "--artifacts", str(twin.artifacts),
                              "--json", "--commit", "--yes", "--confirm-timeout", str(confirm_s), *FAST, *extra],
-                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=limit)
 
 
 def _line(twin: TwinSite, host: str, action: str, phase: str, outcome: str | None = None) -> Callable[[], bool]:
@@ -204,3 +212,52 @@ def test_a_switch_an_operator_drained_is_left_drained(twin, capsys):
     assert [r["traffic"] for r in report["reconciled"]] == [""]
     assert _sonic(twin, "rtsw3", "TSC") == "System Mode: Maintenance\n"
     _sonic(twin, "rtsw3", "sudo TSB")
+
+
+FULL_DISK = 4 << 20
+
+
+def _full_disk_case(twin: TwinSite, tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str,
+                    sig: signal.Signals) -> None:
+    """The audit log is a few hundred bytes short of the file size limit: the commit's start line is written,
+    nothing after it. A signal once the change is on the device: the device ends reverted by its timer or kept
+    (confirmed), never pending, shifted back; the next run (no limit) reads it back and says which."""
+    host, edit = CHANGES[kind]
+    inv = _site(tmp_path, edit)
+    before = twin.running(host)
+    twin.artifacts.mkdir(mode=0o700, parents=True, exist_ok=True)
+    filler = json.dumps({"note": "x" * 200}) + "\n"          # not audit lines: every reader skips them
+    audit = twin.artifacts / "audit.jsonl"
+    audit.write_text(filler * ((FULL_DISK - 600) // len(filler)))
+    audit.chmod(0o600)
+    if kind != "eos":
+        twin.fault("appl_lag", device=host, ms=6000)         # the apply's verify keeps the commit in flight
+    proc = _start(twin, inv, host, CONFIRM_S, fsize=FULL_DISK)
+    try:
+        _wait_for_step(twin, proc, kind, host, "after apply", before)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=15)
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+    twin.clear_faults()
+    assert "Traceback" not in err, err[-3000:]
+    wait_until(lambda: not _pending(twin, host), timeout=CONFIRM_S + 30, step=0.5)
+    reverted = twin.running(host) == before
+    if kind != "eos":
+        assert _sonic(twin, host, "TSC") == "System Mode: Normal\n"
+    assert [a["device"] for a in unfinished(twin.artifacts, "dc1")] == [host]
+    rc, report = run_json(twin, capsys, "deploy", "--inventory-dir", str(inv), "--hosts", host)
+    assert [(r["device"], r["state"]) for r in report["reconciled"]] == [(host, "reverted" if reverted else "kept")]
+    assert unfinished(twin.artifacts, "dc1") == []
+
+
+FULL_DISK_CASES = [pytest.param(k, sg, id=f"{k}-{sg.name}",
+                                marks=() if (k, sg) == ("drained", signal.SIGTERM) else (pytest.mark.long,))
+                   for k in CHANGES for sg in SIGNALS]
+
+
+@pytest.mark.parametrize(("kind", "sig"), FULL_DISK_CASES)
+def test_a_signal_on_a_full_disk_leaves_the_device_reverted_or_kept_and_reconciled(
+        deployed_twin, tmp_path, capsys, kind, sig):
+    _full_disk_case(deployed_twin, tmp_path, capsys, kind, sig)
