@@ -257,7 +257,7 @@ class SonicDriver(NetworkDriver):
         try:
             for n, ops in enumerate(phases, 1):
                 self._apply(ops, f"{checkpoint}_{n}")
-            behind = self.verify_applied(running, self.candidate, self.verify_timeout)
+            behind = self.verify_applied(running, self.candidate, self.verify_timeout, guarded=True)
             if behind:           # CONFIG_DB took it, the daemons did not: do not leave it half in effect
                 raise CommitError(f"change not in APPL_DB after {self.verify_timeout:g} s, rolled back: "
                                   f"{', '.join(behind[:5])}")
@@ -290,13 +290,20 @@ class SonicDriver(NetworkDriver):
         rc, out = self._run(f"sonic-db-cli APPL_DB HGETALL {shlex.quote(key)}")
         return parsers.parse_db_hash(out) if rc == 0 else {}
 
-    def verify_applied(self, running: configdb.ConfigDb, target: configdb.ConfigDb, timeout: float) -> list[str]:
-        """Wait until APPL_DB carries every changed buffer/port entry of `target`; the keys still behind."""
+    def verify_applied(self, running: configdb.ConfigDb, target: configdb.ConfigDb, timeout: float,
+                       guarded: bool = False) -> list[str]:
+        """Wait until APPL_DB carries every changed buffer/port entry of `target`; the keys still behind.
+        guarded: the change's revert timer is armed; once it has fired (the switch restored itself) there is
+        nothing left to wait for."""
         behind = configdb.appl_db_changes(running, target)
         deadline = time.monotonic() + timeout
         while True:
             # a key that has caught up is not read again: only the ones still behind cost a round trip
             behind = {k: fields for k, fields in behind.items() if self._appl_entry(k) != fields}
+            # the timer is read after APPL_DB: a change seen applied is only in effect while its timer waits
+            if guarded and not self.has_pending_commit():
+                raise CommitError("the revert timer fired before the change was in APPL_DB (the confirm window "
+                                  "is shorter than the apply): the switch restored its config")
             if not behind or time.monotonic() >= deadline:
                 return list(behind)
             time.sleep(min(1.0, max(0.05, timeout / 50)))
@@ -320,7 +327,7 @@ class SonicDriver(NetworkDriver):
         try:
             self._shift("TSA")
             self._reload(target)
-            behind = self.verify_applied(running, candidate, self.verify_timeout)
+            behind = self.verify_applied(running, candidate, self.verify_timeout, guarded=True)
             if behind:
                 raise CommitError(f"change not in APPL_DB after {self.verify_timeout:g} s: {', '.join(behind[:5])}")
         except (CommitError, CommandTimeoutException) as exc:

@@ -261,3 +261,27 @@ FULL_DISK_CASES = [pytest.param(k, sg, id=f"{k}-{sg.name}",
 def test_a_signal_on_a_full_disk_leaves_the_device_reverted_or_kept_and_reconciled(
         deployed_twin, tmp_path, capsys, kind, sig):
     _full_disk_case(deployed_twin, tmp_path, capsys, kind, sig)
+
+
+def test_a_timer_that_fires_during_a_drained_apply_ends_the_wait(deployed_twin):
+    """A confirm window shorter than the apply: the timer (armed first) restores the switch while the driver
+    still waits for APPL_DB; the driver stops waiting at once and says why, instead of its 480 s verify."""
+    from napalm.base.exceptions import CommitError
+
+    before = json.loads(deployed_twin.running("rtsw3"))
+    candidate = json.loads(json.dumps(before))
+    pool = candidate["BUFFER_POOL"]["ingress_lossless_pool"]
+    pool["xoff"] = str(int(pool["xoff"]) + 4096)
+    deployed_twin.fault("appl_lag", device="rtsw3", ms=60000)
+    drv = deployed_twin.driver("rtsw3")
+    try:
+        drv.load_replace_candidate(config=json.dumps(candidate))
+        with pytest.raises(CommitError, match="revert timer fired before the change was in APPL_DB"):
+            drv.commit_config(revert_in=2)
+        assert drv.last_method[0] == "drained apply"
+    finally:
+        drv.close()
+        deployed_twin.clear_faults()
+    assert json.loads(deployed_twin.running("rtsw3")) == before
+    assert _sonic(deployed_twin, "rtsw3", "TSC") == "System Mode: Normal\n"
+    assert not _pending(deployed_twin, "rtsw3")
