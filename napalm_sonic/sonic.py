@@ -248,7 +248,9 @@ class SonicDriver(NetworkDriver):
             return
         phases = configdb.make_patch_phases(running, self.candidate)
         checkpoint = self._checkpoint()
-        restore = f"{_abs_config(self.config_cmd)} rollback {checkpoint}"
+        config = _abs_config(self.config_cmd)
+        # restored and saved: a switch the timer restores boots into the same config
+        restore = f"/bin/sh -c {shlex.quote(f'{config} rollback {checkpoint} && {config} save -y')}"
         try:
             self._arm_revert(restore, self._guard_seconds(revert_in))
         except CommitError:
@@ -270,8 +272,7 @@ class SonicDriver(NetworkDriver):
         self._last_checkpoint, self._last_backup = checkpoint, None
         self._forget_candidate()
         if revert_in is None:
-            self._stop_timer()
-            self._save()
+            self._keep()
 
     # ---------------------------------------------------------------- drained apply
     def _reload(self, path: str) -> None:
@@ -311,7 +312,8 @@ class SonicDriver(NetworkDriver):
     def _restore_script(self, backup: str) -> str:
         """What the timer of a drained apply runs: the backup reloaded the way it was applied, drained (TSA
         first, TSB whatever the reload's outcome), so the timer also undrains a switch a client left shifted."""
-        reload = f"{_abs_config(self.config_cmd)} reload -y {shlex.quote(backup)}"
+        config = _abs_config(self.config_cmd)
+        reload = f"{config} reload -y {shlex.quote(backup)} && {config} save -y"
         script = f"TSA; {reload}; TSB" if self.drain else reload
         return f"/bin/sh -c {shlex.quote(script)}"
 
@@ -343,8 +345,7 @@ class SonicDriver(NetworkDriver):
         self._last_backup, self._last_checkpoint = backup, None
         self._forget_candidate()
         if revert_in is None:
-            self._stop_timer()
-            self._save()
+            self._keep()
 
     def _arm_revert(self, command: str, seconds: int) -> None:
         """Arm the timer that runs `command` (restoring the switch) in `seconds` unless it is stopped first.
@@ -375,12 +376,19 @@ class SonicDriver(NetworkDriver):
     def _stop_timer(self) -> None:
         self._run(self._priv(f"systemctl stop {self.revert_unit}.timer"))
 
+    def _keep(self) -> None:
+        """Save the change, then stop its timer, in one command: once sent, the switch runs both even if this
+        client dies, so it never keeps an unsaved change without a timer (a failed save leaves the timer)."""
+        script = f"{self.config_cmd} save -y && systemctl stop {self.revert_unit}.timer"
+        rc, out = self._run(self._priv(f"sh -c {shlex.quote(script)}"))
+        if rc != 0:
+            raise CommitError(f"config save failed, the revert timer still runs: {out.strip()}")
+
     def confirm_commit(self) -> None:
         self._base = None
         if not self.has_pending_commit():
             raise CommitError("no pending commit to confirm")
-        self._stop_timer()
-        self._save()
+        self._keep()
 
     # ---------------------------------------------------------------- named checkpoints
     def list_checkpoints(self) -> list[tuple[str, datetime | None]]:
