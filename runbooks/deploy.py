@@ -30,6 +30,7 @@ from nr_run.platforms.base import (
     COMMIT,
     ApplyMethod,
     DeployPolicy,
+    LeftUntouched,
     ReplaceCandidate,
     ShiftsTraffic,
     marker_time,
@@ -51,8 +52,10 @@ from nr_run.runbooks.lock import dead_markers, register_marker, unregister_marke
 from nr_run.runbooks.plan import Stage, plan_rollout
 from nr_run.runbooks.progress import DeviceProgress, ProgressProcessor
 from nr_run.runbooks.records import AWAITING_REVERT, RunRecords, state_hash, unfinished
+from nr_run.validators.base import Finding
 
 if TYPE_CHECKING:
+    from nr_run.runbooks.check import CheckReport
     from nr_run.runbooks.deploy_checks import StageGate
 
 # Nornir task name -> the device state shown while it runs
@@ -230,8 +233,8 @@ class DeployReport:
     devices: dict[str, DeviceOutcome]
     stages: list[Stage] = field(default_factory=list)
     stopped_at: str = ""
-    checks: list[dict[str, Any]] = field(default_factory=list)        # new failed findings that stopped a stage
-    preexisting: list[dict[str, Any]] = field(default_factory=list)   # failing already in the baseline
+    checks: list[Finding] = field(default_factory=list)        # new failed findings that stopped a stage
+    preexisting: list[Finding] = field(default_factory=list)   # failing already in the baseline (unique by id)
     baseline: dict[str, Any] | None = None
     reconciled: list[dict[str, Any]] = field(default_factory=list)    # unfinished audit lines of earlier runs
     markers_released: list[dict[str, str]] = field(default_factory=list)   # markers of dead runs taken off
@@ -264,10 +267,10 @@ class DeployReport:
                 "stopped_at": self.stopped_at, "message": self.message, "interrupted": self.interrupted,
                 "stages": [{"name": s.name, "devices": list(s.devices)} for s in self.stages],
                 "devices": [self.devices[n].as_dict() for n in sorted(self.devices)],
-                "checks": self.checks, "preexisting": self.preexisting, "baseline": self.baseline,
+                "checks": [f.to_dict() for f in self.checks],
+                "preexisting": [f.to_dict() for f in self.preexisting], "baseline": self.baseline,
                 "reconciled": self.reconciled, "markers_released": self.markers_released,
-                "host_fault": self.host_fault,
-                "final_check": self.final_check}
+                "host_fault": self.host_fault, "final_check": self.final_check}
 
 
 class StepInterrupted(Exception):
@@ -305,6 +308,8 @@ class Deployment:
                  break_lock: bool = False):
         self.nr, self.intent, self.configs, self.records = nr, intent, configs, records
         self.progress, self.replace, self.revert_in, self.gate = progress, replace, revert_in, gate
+        if gate is not None:    # --confirm-timeout is the floor of every stage's timer (runbooks.revert_timer)
+            gate.timer.floor_s = revert_in
         self.stop = stop
         # the device-side marker of this run (runbooks.deploy_marker); None: devices are not marked
         self.marker, self.break_lock = marker, break_lock
@@ -443,7 +448,7 @@ class Deployment:
             out = self.report.devices[name]
             multi = results[name]
             if multi.failed:
-                out.state = "skipped" if isinstance(multi[0].exception, ForeignPending) else "failed"
+                out.state = "skipped" if isinstance(multi[0].exception, (ForeignPending, LeftUntouched)) else "failed"
                 out.detail = self._error(multi)
             else:
                 for marker in getattr(multi[0], "released", None) or []:
@@ -482,6 +487,37 @@ class Deployment:
         return self.report.stages
 
     # ------------------------------------------------------------ the rollout
+
+    def final_check(self) -> CheckReport | None:
+        """Every check (RDMA included) over the whole site once every stage is confirmed: reported, never rolled
+        back. Its failures are split into new since the baseline and pre-existing (by id). None without a gate,
+        or when interrupted (said in the report)."""
+        from nr_run.runbooks.check import run_checks
+
+        gate = self.gate
+        if gate is None:
+            return None
+        try:
+            checks = bounded(lambda: run_checks(self.nr, self.intent, None, gate.options), self.stop)
+        except Interrupted:
+            self.report.interrupted = self.stop.reason if self.stop is not None else "interrupted"
+            self.report.message = "interrupted during the final whole-site check (every stage was confirmed)"
+            return None
+        if gate.recorder is not None:
+            gate.recorder(checks, "deploy-final")
+        declared = checks.declared_ids()          # known degradations the inventory declares fail nothing
+        failed = [f for f in checks.findings if not f.passed and f.id not in declared]
+        new, old = gate.split(failed)
+        self.report.final_check = {"passed": not failed, "summary": checks.to_dict()["summary"],
+                                   "failed": [f.to_dict() for f in failed], "new": [f.to_dict() for f in new],
+                                   "preexisting": [f.to_dict() for f in old]}
+        if new:
+            self.report.message = (f"rollout confirmed, but {len(new)} finding(s) fail that passed before the deploy "
+                                   f"(new); {len(old)} failed before it too (pre-existing)")
+        elif old:
+            self.report.message = (f"rollout confirmed; nothing new fails. {len(old)} finding(s) failed before the "
+                                   "deploy and still fail (pre-existing, not caused by this deploy)")
+        return checks
 
     def commit(self, canary: int, batch: str) -> None:
         self.report.commit = True
@@ -594,6 +630,8 @@ class Deployment:
 
     def _stage(self, stage: Stage, at_intent: set[str]) -> bool:
         names = list(stage.devices)
+        if self.gate is not None:       # outlast this stage's post-check as measured so far
+            self.revert_in = self.gate.revert_timer(names)
         for n in names:
             self.report.devices[n].stage = stage.name
             self.progress.set(n, "backing up", stage.name)
@@ -656,8 +694,8 @@ class Deployment:
                 self._leave_to_timers(stage, names, {}, {n: results[n] for n in committed}, "post-check")
                 return False
             self.report.checks.extend(new)
-            known = {tuple(sorted(f.items())) for f in self.report.preexisting}
-            self.report.preexisting.extend(f for f in old if tuple(sorted(f.items())) not in known)
+            known = {f.id for f in self.report.preexisting}
+            self.report.preexisting.extend(f for f in old if f.id not in known)
             if new:
                 failures["post-check"] = f"{len(new)} finding(s) failing since this stage's commit"
         elapsed = time.monotonic() - started

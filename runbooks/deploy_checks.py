@@ -3,8 +3,9 @@
 A stage fails on findings that are failing now, were not failing in the baseline (new since the
 deploy started), and that the stage answers for: on the stage's devices, or about a link, session or
 path with an end in the stage and both ends at intent. Findings that already failed in the baseline
-are reported separately as pre-existing and never roll a stage back. The decision reads the findings'
-structured fields (check, device, target, port, peer), never their wording. Stages run the checks
+are reported separately as pre-existing and never roll a stage back. Findings are matched by their id
+(validators.base.Finding.id: check, device, port, peer, kind, index), never by their wording, and stay
+typed Finding objects until the report is written. Stages run the checks
 tagged "stage" plus the lossless counters, so a canary that starts dropping lossless traffic fails.
 
 A stage reads its own devices whole, and of their neighbours only what the stage can change: the checks
@@ -16,6 +17,7 @@ baseline and the final whole-site check, not once per stage.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,19 +25,11 @@ from typing import Any
 from nornir.core import Nornir
 
 from nr_run.intent.models import FabricIntent
+from nr_run.runbooks.revert_timer import RevertTimer
 from nr_run.validators.base import Check, Finding, Selection, select
 
 # Configuration and sessions right after a commit, and the lossless counters over a short interval
 STAGE_CHECKS = ["stage", "counters"]
-
-Key = tuple[str, str, str, str, str, str]
-
-
-def finding_key(f: Mapping[str, Any]) -> Key:
-    """What a finding is about, independent of the observed value (counters differ between samples)."""
-    return (f["check"], f["device"], f.get("target", ""), f.get("port", ""), f.get("peer_device", ""),
-            f.get("peer_port", ""))
-
 
 def stage_scope(intent: FabricIntent, stage: list[str]) -> list[str]:
     """The stage's devices plus every device cabled to them."""
@@ -75,8 +69,14 @@ class StageGate:
     intent: FabricIntent
     options: Mapping[str, Mapping[str, Any]] | None = None
     stage_checks: list[str] = field(default_factory=lambda: list(STAGE_CHECKS))
-    baseline_failed: set[Key] | None = None
+    baseline_failed: set[str] | None = None          # ids of the findings failing before the first commit
     baseline_summary: dict[str, Any] | None = None
+    # what runs the checks (runbooks.check.run_checks' signature; None: run_checks itself, here): a distributed
+    # run passes its workers' (runbooks.distributed.DistributedChecks)
+    run: Callable[..., Any] | None = None
+    # how long checks take here, for each stage's revert timer (runbooks.revert_timer); floor: --confirm-timeout
+    timer: RevertTimer = field(default_factory=lambda: RevertTimer(300))
+    clock: Callable[[], float] = time.monotonic
     # called with the baseline's CheckReport and "deploy-baseline" (the CLI records it in the site's history)
     recorder: Callable[[Any, str], Any] | None = None
 
@@ -84,38 +84,47 @@ class StageGate:
         """Every check over the whole site before anything is committed; remembers what already fails."""
         from nr_run.runbooks.check import run_checks
 
-        checked = run_checks(nr, self.intent, None, self.options)
+        t0 = self.clock()
+        checked = (self.run or run_checks)(nr, self.intent, None, self.options)
+        self.timer.observe(self.clock() - t0, checked.devices)
         if self.recorder is not None:
             self.recorder(checked, "deploy-baseline")
         report = checked.to_dict()
         failed = [f for f in report["findings"] if not f["passed"]]
-        self.baseline_failed = {finding_key(f) for f in failed}
+        self.baseline_failed = {f["id"] for f in failed}
         self.baseline_summary = {"passed": report["passed"], "failed": len(failed), "summary": report["summary"]}
         return report
 
-    def is_new(self, finding: Mapping[str, Any]) -> bool:
-        return self.baseline_failed is None or finding_key(finding) not in self.baseline_failed
+    def is_new(self, finding: Finding) -> bool:
+        return self.baseline_failed is None or finding.id not in self.baseline_failed
 
-    def split(self, failed: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """(new since the baseline, pre-existing) of failed findings as dicts."""
+    def split(self, failed: list[Finding]) -> tuple[list[Finding], list[Finding]]:
+        """(new since the baseline, pre-existing) of failed findings."""
         return [f for f in failed if self.is_new(f)], [f for f in failed if not self.is_new(f)]
 
-    def stage(self, nr: Nornir, stage: list[str], at_intent: set[str]) -> tuple[list[dict], list[dict]]:
+    def revert_timer(self, stage: list[str]) -> int:
+        """The revert timer (s) a stage's commits get: long enough for its post-check as last measured."""
+        return self.timer.for_scope(len(stage_selection(self.intent, stage, select(self.stage_checks, self.options))))
+
+    def stage(self, nr: Nornir, stage: list[str], at_intent: set[str]) -> tuple[list[Finding], list[Finding]]:
         """(new, pre-existing) failed findings the stage answers for; no new ones = the stage is healthy."""
         from nr_run.runbooks.check import run_checks
 
         selection = stage_selection(self.intent, stage, select(self.stage_checks, self.options))
         servers = {n for n in selection if self.intent.devices[n].role == "gpu"}
-        report = run_checks(nr.filter(filter_func=lambda h: h.name in selection), self.intent, self.stage_checks,
-                            self.options, selection=selection)
+        t0 = self.clock()
+        report = (self.run or run_checks)(nr.filter(filter_func=lambda h: h.name in selection) if nr is not None
+                                          else None, self.intent, self.stage_checks, self.options,
+                                          selection=selection)
+        self.timer.observe(self.clock() - t0, len(selection))
         ok_ends = at_intent | servers
-        failed = [f.to_dict() for f in report.findings if not f.passed and relevant(f, set(stage), ok_ends)]
+        failed = [f for f in report.findings if not f.passed and relevant(f, set(stage), ok_ends)]
         return self.split(failed)
 
 
 def stage_post_check(nr: Nornir, intent: FabricIntent, stage: list[str], at_intent: set[str],
                      checks: list[str] | None = None,
-                     options: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
+                     options: Mapping[str, Mapping[str, Any]] | None = None) -> list[Finding]:
     """Failed findings that the stage is responsible for, without a baseline (every failure counts)."""
     gate = StageGate(intent, options, checks or list(STAGE_CHECKS))
     new, _ = gate.stage(nr, stage, at_intent)

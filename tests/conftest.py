@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 import yaml
+
+from nr_run.cli.common import PIPE_WIDTH
+
+# Output width as off a terminal, whoever runs the tests: a developer's terminal (stdin a tty) or a runner that
+# sets COLUMNS (pytest-xdist's workers say 80) would otherwise wrap the lines the tests read
+os.environ["COLUMNS"] = str(PIPE_WIDTH)
 
 REPO = Path(__file__).resolve().parents[1]
 DC1 = REPO / "inventory" / "dc1"

@@ -83,6 +83,7 @@ def _cli(monkeypatch, state: Path, artifacts: Path, *argv: str) -> int:
                  "--artifacts", str(artifacts), *FAST_OPTIONS])
 
 
+@pytest.mark.long
 def test_deploy_commit_then_check_and_compliance_exit_0(dc2_twin, tmp_path, monkeypatch, capsys):
     assert _cli(monkeypatch, dc2_twin, tmp_path, "deploy", "--commit", "--yes", "--json") == 0
     deployed = json.loads(capsys.readouterr().out)

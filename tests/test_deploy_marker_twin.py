@@ -8,6 +8,8 @@ import json
 import re
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from nr_run.platforms.base import marker_name
 from tests.twin_site import SWITCHES, TwinSite, run_json, ssh_run
 
@@ -74,6 +76,7 @@ def test_devices_held_by_another_deploy_are_refused_and_taken_only_with_break_lo
     assert any(f"removed marker {theirs}" in p.read_text() for p in log)
 
 
+@pytest.mark.long
 def test_the_marker_is_on_the_devices_while_the_deploy_holds_them(twin, capsys, monkeypatch):
     """A stage's post-check sees this run's marker on every device of the rollout (read from the twin by
     another client while the deploy runs), named after the run folder."""
@@ -95,6 +98,7 @@ def test_the_marker_is_on_the_devices_while_the_deploy_holds_them(twin, capsys, 
     assert seen["ctsw1"] == seen["rtsw4"] == [f"nr-run-dc1-{stamp}"]
 
 
+@pytest.mark.long
 def test_a_marker_left_by_a_dead_run_of_this_artifacts_folder_is_taken_over(twin, capsys):
     """A deploy killed mid-rollout leaves its markers (and its run folder); the next run from the same
     artifacts folder, holding the host's site lock, removes them without --break-lock."""
@@ -113,6 +117,7 @@ def test_a_marker_left_by_a_dead_run_of_this_artifacts_folder_is_taken_over(twin
     assert report["markers_released"] == [{"device": "rtsw1", "marker": left, "detail": detail}]
 
 
+@pytest.mark.long
 def test_a_session_only_shaped_like_a_marker_is_another_tools_and_never_removed(twin, capsys):
     """Session names come from the device: 'nr-run-dc1-<month 13>' is no marker of ours. It refuses rtsw1 as any
     other tool's pending session does (no traceback from its stamp), even with --break-lock, and stays."""
@@ -136,6 +141,7 @@ def test_marker_names_are_exact() -> None:
         assert not is_marker(odd) and marker_time(odd) is None, odd
 
 
+@pytest.mark.long
 def test_a_canary_taken_after_the_dry_run_is_replaced_not_dropped(twin, capsys, monkeypatch):
     """Another deploy marks rtsw1, the canary RTSW, after this run's diff and before its claim: the rollout
     picks another canary RTSW instead of sending the first batch out without one."""

@@ -12,41 +12,43 @@ import time
 from pathlib import Path
 
 import pyeapi
+import pytest
 
 from nr_run.intent import compile_site
 from nr_run.lab.twin.lab import lab_clear, lab_fault
 from nr_run.platforms import registry
 from tests.conftest import DC1, REPO
-from tests.twin_site import FAST_CHECKS, SWITCHES, run_json, wait_until
+from tests.twin_site import DEVICES, FAST_CHECKS, SWITCHES, run_json, wait_until
 
 
 def test_dry_run_commit_then_nothing_pending(twin, capsys):
     rc, report = run_json(twin, capsys, "deploy")
     assert rc == 2
-    assert {d["device"]: d["state"] for d in report["devices"]} == dict.fromkeys(SWITCHES, "diffed")
+    assert {d["device"]: d["state"] for d in report["devices"]} == dict.fromkeys(DEVICES, "diffed")
     assert all(d["added"] > 0 for d in report["devices"])
 
     rc, report = run_json(twin, capsys, "deploy", "--commit", "--yes", "--confirm-timeout", "60")
     assert rc == 0, report["message"]
     assert report["final_check"]["passed"] and report["final_check"]["summary"]["failed"] == 0
-    assert {d["device"]: d["state"] for d in report["devices"]} == dict.fromkeys(SWITCHES, "confirmed")
+    assert {d["device"]: d["state"] for d in report["devices"]} == dict.fromkeys(DEVICES, "confirmed")
     assert [s["name"] for s in report["stages"]][0] == "canary"
-    assert sorted(a["device"] for a in twin.audit() if a["outcome"] == "confirmed") == SWITCHES
+    assert sorted(a["device"] for a in twin.audit() if a["outcome"] == "confirmed") == DEVICES
 
     rc, checks = run_json(twin, capsys, "check")
     assert rc == 0 and checks["passed"], [f for f in checks["findings"] if not f["passed"]][:3]
 
     rc, report = run_json(twin, capsys, "deploy")
     assert rc == 0
-    assert {d["device"]: d["state"] for d in report["devices"]} == dict.fromkeys(SWITCHES, "no change")
+    assert {d["device"]: d["state"] for d in report["devices"]} == dict.fromkeys(DEVICES, "no change")
 
 
+@pytest.mark.long
 def test_already_broken_fabric_rolls_out_and_reports_old_failures_apart(twin, capsys):
     """A cable down before the deploy is not the deploy's fault: no stage is rolled back for it, and the
     report tells the pre-existing failures from new ones (there are none)."""
     lab_fault(twin.state, "link_down", device="rtsw1", port="Ethernet1")
     rc, report = run_json(twin, capsys, "deploy", "--commit", "--yes", "--confirm-timeout", "60")
-    assert {d["device"]: d["state"] for d in report["devices"]} == dict.fromkeys(SWITCHES, "confirmed")
+    assert {d["device"]: d["state"] for d in report["devices"]} == dict.fromkeys(DEVICES, "confirmed")
     assert report["baseline"]["failed"] > 0 and not report["checks"]
     old = {(f["check"], f["device"], f["port"]) for f in report["preexisting"]}
     assert ("interfaces", "rtsw1", "Ethernet1") in old
@@ -55,7 +57,7 @@ def test_already_broken_fabric_rolls_out_and_reports_old_failures_apart(twin, ca
     assert rc == 1 and "nothing new fails" in report["message"] and "pre-existing" in report["message"]
 
 
-def _api_deployment(twin, revert_in: int, gate):
+def _api_deployment(twin, revert_in: int, gate, stop=None):
     from nr_run.runbooks.deploy import Deployment
     from nr_run.runbooks.inventory import init_nornir
     from nr_run.runbooks.progress import DeviceProgress
@@ -66,7 +68,7 @@ def _api_deployment(twin, revert_in: int, gate):
     configs = {n: render_device(intent.devices[n]) for n in SWITCHES}
     nr = init_nornir("dc1", REPO / "inventory", lab=True, address_map=twin.addresses)
     run = Deployment(nr, intent, configs, RunRecords(twin.artifacts, "dc1", "deploy"), DeviceProgress(None, SWITCHES),
-                     revert_in=revert_in, gate=gate)
+                     revert_in=revert_in, gate=gate, stop=stop)
     return nr, run
 
 
@@ -93,7 +95,7 @@ def test_canary_that_starts_dropping_lossless_traffic_is_rolled_back_alone(twin)
     assert states["rtsw1"] == states["ctsw1"] == "rolled back"
     assert all(states[h] == "untouched" for h in ("ctsw2", "rtsw2", "rtsw3", "rtsw4"))
     assert report.stopped_at == "canary"
-    assert {(c["check"], c["device"]) for c in report.checks} == {("counters", "rtsw1")}
+    assert {(c.check, c.device) for c in report.checks} == {("counters", "rtsw1")}
     assert twin.snapshot() == before   # canary back to its exact previous config; nobody else touched
     audit = twin.audit()
     assert {a["device"] for a in audit} == {"rtsw1", "ctsw1"}
@@ -103,6 +105,7 @@ def test_canary_that_starts_dropping_lossless_traffic_is_rolled_back_alone(twin)
     assert sorted(starts) == sorted({a["id"] for a in audit if a["phase"] == "end"})   # every line completed
 
 
+@pytest.mark.long
 def test_unreachable_device_in_batch_2(twin):
     """Python API: the device becomes unreachable after its commit; earlier batches stay, its batch is left to
     the device's revert timer, which the run cannot verify while the device is unreachable (it says so)."""
@@ -150,6 +153,7 @@ def test_unreachable_device_in_batch_2(twin):
     assert unfinished(twin.artifacts, "dc1") == []
 
 
+@pytest.mark.long
 def test_refused_confirm_is_left_to_the_timer_and_the_revert_is_verified(twin):
     """The device refuses the confirm: the run does not claim a revert, it waits for the timer and reads the
     device back; the audit log has the commit, the failed confirm and the verified revert."""
@@ -180,6 +184,7 @@ def test_refused_confirm_is_left_to_the_timer_and_the_revert_is_verified(twin):
                                                     ("verify revert", "end", "reverted")]
 
 
+@pytest.mark.long
 def test_device_that_lost_its_timer_is_reported_as_not_reverted(twin):
     """The pending commit disappears before the run confirms it (here: confirmed by someone else; a restarted
     device loses it the same way). The run does not claim a timer revert: it reads the device, sees no commit
@@ -199,19 +204,33 @@ def test_device_that_lost_its_timer_is_reported_as_not_reverted(twin):
                 node.run_commands([f"configure session {name} commit"])
             return result
 
-    nr, run = _api_deployment(twin, 120, ForeignConfirm(intent, FAST_CHECKS))
+    from nr_run.runbooks.interrupt import Stop
+
+    class Waits(Stop):
+        """The run's stop, recording every pause the run asks for (the run's own clock, not the wall's)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.asked: list[float] = []
+
+        def wait(self, timeout: float) -> bool:
+            self.asked.append(timeout)
+            return super().wait(timeout)
+
+    waits = Waits()
+    nr, run = _api_deployment(twin, 120, ForeignConfirm(intent, FAST_CHECKS), stop=waits)
     run.dry_run()
-    started = time.monotonic()
     run.commit(canary=1, batch="25%")
     nr.close_connections()
     out = run.report.devices["rtsw1"]
     assert out.state == "failed" and "NOT reverted" in out.detail and "no commit is pending" in out.detail
-    assert time.monotonic() - started < 60          # not the 120 s timer
+    assert sum(waits.asked) < 60          # two reads apart, not the 120 s timer waited out
     assert twin.running("rtsw1") != before["rtsw1"]   # what the report says: the device kept the change
     ends = [a["outcome"] for a in twin.audit() if a["device"] == "rtsw1" and a["phase"] == "end"]
     assert ends[-1] == "not reverted"
 
 
+@pytest.mark.long
 def test_timer_that_expires_during_post_checks_is_reported_as_such(twin):
     """Post-checks slower than the revert timer: the devices revert by themselves; the run says the timer
     expired (not a post-check failure) and verifies that each device is back on its backup."""
@@ -238,6 +257,7 @@ def test_timer_that_expires_during_post_checks_is_reported_as_such(twin):
     assert twin.snapshot() == before
 
 
+@pytest.mark.long
 def test_process_killed_before_confirm_reverts_by_itself(twin):
     before = twin.running("rtsw2")
     script = textwrap.dedent(f"""
@@ -260,6 +280,7 @@ def test_process_killed_before_confirm_reverts_by_itself(twin):
     wait_until(lambda: twin.running("rtsw2") == before, timeout=10)
 
 
+@pytest.mark.long
 def test_second_deploy_refused_while_one_runs(twin, capsys, tmp_path):
     """The lock is the host's, not the artifacts folder's: an operator with another --artifacts is refused."""
     lab_fault(twin.state, "slow", device="rtsw1", ms=600)     # keeps the first deploy busy for a few seconds
@@ -294,7 +315,7 @@ def test_foreign_pending_session_is_reported_and_skipped(twin, capsys, monkeypat
     assert rc == 1
     by = {d["device"]: d for d in report["devices"]}
     assert by["ctsw2"]["state"] == "skipped" and "pending" in by["ctsw2"]["detail"]
-    assert all(by[h]["state"] == "diffed" for h in SWITCHES if h != "ctsw2")
+    assert all(by[h]["state"] == "diffed" for h in DEVICES if h != "ctsw2")
     sessions = node.run_commands(["show configuration sessions"])[0]["sessions"]
     assert sessions["someone_else"]["state"] == "pending"     # left exactly as found
 
@@ -305,7 +326,7 @@ def test_replace_keeps_local_users_and_commits(twin, capsys):
     rc, report = run_json(twin, capsys, "deploy", "--replace")
     assert rc == 2
     by = {d["device"]: d for d in report["devices"]}
-    assert all(by[h]["state"] == "diffed" for h in SWITCHES), {h: by[h]["detail"] for h in SWITCHES}
+    assert all(by[h]["state"] == "diffed" for h in DEVICES), {h: by[h]["detail"] for h in DEVICES}
     saved = (Path(report["artifacts"]) / "diffs" / "rtsw1.diff").read_text()
     assert "username" not in saved and "secret admin" not in saved
     assert "+router bgp" in saved

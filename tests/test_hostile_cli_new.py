@@ -201,7 +201,7 @@ def test_job_check_prints_device_text_as_text(capsys: pytest.CaptureFixture[str]
                                               "warning", port="Ethernet1")],
                               {"rtsw2": "section:[dim]gone[/]"}, 1.0, 10.0)
 
-    monkeypatch.setattr(lab, "device_session", lambda args: contextlib.nullcontext(None))
+    monkeypatch.setattr(lab, "device_session", lambda args, intent=None: contextlib.nullcontext(None))
     monkeypatch.setattr(job, "run_job_check", verdict)
     code = main(["job-check", "--site", "dc1", *INV, "--nodes", "gpu1", "-v"])
     out, err = capsys.readouterr()

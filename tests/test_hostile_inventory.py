@@ -11,7 +11,6 @@ import contextlib
 import io
 import shutil
 import tempfile
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,6 @@ from tests.render_property import assert_lines_come_from_templates
 
 INVENTORY_CASES = 850
 CLI_CASES = 250
-LIMIT_S = 10.0
 FILES = (HOSTS, GROUPS, DEFAULTS, FABRIC)
 ORIGINAL = {name: yaml.safe_load((DC1 / name).read_text()) for name in FILES}
 LINE_BREAKS = ["\n", "\r", "\r\n", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
@@ -225,7 +223,6 @@ def _mutated_inventory(data: st.DataObject) -> None:
     docs = {name: yaml.safe_load(yaml.safe_dump(doc)) for name, doc in ORIGINAL.items()}
     site = _write_site(_mutate(data, docs))
     try:
-        started = time.monotonic()
         intent, findings = load_site(site)
         errors = [f for f in findings if f.severity == "error"]
         OUTCOMES["accepted" if not errors else f"refused: {sorted({f.rule for f in errors})[0]}"] += 1
@@ -240,7 +237,6 @@ def _mutated_inventory(data: st.DataObject) -> None:
         assert "Traceback" not in err.getvalue()
         written = sorted(p.relative_to(site.parent) for p in site.parent.rglob("*") if p.is_file())
         assert all(p.parts[0] in ("site", "out") and len(p.parts) == 2 for p in written), written
-        assert time.monotonic() - started < LIMIT_S
     finally:
         shutil.rmtree(site.parent, ignore_errors=True)
 
@@ -286,6 +282,7 @@ def command_lines(draw: st.DrawFn) -> tuple[str, str, list[tuple[str, str]], lis
     return command, site, options, chosen
 
 
+@pytest.mark.long
 @_settings(CLI_CASES)
 @given(line=command_lines())
 def test_hostile_command_lines_exit_0_or_3(line: tuple[str, str, list[tuple[str, str]], list[str]]) -> None:
@@ -303,7 +300,6 @@ def test_hostile_command_lines_exit_0_or_3(line: tuple[str, str, list[tuple[str,
                 value = str(scratch / "d" / value.replace("..", "__").lstrip("/"))
             argv += [flag, value]
         argv += switches
-        started = time.monotonic()
         with _quiet() as err:
             rc = main(argv)
         # no credentials and no --lab: anything that gets as far as a device stops with exit 3 too
@@ -311,6 +307,5 @@ def test_hostile_command_lines_exit_0_or_3(line: tuple[str, str, list[tuple[str,
         if "--bogus" in switches:       # an unknown option is always a usage error
             assert rc == 3, argv
         assert "Traceback" not in err.getvalue()
-        assert time.monotonic() - started < LIMIT_S
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

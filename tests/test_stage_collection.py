@@ -118,9 +118,9 @@ def test_a_stage_that_takes_down_a_session_fails_on_the_neighbours_side_too(depl
     nr.close_connections()
     report = run.report
     assert report.devices["rtsw1"].state == "rolled back" and report.stopped_at == "canary"
-    failed = {(f["check"], f["device"], f["peer_device"]) for f in report.checks}
+    failed = {(f.check, f.device, f.peer_device) for f in report.checks}
     assert ("bgp", "ctsw1", "rtsw1") in failed and ("bgp", "rtsw1", "ctsw1") in failed
-    assert all(f["peer_device"] == "rtsw1" for f in report.checks if f["device"] != "rtsw1")
+    assert all(f.peer_device == "rtsw1" for f in report.checks if f.device != "rtsw1")
     assert deployed_twin.snapshot() == before
 
 
@@ -150,9 +150,9 @@ def test_a_storm_on_the_neighbours_end_during_the_stage_fails_it_and_only_that_l
         deployed_twin.clear_faults("pfc_storm")
     report = run.report
     assert report.devices["rtsw1"].state == "rolled back", report.message
-    on_ctsw1 = {(f["check"], f["port"], f["peer_device"]) for f in report.checks if f["device"] == "ctsw1"}
+    on_ctsw1 = {(f.check, f.port, f.peer_device) for f in report.checks if f.device == "ctsw1"}
     assert ("pfc", toward_stage, "rtsw1") in on_ctsw1
-    assert not any(f["port"] == elsewhere or f["peer_device"] == "rtsw2" for f in report.checks)
+    assert not any(f.port == elsewhere or f.peer_device == "rtsw2" for f in report.checks)
 
 
 def test_a_neighbours_own_config_drift_is_left_to_the_baseline_and_the_final_check(deployed_twin, capsys):

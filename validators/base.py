@@ -37,8 +37,9 @@ SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 OWN_CONFIG_SECTIONS = frozenset({"qos", "buffers"})
 
 
-# Finding.kind values code acts on (job-check's drain reasons): a check sets one where a consumer needs to
-# know what failed without reading its wording.
+# Finding.kind values code acts on (job-check's drain reasons). A check also sets a kind wherever it judges
+# several things about one port or peer (PFC priorities, peer agreement, watchdog): the kind is part of the
+# finding's id, which must be unique within a run (tests/validators/test_finding_ids.py).
 KINDS = frozenset({"unreachable", "not-collected", "pfc-storm", "pause-rate-rx", "pause-rate-tx", "lossless-drops"})
 
 
@@ -138,6 +139,11 @@ class Check:
         cannot alter: every section it requires is own configuration. Otherwise it judges links, sessions or
         paths, whose state both ends determine."""
         return bool(cls.requires) and set(cls.requires) <= OWN_CONFIG_SECTIONS
+
+    def route_prefixes(self, intent: DeviceIntent, fabric: FabricIntent) -> set[str] | None:
+        """The prefixes whose routes this check judges on the device, when it requires "routes": only those are
+        read from it (None: the whole table)."""
+        return None
 
     def probes(self) -> list[Probe]:
         """Measurements the check needs besides `requires` (run once per run, shared by equal probes)."""
@@ -260,6 +266,22 @@ def required_sections(checks: list[Check], intent: DeviceIntent, only: Collectio
     return {s for c in checks if c.applies_to(intent) and (only is None or c.name in only) for s in c.requires}
 
 
+def required_prefixes(checks: list[Check], intent: DeviceIntent, fabric: FabricIntent,
+                      only: Collection[str] | None = None) -> list[str] | None:
+    """The route prefixes to read on one device for the selected checks that need routes (None: the whole
+    table, when one of them judges the whole table)."""
+    wanted: set[str] = set()
+    for check in checks:
+        if "routes" not in check.requires or not check.applies_to(intent) or (only is not None and
+                                                                               check.name not in only):
+            continue
+        prefixes = check.route_prefixes(intent, fabric)
+        if prefixes is None:
+            return None
+        wanted |= prefixes
+    return sorted(wanted)
+
+
 def evaluate_all(checks: list[Check], fabric: FabricIntent, states: dict[str, DeviceState],
                  selection: Mapping[str, Selection] | None = None) -> list[Finding]:
     """Run every applicable check on every device; a missing section becomes an error finding.
@@ -279,11 +301,12 @@ def evaluate_all(checks: list[Check], fabric: FabricIntent, states: dict[str, De
                                            "device unreachable or not in the run", kind="unreachable"))
                 continue
             missing = state.missing(check.requires)
-            if missing:
-                for section, why in sorted(missing.items()):
-                    findings.append(check.fail(name, f"section:{section}", "collected", why,
-                                               "collection failed; fix connectivity/credentials and rerun",
-                                               kind="not-collected"))
+            if missing:      # one finding per check and device, naming every section it lacks
+                whys = sorted(missing.items())
+                findings.append(check.fail(name, "section:" + ",".join(s for s, _ in whys), "collected",
+                                           whys[0][1] if len(whys) == 1 else "; ".join(f"{s}: {w}" for s, w in whys),
+                                           "collection failed; fix connectivity/credentials and rerun",
+                                           kind="not-collected"))
                 continue
             try:
                 found = check.evaluate(intent, state, fabric, states)

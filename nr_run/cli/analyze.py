@@ -71,7 +71,7 @@ def collect_views(args: argparse.Namespace, fabric: Any) -> dict[str, Any]:
     from nr_run.runbooks.check import collect_state
 
     sections = {name: set(STATE_SECTIONS) for name in fabric.devices}
-    with device_session(args) as nr:
+    with device_session(args, fabric) as nr:
         results = nr.run(task=collect_state, fabric=fabric, sections_by_host=sections)
     views: dict[str, Any] = {}
     for name, dev in sorted(fabric.devices.items()):

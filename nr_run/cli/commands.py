@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -14,26 +15,21 @@ from nr_run.intent.errors import Finding, InventoryError
 
 
 def load_intent(args: argparse.Namespace, console: Console):
-    """Compile the site or print its findings; returns (intent, exit code or None)."""
-    from nr_run.platforms.site import load_site
+    """Load the site (runbooks.site.load_site: compile, platform preflight, safety proofs) or print its
+    findings; returns (intent or None, findings)."""
     from nr_run.runbooks.inventory import site_dir
+    from nr_run.runbooks.site import load_site
 
     directory = site_dir(args.site, args.inventory_dir)
     if not directory.is_dir():
         raise UsageError(f"no site {args.site!r}: {directory} is not a folder")
     with gc_paused():
-        intent, findings = load_site(directory)
-        if intent is not None and not any(f.severity == "error" for f in findings):
-            # whole-fabric proofs whose failure makes the fabric unsafe (a RoCE hop that is not lossless)
-            from nr_run.analysis.safety import preflight_findings
-
-            findings = sorted(set(findings + preflight_findings(intent)))
-    errors = [f for f in findings if f.severity == "error"]
-    if errors or intent is None:
+        site = load_site(directory)
+    if not site.ok:
         if not getattr(args, "json", False):
-            print_findings(findings, console)
-        return None, findings
-    return intent, findings
+            print_findings(site.findings, console)
+        return None, site.findings
+    return site.intent, site.findings
 
 
 def announce_lab(args: argparse.Namespace, console: Console) -> None:
@@ -95,13 +91,14 @@ def inventory_validate(args: argparse.Namespace) -> int:
 
 
 def select_switches(intent, hosts: str | None, role: str | None) -> list[str]:
-    """Switch names selected by --hosts/--role (GPU servers are never rendered or pushed)."""
+    """Names of the rendered devices (switches, and GPU servers for their NICs) selected by --hosts/--role."""
+    from nr_run.runbooks.render import builder
     from nr_run.runbooks.render import select_switches as rendered
 
     wanted = [h.strip() for h in hosts.split(",") if h.strip()] if hosts else None
-    servers = [h for h in wanted or [] if h in intent.devices and intent.devices[h].role == "gpu"]
-    if servers:
-        raise UsageError(f"not a switch: {', '.join(servers)}")
+    plain = [h for h in wanted or [] if h in intent.devices and builder(intent.devices[h]) is None]
+    if plain:
+        raise UsageError(f"not configured by nr-run (its platform has no config builder): {', '.join(plain)}")
     try:
         names = [d.name for d in rendered(intent, wanted, role)]
     except ValueError as exc:  # unknown host names
@@ -112,12 +109,19 @@ def select_switches(intent, hosts: str | None, role: str | None) -> list[str]:
 
 
 def render(args: argparse.Namespace) -> int:
+    from nr_run.platforms.built import sharing
+
+    console = make_console(stderr=args.json)
+    with sharing():     # the safety preflight's structured configs are the ones rendered (built once)
+        return _render(args, console)
+
+
+def _render(args: argparse.Namespace, console: Any) -> int:
     from pathlib import Path
 
     from nr_run.runbooks.records import RunRecords
     from nr_run.runbooks.render import render_device, write_configs
 
-    console = make_console(stderr=args.json)
     intent, findings = load_intent(args, console)
     if intent is None:
         if args.json:

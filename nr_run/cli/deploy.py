@@ -28,9 +28,10 @@ DIFF_LINES_SHOWN = 200
 
 
 def deploy(args: argparse.Namespace) -> int:
-    from nr_run.cli.check import parse_options
+    from nr_run.cli.check import site_options
     from nr_run.cli.lab import device_session
     from nr_run.platforms.base import marker_name
+    from nr_run.runbooks.check import print_report
     from nr_run.runbooks.deploy import Deployment, check_policies
     from nr_run.runbooks.deploy_checks import StageGate
     from nr_run.runbooks.interrupt import Stop
@@ -48,7 +49,7 @@ def deploy(args: argparse.Namespace) -> int:
         batch_size(args.batch, 1)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
-    options = parse_options(args.options)
+    options = site_options(args)
     if args.confirm_timeout < 30 and not args.lab:
         raise UsageError("--confirm-timeout below 30 s leaves no time for post-checks on real devices")
     intent, findings = load_intent(args, console)
@@ -75,7 +76,7 @@ def deploy(args: argparse.Namespace) -> int:
         announce_lab(args, console)
         show_progress = None if (args.json and level < 1) or level < 0 else console
         # the session checks credentials and the lab: a refusal there leaves no run folder behind
-        with device_session(args) as nr, DeviceProgress(show_progress, names) as progress:
+        with device_session(args, intent) as nr, DeviceProgress(show_progress, names) as progress:
             records = RunRecords(args.artifacts, args.site, "deploy" if args.commit else "deploy-dry-run")
             records.capture_logging()
             for n, text in configs.items():
@@ -98,8 +99,10 @@ def deploy(args: argparse.Namespace) -> int:
                     console.print("aborted: nothing committed")
                     return EXIT_FAIL
                 run.commit(args.canary, args.batch)
-                if not report.failed and gate is not None and not stop.is_set():
-                    _final_check(nr, intent, report, gate, console, args, stop)
+                if not report.failed and not stop.is_set():
+                    final = run.final_check()
+                    if final is not None and not args.json and verbosity(args) >= 1:
+                        print_report(final, console)
             try:
                 records.write_json("results.json", _results(report, args))
             except OSError as exc:
@@ -153,35 +156,6 @@ def _finish(report, records, console, args, intent=None) -> None:
             console.print(f"artifacts: {records.dir} (log: {records.log_path.name})")
         line = verdict(report, bool(args.commit))
         console.print(line, style="red" if report.failed else None, markup=False, highlight=False)
-
-
-def _final_check(nr, intent, report, gate, console, args, stop) -> None:
-    """Every check (RDMA included) over the whole site once the rollout is done; reported, not rolled back.
-    Failures are split into new since the baseline and pre-existing."""
-    from nr_run.runbooks.check import print_report, run_checks
-    from nr_run.runbooks.interrupt import Interrupted, bounded
-
-    try:
-        checks = bounded(lambda: run_checks(nr, intent, None, gate.options), stop)
-    except Interrupted:
-        report.interrupted = stop.reason
-        report.message = "interrupted during the final whole-site check (every stage was confirmed)"
-        return
-    if gate.recorder is not None:
-        gate.recorder(checks, "deploy-final")
-    data = checks.to_dict()
-    failed = [f for f in data["findings"] if not f["passed"] and not f.get("declared")]
-    new, old = gate.split(failed)
-    report.final_check = {"passed": not failed, "summary": data["summary"], "failed": failed,
-                          "new": new, "preexisting": old}
-    if new:
-        report.message = (f"rollout confirmed, but {len(new)} finding(s) fail that passed before the deploy "
-                          f"(new); {len(old)} failed before it too (pre-existing)")
-    elif old:
-        report.message = (f"rollout confirmed; nothing new fails. {len(old)} finding(s) failed before the deploy "
-                          "and still fail (pre-existing, not caused by this deploy)")
-    if not args.json and verbosity(args) >= 1:
-        print_report(checks, console)
 
 
 def _confirmed(args, console, stages, report=None, intent=None) -> bool:
@@ -270,12 +244,16 @@ def _show(report, console, args, records, diffs: bool, intent=None) -> None:
         elif changed:
             console.print(f"{total} diff lines on {len(changed)} device(s): full diffs in {records.dir / 'diffs'} "
                           "(or --show-diff)")
-    if report.message:
-        console.print(f"[red]{report.message}[/]" if report.failed else f"[yellow]{report.message}[/]")
-    _print_findings(console, "new since the deploy started", report.checks, "red")
+    # a stopped rollout: the table gives each device's reason and the last line the states; the message would
+    # say the same failure a second time
+    if report.message and not (report.failed and report.stopped_at and report.commit):
+        console.print(f"[red]{report.message}[/]" if report.failed else f"[yellow]{report.message}[/]",
+                      highlight=False)
+    _print_findings(console, "new since the deploy started", [f.to_dict() for f in report.checks], "red")
     final = report.final_check or {}
     _print_findings(console, "new in the final whole-site check", final.get("new", []), "red")
-    old = report.preexisting + [f for f in final.get("preexisting", []) if f not in report.preexisting]
+    known = {f.id for f in report.preexisting}
+    old = [f.to_dict() for f in report.preexisting] + [f for f in final.get("preexisting", []) if f["id"] not in known]
     if level >= 0:
         _print_findings(console, "pre-existing (failing before the deploy)", old, "yellow")
 

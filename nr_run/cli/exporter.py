@@ -61,7 +61,7 @@ def exporter(args: argparse.Namespace) -> int:
         show_tick(tick, args, console, verbose_from=1)      # with --json: watch's lines; the rest on stderr
 
     # listen only once the devices' credentials and the lab are known good (device_session refuses them first)
-    with Stop() as stop, device_session(args) as nr:
+    with Stop() as stop, device_session(args, intent) as nr:
         try:
             server = serve(registry, host, port)
         except OSError as exc:

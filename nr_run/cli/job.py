@@ -65,7 +65,7 @@ def job_check(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     scope = scope_of(intent, nodes)
     budget = args.budget if args.budget is not None else catalog.job_check.budget_s or 10.0
-    with device_session(args) as nr:
+    with device_session(args, intent) as nr:
         verdict = run_job_check(nr, intent, scope, budget, catalog.merged_options(options),
                                 unknown_drains=catalog.job_check.unknown == "drain")
         code = {"ok": EXIT_OK, "drain": EXIT_FAIL, "unknown": EXIT_UNKNOWN}[verdict.verdict]

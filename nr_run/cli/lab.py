@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, emit_json
+from nr_run.intent.models import FabricIntent
 from nr_run.runbooks.inventory import init_nornir, site_dir
 
 
@@ -30,9 +31,21 @@ def _state_dir(args: argparse.Namespace) -> Path:
     return Path(override) if override else default_state_dir(args.site)
 
 
+def running_lab_addresses(args: argparse.Namespace) -> dict:
+    """The endpoints of the site's running twin (`lab up`): workers of a distributed run connect to them."""
+    from nr_run.lab.twin.status import lab_status
+
+    status = lab_status(_state_dir(args))
+    if not status["running"]:
+        raise UsageError(f"--cluster with --lab needs a running lab: nr-run lab up --site {args.site}")
+    addresses: dict = status["addresses"]
+    return addresses
+
+
 @contextlib.contextmanager
-def device_session(args: argparse.Namespace) -> Iterator:
-    """A Nornir for the site; with --lab pointed at the running twin, or at an ephemeral in-process one."""
+def device_session(args: argparse.Namespace, intent: FabricIntent | None = None) -> Iterator:
+    """A Nornir for the site; with --lab pointed at the running twin, or at an ephemeral in-process one (its
+    topology generated from `intent`, the site the command already loaded, else loaded here)."""
     if not args.lab:
         nr = init_nornir(args.site, args.inventory_dir, workers=args.workers, insecure=args.insecure)
         try:
@@ -40,12 +53,16 @@ def device_session(args: argparse.Namespace) -> Iterator:
         finally:
             nr.close_connections()
         return
-    import yaml
+    if intent is None:
+        import yaml
 
-    from nr_run.intent.source import SafeLoader  # libyaml's when present
+        from nr_run.intent.source import SafeLoader  # libyaml's when present
 
-    fabric = yaml.load((site_dir(args.site, args.inventory_dir) / "fabric.yaml").read_text(), Loader=SafeLoader) or {}
-    if not fabric.get("lab"):
+        raw = yaml.load((site_dir(args.site, args.inventory_dir) / "fabric.yaml").read_text(), Loader=SafeLoader)
+        is_lab = bool((raw or {}).get("lab")) if isinstance(raw, dict) else False
+    else:
+        is_lab = intent.lab
+    if not is_lab:
         raise UsageError(f"site {args.site} is not a lab site (fabric.yaml lab: true); --lab refused")
     import tempfile
 
@@ -62,7 +79,7 @@ def device_session(args: argparse.Namespace) -> Iterator:
         from nr_run.lab.twin.lab import Lab
 
         with tempfile.TemporaryDirectory(prefix="nr-run-clab-") as scratch:
-            lab = Lab(_generate(args, Path(scratch)), state, base_port=0)
+            lab = Lab(_generate(args, Path(scratch), intent), state, base_port=0)
         addresses = lab.start()
     nr = init_nornir(args.site, args.inventory_dir, workers=args.workers, lab=True, address_map=addresses)
     try:
@@ -92,13 +109,14 @@ def saved_state(state: Path) -> bool:
         return False
 
 
-def _generate(args: argparse.Namespace, out: Path) -> Path:
-    """The site's containerlab topology, generated from its inventory into `out`; exit 3 on a bad inventory."""
+def _generate(args: argparse.Namespace, out: Path, intent: FabricIntent | None = None) -> Path:
+    """The site's containerlab topology, generated from its intent (loaded here unless given) into `out`;
+    exit 3 on a bad inventory."""
     from nr_run.cli.commands import load_intent
     from nr_run.runbooks.clab import write_topology
 
-    console = Console(stderr=True)
-    intent, _ = load_intent(args, console)
+    if intent is None:
+        intent, _ = load_intent(args, Console(stderr=True))
     if intent is None:
         raise UsageError(f"site {args.site}: the inventory has errors (see above); no topology generated")
     return write_topology(intent, out)
@@ -189,18 +207,23 @@ def lab(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(status)
         return EXIT_OK
-    table = Table(title=f"lab {args.site}: {'running' if status['running'] else 'stopped'} ({status['state_dir']})")
-    for col in ("device", "platform", "address", "port"):
-        table.add_column(col)
-    for name, ep in sorted(status.get("addresses", {}).items()):
-        table.add_row(name, ep.get("platform", ""), ep.get("host", ""), str(ep.get("port", "")))
-    console.print(table)
+    quiet = bool(getattr(args, "quiet", False))
+    if not quiet:
+        table = Table(title=f"lab {args.site}: {'running' if status['running'] else 'stopped'} ({status['state_dir']})")
+        for col in ("device", "platform", "address", "port"):
+            table.add_column(col)
+        for name, ep in sorted(status.get("addresses", {}).items()):
+            table.add_row(name, ep.get("platform", ""), ep.get("host", ""), str(ep.get("port", "")))
+        console.print(table)
     for fault in status.get("faults", []):
         console.print(f"fault: {fault_text(fault)}", markup=False, highlight=False)
-    if status.get("topology"):
+    if status.get("topology") and not quiet:
         console.print(f"topology: {status['topology']}")
     if status.get("note") and args.action != "up":      # `up` printed it already
         console.print(f"[yellow]{status['note']}[/]")
+    console.print(f"lab {args.site}: {'running' if status['running'] else 'stopped'}, "
+                  f"{len(status.get('addresses', {}))} device(s), {len(status.get('faults', []))} fault(s)",
+                  markup=False, highlight=False)
     return EXIT_OK if args.action != "up" or status["running"] else EXIT_FAIL
 
 
@@ -209,5 +232,10 @@ def fault_text(fault: Any) -> str:
     if not isinstance(fault, dict):
         return str(fault)
     params = " ".join(f"{k}={v}" for k, v in sorted((fault.get("params") or {}).items()))
-    since = f" (since {fault['since']})" if fault.get("since") else ""
+    when = fault.get("since")
+    if isinstance(when, int | float):
+        from datetime import UTC, datetime
+
+        when = datetime.fromtimestamp(when, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    since = f" (since {when})" if when else ""
     return f"{fault.get('kind', '?')}{' ' + params if params else ''}{since}"

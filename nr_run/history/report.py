@@ -314,7 +314,8 @@ def site_report(store: HistoryStore, since: float, until: float, audit: Iterable
     for f in new + resolved + active:
         for k in ("first_seen", "last_seen", "resolved"):
             f[k] = iso(f[k])
-        f.pop("id", None)
+        f.pop("id", None)                  # the row: a report names a finding by its id (Finding.id)
+        f["id"] = f.pop("fid")
     return {
         "schema": SCHEMA, "site": store.site, "since": iso(since), "until": iso(until),
         "runs": {"count": len(runs), "by_kind": _count(r["kind"] for r in runs),

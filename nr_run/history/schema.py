@@ -13,7 +13,7 @@ import sqlite3
 import stat
 from pathlib import Path
 
-VERSION = 1
+VERSION = 2
 
 
 class HistoryError(RuntimeError):
@@ -48,10 +48,21 @@ CREATE TABLE IF NOT EXISTS findings (
     port TEXT NOT NULL, peer_device TEXT NOT NULL, peer_port TEXT NOT NULL, severity TEXT NOT NULL,
     expected TEXT NOT NULL, observed TEXT NOT NULL, hint TEXT NOT NULL,
     first_seen REAL NOT NULL, last_seen REAL NOT NULL, resolved REAL,
-    first_run INTEGER NOT NULL, last_run INTEGER NOT NULL, resolved_run INTEGER);
+    first_run INTEGER NOT NULL, last_run INTEGER NOT NULL, resolved_run INTEGER,
+    fid TEXT NOT NULL DEFAULT '', kind TEXT NOT NULL DEFAULT '', idx INTEGER);
 CREATE INDEX IF NOT EXISTS findings_open ON findings(resolved);
 CREATE INDEX IF NOT EXISTS findings_seen ON findings(last_seen);
 """
+
+# Schema 1 keyed findings on their wording (target); 2 keys them on Finding.id. An open finding of schema 1 gets
+# the id its structured fields give without kind and index: one that has a kind opens anew once, under its
+# full id, and the old row is resolved by the next run that judges it.
+MIGRATE = {1: """
+ALTER TABLE findings ADD COLUMN fid TEXT NOT NULL DEFAULT '';
+ALTER TABLE findings ADD COLUMN kind TEXT NOT NULL DEFAULT '';
+ALTER TABLE findings ADD COLUMN idx INTEGER;
+UPDATE findings SET fid = check_name || '/' || device || '/' || port || '/' || peer_device || ':' || peer_port || '//';
+"""}
 
 
 # the tables every reader queries: a database without them is not a history database
@@ -110,7 +121,8 @@ def connect(path: Path, site: str) -> sqlite3.Connection:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         if version < VERSION:
-            db.executescript("BEGIN IMMEDIATE;" + DDL + f"PRAGMA user_version={VERSION}; COMMIT;")
+            steps = "".join(MIGRATE[v] for v in range(version, VERSION) if v in MIGRATE) if version else ""
+            db.executescript("BEGIN IMMEDIATE;" + steps + DDL + f"PRAGMA user_version={VERSION}; COMMIT;")
         db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('site', ?)", (site,))
         stored = db.execute("SELECT value FROM meta WHERE key='site'").fetchone()[0]
     except sqlite3.DatabaseError as exc:

@@ -12,19 +12,12 @@ from typing import Any
 
 from nr_run.history.model import Collection, counter_values
 from nr_run.history.schema import connect, connect_readonly
-from nr_run.validators.base import Finding
 
-FindingKey = tuple[str, str, str, str, str, str]    # check, device, target, port, peer_device, peer_port
 SeriesKey = tuple[str, str, str, int]               # device, port, counter, idx
 # An observation value that is an abnormal state: its first sighting is an event too (a storm already going on
 # when the history starts is shown, a healthy link is not)
 NORMAL = {"storm": "clear", "link": "up", "bgp": "Established"}
 PRUNE_EVERY_S = 3600.0
-
-
-def finding_key(f: Finding) -> FindingKey:
-    """A finding's identity across runs: what and where, not the observed value (a counter rate changes)."""
-    return (f.check, f.device, f.target, f.port, f.peer_device, f.peer_port)
 
 
 @dataclass(frozen=True)
@@ -145,26 +138,29 @@ class HistoryStore:
         expectation passes now, or when its check ran on its device without collection errors and did not
         report it again. A check that did not run, or a device it could not read, resolves nothing."""
         t = c.started
-        open_ = {tuple(r[1:]): r[0] for r in self.db.execute(
-            "SELECT id, check_name, device, target, port, peer_device, peer_port FROM findings "
-            "WHERE resolved IS NULL")}
-        failed = {finding_key(f): f for f in c.findings if not f.passed}
-        passed = {finding_key(f) for f in c.findings if f.passed}
+        # a finding's identity across runs is its id (what and where, from structured fields): neither its
+        # wording nor the observed value (a counter rate changes); the latest wording is kept
+        open_ = {r[1]: (r[0], r[2], r[3]) for r in self.db.execute(
+            "SELECT id, fid, check_name, device FROM findings WHERE resolved IS NULL")}
+        failed = {f.id: f for f in c.findings if not f.passed}
+        passed = {f.id for f in c.findings if f.passed}
         evaluated = {(f.check, f.device) for f in c.findings if f.device not in c.errors}
         new = 0
         for key, f in sorted(failed.items()):
             if key in open_:
-                self.db.execute("UPDATE findings SET last_seen=?, last_run=?, severity=?, expected=?, observed=?, "
-                                "hint=? WHERE id=?", (t, run, f.severity, f.expected, f.observed, f.hint, open_[key]))
+                self.db.execute("UPDATE findings SET last_seen=?, last_run=?, severity=?, target=?, expected=?, "
+                                "observed=?, hint=? WHERE id=?",
+                                (t, run, f.severity, f.target, f.expected, f.observed, f.hint, open_[key][0]))
             else:
                 self.db.execute(
-                    "INSERT INTO findings(check_name, device, target, port, peer_device, peer_port, severity, "
-                    "expected, observed, hint, first_seen, last_seen, first_run, last_run) "
-                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", (*key, f.severity, f.expected, f.observed, f.hint,
-                                                            t, t, run, run))
+                    "INSERT INTO findings(fid, check_name, device, target, port, peer_device, peer_port, kind, idx, "
+                    "severity, expected, observed, hint, first_seen, last_seen, first_run, last_run) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (key, f.check, f.device, f.target, f.port, f.peer_device, f.peer_port, f.kind, f.index,
+                     f.severity, f.expected, f.observed, f.hint, t, t, run, run))
                 new += 1
-        gone = [fid for key, fid in open_.items()
-                if key not in failed and (key in passed or (key[0], key[1]) in evaluated)]
+        gone = [row for key, (row, check, device) in open_.items()
+                if key not in failed and (key in passed or (check, device) in evaluated)]
         self.db.executemany("UPDATE findings SET resolved=?, resolved_run=? WHERE id=?",
                             [(t, run, fid) for fid in gone])
         return new, len(gone)
@@ -216,8 +212,8 @@ class HistoryStore:
                                "ORDER BY id", (since, until))
         return [dict(zip(cols, r, strict=True)) | {"checks": json.loads(r[5])} for r in rows]
 
-    _FINDING_COLS = ("id", "check_name", "device", "target", "port", "peer_device", "peer_port", "severity",
-                     "expected", "observed", "hint", "first_seen", "last_seen", "resolved")
+    _FINDING_COLS = ("id", "fid", "check_name", "device", "target", "port", "peer_device", "peer_port", "kind",
+                     "idx", "severity", "expected", "observed", "hint", "first_seen", "last_seen", "resolved")
 
     def findings(self, where: str, params: Iterable[Any]) -> list[dict[str, Any]]:
         rows = self.db.execute(f"SELECT {', '.join(self._FINDING_COLS)} FROM findings WHERE {where} "
@@ -225,7 +221,7 @@ class HistoryStore:
         out = []
         for r in rows:
             d = dict(zip(self._FINDING_COLS, r, strict=True))
-            d["check"] = d.pop("check_name")
+            d["check"], d["index"] = d.pop("check_name"), d.pop("idx")
             out.append(d)
         return out
 

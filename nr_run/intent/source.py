@@ -210,6 +210,8 @@ class _Groups:
             if not is_safe_name(name):
                 findings.append(_error(file, f"group name {name!r} is not allowed ({NAME_HINT})", name, "name"))
                 continue
+            if entry is None:        # Nornir's SimpleInventory cannot read a group with no body
+                findings.append(_error(file, "group has no body: give it its settings, or {} for none", name, ""))
             mapping = _mapping(entry, file, name, "", findings)
             self.entries[name] = mapping
             self.parents[name] = _group_list(mapping, file, name, findings)
@@ -293,8 +295,11 @@ def load_site(directory: Path) -> SiteSource:
         if not is_safe_name(name):
             findings.append(_error(hosts_file, f"host name {name!r} is not allowed ({NAME_HINT})", name, "name"))
             continue
+        if hosts_raw[name] is None:     # Nornir's SimpleInventory cannot read a host with no body
+            findings.append(_error(hosts_file, "host has no body: give it its settings", name, ""))
+            continue
         raw = _mapping(hosts_raw[name], hosts_file, name, "", findings)
-        if hosts_raw[name] is not None and not raw:
+        if not raw:
             continue
         listed = _group_list(raw, hosts_file, name, findings)
         for group in listed:

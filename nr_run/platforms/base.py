@@ -23,7 +23,7 @@ Core code reaches a platform only through `nr_run.platforms.registry`; no core m
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -155,6 +155,12 @@ class Hold:
     since: datetime | None       # when it was placed, if known
 
 
+class LeftUntouched(Exception):
+    """A deploy connection's refusal of one device it cannot change at all (a GPU server's NIC without a knob the
+    intent sets, a server that does not answer): the deploy skips that device with this one line and goes on with
+    the others, as for a device another operator holds."""
+
+
 class DeviceMarker(Protocol):
     """A named, device-side mark of a deploy in progress (EOS: a pending config session; SONiC: a GCU
     checkpoint). `driver` is the host's deploy connection (Transport.deploy_connection)."""
@@ -256,13 +262,24 @@ class ShiftsTraffic(Protocol):
     traffic: TrafficShift
 
 
+@runtime_checkable
+class RouteLookup(Protocol):
+    """Collector: the routes to named prefixes only, instead of the whole table, so what a device returns per
+    collection depends on what is judged there, not on the size of the site."""
+
+    def route_commands(self, prefixes: Sequence[str]) -> list[Any]: ...
+
+    def apply_routes(self, outputs: Mapping[Any, Any], prefixes: Sequence[str], state: DeviceState) -> None:
+        """Fill state.routes with the routes to `prefixes` found in the outputs (an absent prefix: no route)."""
+
+
 @dataclass(frozen=True)
 class Capability:
     """One optional capability: the protocol, the part that carries it, the commands that fail closed without
     it (empty: truly optional) and what nr-run does when a platform lacks it."""
 
     protocol: type
-    part: str                      # "config" | "deploy"
+    part: str                      # "config" | "deploy" | "collector"
     needed_by: tuple[str, ...]
     without: str
 
@@ -289,6 +306,7 @@ CAPABILITIES: tuple[Capability, ...] = (
                "refused: another operator's deploy from another host could not see this one"),
     Capability(ReplaceCandidate, "deploy", (), "a replace loads the rendered config as it is"),
     Capability(ShiftsTraffic, "deploy", (), "the platform never shifts traffic: nothing to shift back"),
+    Capability(RouteLookup, "collector", (), "the whole routing table is read"),
 )
 
 
@@ -307,3 +325,8 @@ class Platform:
     @property
     def configurable(self) -> bool:
         return self.config is not None and self.deploy is not None
+
+    def parts(self) -> dict[str, object | None]:
+        """The four parts by name (Capability.part names one)."""
+        return {"transport": self.transport, "collector": self.collector, "config": self.config,
+                "deploy": self.deploy}

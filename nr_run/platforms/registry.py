@@ -46,7 +46,7 @@ _PARTS: tuple[tuple[str, type, bool], ...] = (      # attribute, protocol, may b
 def check_parts(ep_name: str, plugin: Platform) -> None:
     """Refuse a plug-in whose part lacks a member of its protocol (named), at load rather than mid-deploy."""
     for attr, protocol, optional in _PARTS:
-        part = getattr(plugin, attr)
+        part = plugin.parts()[attr]
         if part is None and optional:
             continue
         missing = [m for m in members(protocol) if not hasattr(part, m)]
@@ -89,7 +89,7 @@ def reload() -> None:
 
 def offers(platform: Platform, capability: Capability) -> bool:
     """Whether the platform's part carries the optional capability."""
-    part = getattr(platform, capability.part)
+    part = platform.parts()[capability.part]
     return part is not None and isinstance(part, capability.protocol)
 
 
@@ -103,7 +103,7 @@ def missing(name: str, command: str) -> list[Capability]:
     """The capabilities `command` needs that platform `name` lacks. A part the platform has none of (a GPU
     host has no config builder) needs none of its capabilities: the command does not act on it there."""
     plugin = get(name)
-    return [c for c in CAPABILITIES if command in c.needed_by and getattr(plugin, c.part) is not None
+    return [c for c in CAPABILITIES if command in c.needed_by and plugin.parts()[c.part] is not None
             and not offers(plugin, c)]
 
 

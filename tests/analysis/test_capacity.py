@@ -122,7 +122,7 @@ def test_max_flow_on_a_textbook_network():
     assert MaxFlow().run("s", "t") == 0
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_generated_site_capacity_under_every_single_failure():
     result = capacity.analyse(generated(64, 8, 8), AnalysisOptions(failures=1))
     assert result.summary["worst_destination_percent"] == 87.5          # one of eight uplinks

@@ -18,7 +18,7 @@ def _version(addr: dict) -> str:
     return pyeapi.client.Node(conn).enable(["show version"])[0]["result"]["version"]
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_1024_switches_start_fast_and_answer(tmp_path):
     t0 = time.perf_counter()
     lab = Lab(leaf_spine(tmp_path / "synth.clab.yml", 1024), tmp_path, base_port=0)
@@ -29,6 +29,6 @@ def test_1024_switches_start_fast_and_answer(tmp_path):
         assert startup < 10, startup
         with concurrent.futures.ThreadPoolExecutor(16) as pool:
             versions = list(pool.map(_version, addrs.values()))
-        assert versions == ["4.32.1F"] * 1024
+        assert versions == ["4.32.0F"] * 1024      # the release its containerlab image tag names
     finally:
         lab.stop()

@@ -48,6 +48,7 @@ def _restart(tmp_path: Path) -> Lab:
     return lab
 
 
+@pytest.mark.long
 def test_commit_timers_survive_a_restart_and_still_revert(tmp_path: Path):
     lab = _restart(tmp_path)
     site = TwinSite(tmp_path, tmp_path / "a")
@@ -126,6 +127,7 @@ def test_a_base_port_whose_channels_pass_65535_is_refused_or_replaced(tmp_path: 
         lab.stop()
 
 
+@pytest.mark.long
 def test_two_sites_side_by_side(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory):
     from tests.sitegen import generate_site
 

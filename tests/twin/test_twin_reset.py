@@ -4,7 +4,6 @@ GPU servers' shell lets netmiko log out at once (the prompt of a non-root user e
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from netmiko import ConnectHandler
@@ -56,9 +55,9 @@ def test_netmiko_logs_out_of_a_gpu_server_without_waiting(twin: TwinSite):
                           use_keys=False)
     assert conn.find_prompt().endswith("$")
     assert conn.send_command("hostname").strip() == "gpu1"
-    started = time.monotonic()
+    # with a `#` prompt netmiko takes the session for config mode: its logout sends `exit` and waits 10 s for `$`
+    assert not conn.check_config_mode()
     conn.disconnect()
-    assert time.monotonic() - started < 3      # with a `#` prompt netmiko sends `exit` and waits 10 s for `$`
 
 
 def test_a_server_that_becomes_unreachable_drops_its_sessions_at_once(twin: TwinSite):
@@ -68,9 +67,9 @@ def test_a_server_that_becomes_unreachable_drops_its_sessions_at_once(twin: Twin
     try:
         assert conn.send_command("hostname").strip() == "gpu2"
         twin.fault("unreachable", device="gpu2")
-        started = time.monotonic()
+        # the session is closed (OSError), not left silent: netmiko would wait 10 s for its prompt, then raise
+        # ReadTimeout, which is no OSError
         with pytest.raises(OSError):
             conn.send_command("hostname")
-        assert time.monotonic() - started < 3      # not netmiko's 10 s wait for a prompt on a dead session
     finally:
         conn.disconnect()

@@ -31,9 +31,11 @@ class PfcCheck(Check):
             if got is None or sorted(got) != want:
                 out.append(self.fail(intent.name, itf.name, f"pfc priorities {fmt_list(want)}",
                                      f"pfc priorities {fmt_list(got)}",
-                                     f"enable PFC no-drop on priority {fmt_list(want)} only on {itf.name}", where=at))
+                                     f"enable PFC no-drop on priority {fmt_list(want)} only on {itf.name}", where=at,
+                                     kind="pfc-priorities"))
             else:
-                out.append(self.ok(intent.name, itf.name, f"pfc priorities {fmt_list(want)}", where=at))
+                out.append(self.ok(intent.name, itf.name, f"pfc priorities {fmt_list(want)}", where=at,
+                                   kind="pfc-priorities"))
             out += self._agree(intent.name, itf, got, states)
             out += self._watchdog(intent.name, itf, wd, state.watchdog.get(itf.name))
         by_port = {i.name: on_port(i) for i in intent.interfaces}
@@ -69,20 +71,22 @@ class PfcCheck(Check):
             return [self.fail(device, target, "both ends same pfc priorities",
                               f"{device}:{itf.name}={near_s} {itf.peer_device}:{itf.peer_port}={far_s}",
                               "PFC mismatch across the link: pause frames for one priority are ignored by the peer",
-                              where=at)]
-        return [self.ok(device, target, f"both ends pfc {near_s}", where=at)]
+                              where=at, kind="pfc-agree")]
+        return [self.ok(device, target, f"both ends pfc {near_s}", where=at, kind="pfc-agree")]
 
     def _watchdog(self, device: str, itf: Interface, wd: Watchdog, obs: WatchdogState | None) -> list[Finding]:
         port, at = itf.name, on_port(itf)
         target = f"{port} watchdog"
+        k = "pfc-watchdog"
         if not wd.enabled:
-            return [self.ok(device, target, "watchdog off", where=at)] if obs is None or not obs.enabled else [
-                self.fail(device, target, "watchdog off", "watchdog on", "disable the PFC watchdog", "warning", at)]
+            return [self.ok(device, target, "watchdog off", where=at, kind=k)] if obs is None or not obs.enabled else [
+                self.fail(device, target, "watchdog off", "watchdog on", "disable the PFC watchdog", "warning", at,
+                          kind=k)]
         exp = f"on, {wd.action}, detect {wd.detection_ms} ms, restore {wd.restoration_ms} ms"
         if obs is None or not obs.enabled:
-            return [self.fail(device, target, exp, "off", f"enable the PFC watchdog on {port}", where=at)]
+            return [self.fail(device, target, exp, "off", f"enable the PFC watchdog on {port}", where=at, kind=k)]
         got = f"on, {obs.action}, detect {obs.detection_ms} ms, restore {obs.restoration_ms} ms"
         same = (obs.action == _intended_action(wd.action)
                 and obs.detection_ms == wd.detection_ms and obs.restoration_ms == wd.restoration_ms)
-        return [self.ok(device, target, exp, got, at)] if same else [
-            self.fail(device, target, exp, got, f"set watchdog timers/action on {port}", where=at)]
+        return [self.ok(device, target, exp, got, at, kind=k)] if same else [
+            self.fail(device, target, exp, got, f"set watchdog timers/action on {port}", where=at, kind=k)]
