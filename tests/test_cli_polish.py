@@ -47,7 +47,8 @@ def _site(tmp_path: Path, catalog: object) -> list[str]:
 ])
 def test_a_bad_catalog_exits_3_naming_file_and_field_before_any_device(tmp_path, capsys, catalog, field) -> None:
     inv = _site(tmp_path, catalog)
-    for argv in (["check", "--lab"], ["compliance", "--lab"], ["job-check", "--lab", "--nodes", "gpu1"]):
+    for argv in (["check", "--lab"], ["compliance", "--lab"], ["job-check", "--lab", "--nodes", "gpu1"],
+                 ["deploy", "--lab"], ["watch", "--lab", "--count", "1"]):
         assert main([*argv, "--site", "dc1", *inv, "--artifacts", str(tmp_path / "a")]) == 3
         err = capsys.readouterr().err
         assert "catalog.yaml" in err and f"field {field}" in err, err
