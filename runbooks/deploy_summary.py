@@ -82,7 +82,8 @@ def _stopped(report: Any, states: dict[str, list[str]]) -> str:
     confirmed = states.get("confirmed", [])
     back = states.get("rolled back", []) + states.get("reverted", [])
     broken = states.get("failed", []) + states.get("interrupted", [])
-    left = states.get("diffed", []) + states.get("pending", []) + states.get("skipped", [])
+    left = sorted(states.get("diffed", []) + states.get("pending", []) + states.get("skipped", [])
+                  + states.get("untouched", []))
     why = "interrupted" if report.interrupted else "stopped"
     if report.stopped_at:
         parts = [f"deploy {site}: {why} at {report.stopped_at}"]

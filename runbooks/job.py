@@ -43,6 +43,9 @@ from nr_run.validators.probes import Sleep
 JOB_CHECKS = ["cabling", "counters", "ecmp", "ecn", "host", "host-link", "interfaces", "pfc"]
 # a prolog has seconds, not minutes: the counter window is short unless an option says otherwise
 DEFAULT_OPTIONS: dict[str, dict[str, Any]] = {"counters": {"interval_s": 1.0}}
+# switches read at the same time: a job's switches all start at once up to this many (a bigger job queues the
+# rest, which then may miss the budget and are named), so threads and connections stay bounded
+MAX_PARALLEL = 128
 # which failure names the drain reason when several fail: what hurts a job most first
 _RANK = {"pfc": 0, "counters": 1, "rails": 2, "host": 2, "host-link": 2, "interfaces": 3, "cabling": 4, "ecmp": 5,
          "ecn": 6}
@@ -323,20 +326,23 @@ def run_job_check(nr: Nornir, fabric: FabricIntent, scope: JobScope, budget_s: f
                   clock: Callable[[], float] = time.monotonic, sleep: Sleep = time.sleep) -> JobVerdict:
     """The scoped check within `budget_s` (measured on `clock`): every switch is read on its own thread;
     at the deadline the switches that answered are judged together and the rest are named as not checked
-    (their calls run on in daemon threads; the CLI exits without waiting for them)."""
+    (their calls run on in daemon threads, on `nr`'s connections: the CLI exits without waiting for them, and a
+    library caller gives a later run its own Nornir)."""
     merged = merge_options(options)
     scoped = scoped_fabric(fabric, scope)
     checks = select(JOB_CHECKS, merged)
     started = clock()
     deadline = started + budget_s
     done: dict[str, DeviceState] = {}
-    failures: dict[str, BaseException] = {}
+    failures: dict[str, Exception] = {}          # a switch whose check raised: not checked, named with why
     ready = threading.Condition()
+    slots = threading.BoundedSemaphore(MAX_PARALLEL)
 
     def work(name: str) -> None:
         try:
-            state = check_device(nr, scoped, name, checks, sleep)
-        except BaseException as exc:   # re-raised below, in the caller's thread
+            with slots:
+                state = check_device(nr, scoped, name, checks, sleep)
+        except Exception as exc:   # one switch's bug or broken answer costs only its own verdict
             with ready:
                 failures[name] = exc
                 ready.notify_all()
@@ -350,20 +356,19 @@ def run_job_check(nr: Nornir, fabric: FabricIntent, scope: JobScope, budget_s: f
     for name in targets:
         threading.Thread(target=work, args=(name,), name=f"nr-run-job-{name}", daemon=True).start()
     with ready:
-        while len(done) + len(failures) < len(targets) and not failures:
+        while len(done) + len(failures) < len(targets):
             left = deadline - clock()
             if left <= 0:
                 break
             ready.wait(left)
         states = dict(done)
-        error = next(iter(failures.values()), None)
-    if error is not None:
-        raise error
+        broken = {d: f"check failed: {type(e).__name__}: {e}" for d, e in failures.items()}
     verdict = JobVerdict(scope, elapsed_s=clock() - started, budget_s=budget_s, unknown_drains=unknown_drains)
     selection = {name: Selection(frozenset(c.name for c in checks)) for name in states}
     findings = evaluate_all(checks, scoped, states, selection) + rail_findings(fabric, scope)
     verdict.findings, verdict.unknown = judge(findings, {d: s.errors for d, s in states.items()}, scope)
-    late = [d for d in targets if d not in states]
+    verdict.unknown.update(broken)
+    late = [d for d in targets if d not in states and d not in broken]
     for name in late:
         verdict.unknown[name] = f"{NO_ANSWER} the {budget_s:g} s budget"
     verdict.unknown = dict(sorted(verdict.unknown.items()))

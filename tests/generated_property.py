@@ -109,10 +109,13 @@ def check_generated_site(spec: SmallSite, scratch: Path) -> str:
             rc, out = _cli(["check", *common, "--lab", "--artifacts", str(artifacts), "--json", *FAST_OPTIONS])
             report = json.loads(out) if out.strip() else {}
             failed = [f for f in report.get("findings", []) if not f["passed"]]
-            expected_rc = 1 if spec.remove_rail else 0        # a server missing a rail link is a check finding
-            assert rc == expected_rc, (asdict(spec), failed[:10], report.get("collection_errors"))
+            # a server missing a rail link the inventory removes is a known degradation: reported, exit 0
+            assert rc == 0, (asdict(spec), failed[:10], report.get("collection_errors"))
             if spec.remove_rail:
                 assert {f["check"] for f in failed} == {"rails"}, failed[:10]
+                assert all(f["declared"] for f in failed), failed[:10]
+            else:
+                assert failed == [], failed[:10]
         finally:
             if old is None:
                 os.environ.pop("NR_RUN_LAB_STATE_DIR", None)

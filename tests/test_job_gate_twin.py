@@ -98,3 +98,60 @@ def test_a_nic_without_a_rail_link_is_a_finding_not_a_smaller_job(deployed_twin:
                                "(the job would run short of a rail)"), verdict["line"]
     assert [n["nic"] for n in verdict["nics"]] == ["eth1"]
     assert [(f["check"], f["device"], f["port"]) for f in verdict["findings"]] == [("rails", "gpu2", "eth2")]
+
+
+def test_the_budget_runs_on_the_injected_clock(deployed_twin: TwinSite) -> None:
+    """Python API: a clock that says the budget is spent at the first look judges what answered (nothing yet)
+    and names every switch, without waiting; the real clock lets them all answer."""
+    from nr_run.intent import compile_site
+    from nr_run.runbooks.inventory import init_nornir
+    from nr_run.runbooks.job import job_scope, run_job_check
+    from tests.conftest import REPO
+
+    intent = compile_site(DC1)
+    scope = job_scope(intent, ["gpu1", "gpu2"])
+    nr = init_nornir("dc1", REPO / "inventory", lab=True, address_map=deployed_twin.addresses)
+    ticks = iter([0.0] + [100.0] * 1000)
+    try:
+        spent = run_job_check(nr, intent, scope, 10.0, {"counters": {"interval_s": 0.2}}, clock=lambda: next(ticks))
+        assert spent.verdict == "unknown" and spent.timed_out and not spent.findings
+        assert sorted(spent.unknown) == ["ctsw1", "ctsw2", "rtsw1", "rtsw2"]
+        assert set(spent.unknown.values()) == {"no answer within the 10 s budget"}
+    finally:
+        nr.close_connections()
+    # the abandoned calls still hold the first Nornir's connections: a new run takes its own
+    fresh = init_nornir("dc1", REPO / "inventory", lab=True, address_map=deployed_twin.addresses)
+    try:
+        ok = run_job_check(fresh, intent, scope, 60.0, {"counters": {"interval_s": 0.2}})
+        assert ok.verdict == "ok" and not ok.unknown, ok.line()
+    finally:
+        fresh.close_connections()
+
+
+def test_a_switch_whose_check_breaks_is_named_and_the_others_still_drain(deployed_twin: TwinSite, monkeypatch) -> None:
+    """Python API: reading ctsw2 raises (a broken answer, a bug): ctsw2 is not checked, named with why, and the
+    down port on rtsw1 still drains the job."""
+    from nr_run.intent import compile_site
+    from nr_run.runbooks import job
+    from nr_run.runbooks.inventory import init_nornir
+    from tests.conftest import REPO
+
+    real = job.check_device
+
+    def breaks_on_ctsw2(nr, fabric, name, checks, sleep):
+        if name == "ctsw2":
+            raise ValueError("unparsable answer")
+        return real(nr, fabric, name, checks, sleep)
+
+    monkeypatch.setattr(job, "check_device", breaks_on_ctsw2)
+    deployed_twin.fault("link_down", device="rtsw1", port="Ethernet3")
+    intent = compile_site(DC1)
+    nr = init_nornir("dc1", REPO / "inventory", lab=True, address_map=deployed_twin.addresses)
+    try:
+        verdict = job.run_job_check(nr, intent, job.job_scope(intent, ["gpu1", "gpu2"]), 60.0,
+                                    {"counters": {"interval_s": 0.2}})
+    finally:
+        nr.close_connections()
+    assert verdict.drain and verdict.unknown == {"ctsw2": "check failed: ValueError: unparsable answer"}
+    assert verdict.line().startswith("drain: rtsw1 Ethernet3: oper down (expected oper up)")
+    assert verdict.line().endswith("; 1 switch(es) not checked (unreadable): ctsw2")

@@ -101,6 +101,14 @@ def parse_options(specs: list[str]) -> dict[str, dict[str, str]]:
     return options
 
 
+def site_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """The check options of a run: the site catalog's thresholds with --option values over them, key by key."""
+    from nr_run.runbooks.catalog import load_catalog
+    from nr_run.runbooks.inventory import site_dir
+
+    return load_catalog(site_dir(args.site, args.inventory_dir)).merged_options(parse_options(args.options))
+
+
 def _progress(args: argparse.Namespace, console: Console, intent: Any, title: str) -> Any:
     """Live progress on the console (lines when not a terminal); none with -q, or with --json unless -v."""
     from nr_run.runbooks.progress import DeviceProgress

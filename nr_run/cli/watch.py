@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from nr_run.cli.check import parse_options
+from nr_run.cli.check import site_options
 from nr_run.cli.commands import announce_lab, load_intent
 from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, make_console, verbosity
 
@@ -62,7 +62,7 @@ def prepare(args: argparse.Namespace, console: Any) -> tuple[Any, dict[str, dict
     site's intent (None: its preflight findings were printed). Returns (intent, options)."""
     from nr_run.runbooks.watch import SOURCES
 
-    options = parse_options(args.options)
+    options = site_options(args)          # the catalog's thresholds, --option over them
     if args.source not in SOURCES:
         raise UsageError(f"--source {args.source!r}: one of {', '.join(sorted(SOURCES))}")
     intent, _ = load_intent(args, console)
