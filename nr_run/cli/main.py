@@ -169,7 +169,8 @@ class _Version(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  option_string: str | None = None) -> None:
-        parser.exit(message=f"nr-run {_version()}\n")
+        sys.stdout.write(f"nr-run {_version()}\n")         # on stdout, as argparse's own version action
+        parser.exit()
 
 
 def build_parser(only: str | None = _ALL) -> argparse.ArgumentParser:
