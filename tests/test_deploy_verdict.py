@@ -93,4 +93,5 @@ def test_a_failed_batch_says_once_why_and_ends_with_what_is_left(twin, capsys, m
     assert summary.count("configuration rejected by the system") == 1, summary
     last = out.splitlines()[-1]
     assert last.startswith("deploy dc1: stopped at batch 1; 2 confirmed (ctsw1, rtsw1); 1 failed or unfinished "
-                           "(rtsw3); 3 not deployed (ctsw2, rtsw2, rtsw4): the site is partly deployed. Finish: "), last
+                           "(rtsw3); 7 not deployed (ctsw2, gpu1, gpu2, gpu3, gpu4, rtsw2 and 1 more): the site is partly deployed. "
+                           "Finish: "), last
