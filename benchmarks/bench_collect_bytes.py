@@ -82,7 +82,7 @@ def sample(intent: Any) -> list[str]:
 
 
 def deploy_all(nr: Any, intent: Any, rounds: int = 4) -> None:
-    """Every switch on its rendered config (NAPALM replace); hosts whose session failed (a one-process twin of a
+    """Every configured device (switches, and the servers' NICs) on its rendered config (replace); hosts whose session failed (a one-process twin of a
     large site misses SSH banner deadlines under load) are tried again, up to `rounds` times."""
     from nornir.core.task import Result, Task
 
@@ -96,7 +96,7 @@ def deploy_all(nr: Any, intent: Any, rounds: int = 4) -> None:
         device.commit_config()
         return Result(host=task.host)
 
-    todo = {d.name for d in intent.switches()}
+    todo = {d.name for d in intent.devices.values() if registry.get(d.platform).configurable}
     for _ in range(rounds):
         res = nr.filter(filter_func=lambda h, todo=todo: h.name in todo).run(task=push, on_failed=True)
         todo = {h for h, r in res.items() if r.failed}

@@ -15,9 +15,14 @@ JSON Patch from running to candidate (``config apply-patch``), ``config save -y`
 new QoS/buffer tables, ...) is a drained apply instead: ``TSA``, ``config reload -y <candidate>``, wait until
 APPL_DB shows the changed buffer/port entries (``sonic-db-cli``, ``verify_timeout``), ``TSB``; a failure
 reloads the saved config the same way. Nothing is half-applied: GCU's refusals are predicted before any
-change. ``commit_config(revert_in=N)`` arms a transient systemd timer (``systemd-run --on-active``) that
-runs ``config rollback <checkpoint>`` (GCU) or ``config reload -y <backup>`` (drained) unless
-``confirm_commit()`` stops it first. ``last_method`` says which path the last commit took and why.
+change. Every commit is guarded before the switch changes: a transient systemd timer (``systemd-run
+--on-active``) is armed first, running ``config rollback <checkpoint>`` (GCU) or ``TSA; config reload -y
+<backup>; TSB`` (drained: the restore drains and undrains too, so a switch left traffic-shifted by a killed
+client is shifted back), then the change is applied. ``commit_config(revert_in=N)`` leaves that timer to fire N
+s after it was armed unless ``confirm_commit()`` stops it; without revert_in the timer (``guard_timeout``) only
+covers the apply and is stopped once the change is saved. A client that dies at any point leaves the switch
+either unchanged or on a change its own timer restores. ``last_method`` says which path the last commit took
+and why.
 
 optional_args:
     port (int, 22); ssh_strict (bool, True): reject unknown host keys (uses ~/.ssh/known_hosts);
@@ -32,7 +37,9 @@ optional_args:
     replace_preserve_tables (list[str]): tables kept from running on load_replace_candidate when the
         candidate lacks them (default: management/system tables, see PRESERVE_TABLES);
     verify_timeout (float, 480): seconds a drained apply waits for APPL_DB (sonic-mgmt allows 480 s);
-    drain (bool, True): shift traffic away (TSA/TSB) around a drained apply.
+    drain (bool, True): shift traffic away (TSA/TSB) around a drained apply;
+    guard_timeout (float, 2 * verify_timeout + 300): seconds the timer of a commit without revert_in allows
+        for the apply before it restores the switch (the client stops it once the change is in and saved).
 """
 
 from __future__ import annotations
@@ -89,6 +96,7 @@ class SonicDriver(NetworkDriver):
         self.preserve = tuple(args.pop("replace_preserve_tables", PRESERVE_TABLES))
         self.verify_timeout = float(args.pop("verify_timeout", 480))
         self.drain = bool(args.pop("drain", True))
+        self.guard_timeout = float(args.pop("guard_timeout", 2 * self.verify_timeout + 300))
         self.ssh_options = ssh.SshOptions.pop_from(args, strict, self.port)
         self.device: Any = None         # the paramiko SSHClient once open
         self.candidate: configdb.ConfigDb | None = None
@@ -224,12 +232,16 @@ class SonicDriver(NetworkDriver):
         return gcu.apply_method(running, candidate, gcu.hwsku_of(running, candidate), ver.get("ASIC", "vs"),
                                 ver.get("SONiC Software Version", ""))
 
+    def _guard_seconds(self, revert_in: int | None) -> int:
+        """How long the timer armed before a change waits: the confirm window, else the apply's own bound."""
+        return max(1, int(revert_in)) if revert_in is not None else max(1, int(self.guard_timeout))
+
     def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
         if message:
             raise NotImplementedError("Commit message not implemented for this platform")
         if self.candidate is None:
             raise CommitError("no candidate configuration loaded")
-        if revert_in is not None and self.has_pending_commit():
+        if self.has_pending_commit():
             raise CommitError("a commit is already pending confirmation")
         self._base = None         # the patch is computed from what runs now, and the config changes from here on
         running = self._running()
@@ -239,26 +251,31 @@ class SonicDriver(NetworkDriver):
             return
         phases = configdb.make_patch_phases(running, self.candidate)
         checkpoint = self._checkpoint()
+        config = _abs_config(self.config_cmd)
+        # restored and saved: a switch the timer restores boots into the same config
+        restore = f"/bin/sh -c {shlex.quote(f'{config} rollback {checkpoint} && {config} save -y')}"
+        try:
+            self._arm_revert(restore, self._guard_seconds(revert_in))
+        except CommitError:
+            self._run(self._priv(f"config delete-checkpoint {checkpoint}"))
+            raise
         try:
             for n, ops in enumerate(phases, 1):
                 self._apply(ops, f"{checkpoint}_{n}")
-        except CommitError:
-            if len(phases) > 1:  # phase 1 may have applied: restore the checkpoint
-                self._run(self._priv(f"config rollback {checkpoint}"), timeout=max(self.timeout, 300))
+            behind = self.verify_applied(running, self.candidate, self.verify_timeout, guarded=True)
+            if behind:           # CONFIG_DB took it, the daemons did not: do not leave it half in effect
+                raise CommitError(f"change not in APPL_DB after {self.verify_timeout:g} s, rolled back: "
+                                  f"{', '.join(behind[:5])}")
+        except (CommitError, CommandTimeoutException):
+            # restored while the timer still stands guard, then the timer goes (it would restore the same)
+            self._run(self._priv(f"config rollback {checkpoint}"), timeout=max(self.timeout, 300))
+            self._stop_timer()
             self._run(self._priv(f"config delete-checkpoint {checkpoint}"))
             raise
-        behind = self.verify_applied(running, self.candidate, self.verify_timeout)
-        if behind:               # CONFIG_DB took it, the daemons did not: do not leave it half in effect
-            self._run(self._priv(f"config rollback {checkpoint}"), timeout=max(self.timeout, 300))
-            self._run(self._priv(f"config delete-checkpoint {checkpoint}"))
-            raise CommitError(f"change not in APPL_DB after {self.verify_timeout:g} s, rolled back: "
-                              f"{', '.join(behind[:5])}")
         self._last_checkpoint, self._last_backup = checkpoint, None
         self._forget_candidate()
-        if revert_in is not None:
-            self._arm_revert(f"rollback {checkpoint}", int(revert_in))
-        else:
-            self._save()
+        if revert_in is None:
+            self._keep()
 
     # ---------------------------------------------------------------- drained apply
     def _reload(self, path: str) -> None:
@@ -294,29 +311,46 @@ class SonicDriver(NetworkDriver):
             out.update({k: parsers.parse_db_hash("\n".join(lines[k])) if k in lines else {} for k in chunk})
         return out
 
-    def verify_applied(self, running: configdb.ConfigDb, target: configdb.ConfigDb, timeout: float) -> list[str]:
-        """Wait until APPL_DB carries every changed buffer/port entry of `target`; the keys still behind."""
+    def verify_applied(self, running: configdb.ConfigDb, target: configdb.ConfigDb, timeout: float,
+                       guarded: bool = False) -> list[str]:
+        """Wait until APPL_DB carries every changed buffer/port entry of `target`; the keys still behind.
+        guarded: the change's revert timer is armed; once it has fired (the switch restored itself) there is
+        nothing left to wait for."""
         behind = configdb.appl_db_changes(running, target)
         deadline = time.monotonic() + timeout
         while True:
             # every key still behind in one read; a key that has caught up is not read again
             now = self._appl_entries(sorted(behind)) if behind else {}
             behind = {k: fields for k, fields in behind.items() if now[k] != fields}
+            # the timer is read after APPL_DB: a change seen applied is only in effect while its timer waits
+            if guarded and not self.has_pending_commit():
+                raise CommitError("the revert timer fired before the change was in APPL_DB (the confirm window "
+                                  "is shorter than the apply): the switch restored its config")
             if not behind or time.monotonic() >= deadline:
                 return list(behind)
             time.sleep(min(1.0, max(0.05, timeout / 50)))
 
+    def _restore_script(self, backup: str) -> str:
+        """What the timer of a drained apply runs: the backup reloaded the way it was applied, drained (TSA
+        first, TSB whatever the reload's outcome), so the timer also undrains a switch a client left shifted."""
+        config = _abs_config(self.config_cmd)
+        reload = f"{config} reload -y {shlex.quote(backup)} && {config} save -y"
+        script = f"TSA; {reload}; TSB" if self.drain else reload
+        return f"/bin/sh -c {shlex.quote(script)}"
+
     def _drained_apply(self, running: configdb.ConfigDb, candidate: configdb.ConfigDb, revert_in: int | None) -> None:
-        """TSA -> config reload (candidate) -> APPL_DB verify -> TSB; on failure the saved config, the same way."""
+        """Timer (restore + undrain) -> TSA -> config reload (candidate) -> APPL_DB verify -> TSB; on failure
+        the saved config, the same way, before the timer is stopped."""
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
         backup = f"{self.tmp_dir}/{self.cp_prefix}backup_{stamp}.json"
         target = f"{self.tmp_dir}/{self.cp_prefix}candidate_{stamp}.json"
         self._put_file(backup, configdb.dumps(running))
         self._put_file(target, configdb.dumps(candidate))
-        self._shift("TSA")
+        self._arm_revert(self._restore_script(backup), self._guard_seconds(revert_in))
         try:
+            self._shift("TSA")
             self._reload(target)
-            behind = self.verify_applied(running, candidate, self.verify_timeout)
+            behind = self.verify_applied(running, candidate, self.verify_timeout, guarded=True)
             if behind:
                 raise CommitError(f"change not in APPL_DB after {self.verify_timeout:g} s: {', '.join(behind[:5])}")
         except (CommitError, CommandTimeoutException) as exc:
@@ -325,24 +359,36 @@ class SonicDriver(NetworkDriver):
                 self.verify_applied(candidate, running, self.verify_timeout)
             finally:
                 self._shift("TSB")
+            self._stop_timer()
             raise CommitError(f"drained apply failed, saved config reloaded: {exc}") from exc
         self._shift("TSB")
         self._run(f"rm -f {target}")
         self._last_backup, self._last_checkpoint = backup, None
         self._forget_candidate()
-        if revert_in is not None:
-            self._arm_revert(f"reload -y {backup}", int(revert_in))
-        else:
-            self._save()
+        if revert_in is None:
+            self._keep()
 
-    def _arm_revert(self, action: str, seconds: int) -> None:
-        """A timer running `config <action>` (rollback <checkpoint> | reload -y <backup>) unless confirmed."""
+    def _arm_revert(self, command: str, seconds: int) -> None:
+        """Arm the timer that runs `command` (restoring the switch) in `seconds` unless it is stopped first.
+        Called before a change: a timer that cannot be armed means nothing is changed."""
         cmd = (f"systemd-run --on-active={seconds}s --unit={self.revert_unit} "
-               f"--description='napalm_sonic revert: {action}' {_abs_config(self.config_cmd)} {action}")
+               f"--description='napalm_sonic revert' {command}")
         rc, out = self._run(self._priv(cmd))
         if rc != 0:
-            self._run(self._priv(f"config {action}"), timeout=max(self.timeout, 300))
-            raise CommitError(f"cannot arm the revert timer, reverted: {out.strip()}")
+            raise CommitError(f"cannot arm the revert timer, nothing changed: {out.strip()}")
+
+    def traffic_shifted(self) -> bool:
+        """TSA in effect (`TSC`: "System Mode: Maintenance")."""
+        rc, out = self._run(self._priv("TSC"))
+        if rc != 0:
+            raise CommandErrorException(f"TSC failed: {out.strip()}")
+        return "Maintenance" in out
+
+    def undrain(self) -> None:
+        """Shift traffic back (TSB)."""
+        rc, out = self._run(self._priv("TSB"))
+        if rc != 0:
+            raise CommandErrorException(f"TSB failed: {out.strip()}")
 
     def has_pending_commit(self) -> bool:
         rc, _ = self._run(f"systemctl is-active --quiet {self.revert_unit}.timer")
@@ -351,12 +397,19 @@ class SonicDriver(NetworkDriver):
     def _stop_timer(self) -> None:
         self._run(self._priv(f"systemctl stop {self.revert_unit}.timer"))
 
+    def _keep(self) -> None:
+        """Save the change, then stop its timer, in one command: once sent, the switch runs both even if this
+        client dies, so it never keeps an unsaved change without a timer (a failed save leaves the timer)."""
+        script = f"{self.config_cmd} save -y && systemctl stop {self.revert_unit}.timer"
+        rc, out = self._run(self._priv(f"sh -c {shlex.quote(script)}"))
+        if rc != 0:
+            raise CommitError(f"config save failed, the revert timer still runs: {out.strip()}")
+
     def confirm_commit(self) -> None:
         self._base = None
         if not self.has_pending_commit():
             raise CommitError("no pending commit to confirm")
-        self._stop_timer()
-        self._save()
+        self._keep()
 
     # ---------------------------------------------------------------- named checkpoints
     def list_checkpoints(self) -> list[tuple[str, datetime | None]]:
@@ -412,8 +465,6 @@ class SonicDriver(NetworkDriver):
     def rollback(self) -> None:
         self._forget_candidate()
         if self._last_backup is not None:               # the last commit was a drained apply: undo it likewise
-            if self.has_pending_commit():
-                self._stop_timer()
             running = self._running()
             backup = self._last_backup
             rc, text = self._run(f"cat {backup}")
@@ -425,16 +476,17 @@ class SonicDriver(NetworkDriver):
                 self.verify_applied(running, configdb.normalize(json.loads(text)), self.verify_timeout)
             finally:
                 self._shift("TSB")
+            self._stop_timer()
             self._save()
             return
         checkpoint = self._latest_checkpoint()
         if checkpoint is None:
             raise CommitError("no napalm_sonic checkpoint to roll back to")
-        if self.has_pending_commit():
-            self._stop_timer()
+        # the pending timer (if any) stays armed until the rollback is in: it restores the same checkpoint
         rc, out = self._run(self._priv(f"config rollback {checkpoint}"), timeout=max(self.timeout, 300))
         if rc != 0:
             raise CommitError(_gcu_reason(out) or f"config rollback exited {rc}")
+        self._stop_timer()
         self._save()
 
     # ---------------------------------------------------------------- getters

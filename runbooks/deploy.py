@@ -26,21 +26,32 @@ from nornir.core.task import Result, Task
 
 from nr_run.intent.models import FabricIntent
 from nr_run.platforms import registry
-from nr_run.platforms.base import COMMIT, ApplyMethod, DeployPolicy, LeftUntouched, ReplaceCandidate
+from nr_run.platforms.base import (
+    COMMIT,
+    ApplyMethod,
+    DeployPolicy,
+    LeftUntouched,
+    ReplaceCandidate,
+    ShiftsTraffic,
+    marker_time,
+)
 from nr_run.runbooks.deploy_marker import (
     ForeignPending,
     MarkerHeld,
     SessionPending,
+    age_text,
     claim_device,
     earlier_markers,
     guard,
     release_device,
+    release_earlier,
 )
 from nr_run.runbooks.failures import result_cause, result_traceback
 from nr_run.runbooks.interrupt import Interrupted, Stop, bounded
+from nr_run.runbooks.lock import dead_markers, register_marker, unregister_marker
 from nr_run.runbooks.plan import Stage, plan_rollout
 from nr_run.runbooks.progress import DeviceProgress, ProgressProcessor
-from nr_run.runbooks.records import AWAITING_REVERT, RunRecords, unfinished
+from nr_run.runbooks.records import AWAITING_REVERT, RunRecords, state_hash, unfinished
 from nr_run.validators.base import Finding
 
 if TYPE_CHECKING:
@@ -50,7 +61,7 @@ if TYPE_CHECKING:
 # Nornir task name -> the device state shown while it runs
 TASK_LABELS = {"diff_device": "diffing", "running_config": "backing up", "commit_device": "committing",
                "confirm_device": "confirming", "rollback_device": "rolling back", "device_status": "reading",
-               "claim_device": "marking", "release_device": "unmarking"}
+               "claim_device": "marking", "release_device": "unmarking", "restore_traffic": "restoring traffic"}
 # Extra seconds after a revert timer's deadline before a device that is not back on its backup is reported
 REVERT_GRACE_S = 10.0
 POLL_S = 1.0          # reading a device left to its timer, once the timer is due (or it looks stranded)
@@ -95,10 +106,11 @@ def _candidate(task: Task, device: Any, config: str, replace: bool) -> str:
     return policy.replace_candidate(device.get_config(retrieve="running")["running"], config)
 
 
-def _guard_pending(task: Task, device, break_lock: bool = False, earlier: Collection[str] = ()) -> None:
+def _guard_pending(task: Task, device, break_lock: bool = False, earlier: Collection[str] = ()) -> list[Any]:
+    """Refuse a device with a foreign pending commit or hold; the device's holds (deploy markers) read."""
     if device.has_pending_commit():
         raise ForeignPending("a commit-confirm by someone else is pending on the device; not touching it")
-    guard(device, task.host.platform or "", break_lock, earlier)
+    return guard(device, task.host.platform or "", break_lock, earlier)
 
 
 def _load_guarded(device, config: str, replace: bool) -> None:
@@ -115,14 +127,16 @@ def diff_device(task: Task, config: str, replace: bool = False, break_lock: bool
     """Load the candidate, diff it against running, discard it. A device another deploy marked is refused
     (unless break_lock, or the marker is one of our `earlier` runs': runbooks.deploy_marker)."""
     device = _driver(task)
-    _guard_pending(task, device, break_lock, earlier)
+    holds = _guard_pending(task, device, break_lock, earlier)
+    # read back, no commit pending: markers a dead run of ours left here are released (changed or not)
+    released = release_earlier(device, task.host.platform or "", earlier, holds)
     _load_guarded(device, _candidate(task, device, config, replace), replace)
     try:
         diff = device.compare_config()
         method = _apply_method(task, device) if diff else None
     finally:
         device.discard_config()
-    return Result(host=task.host, diff=diff, changed=bool(diff), result=diff, method=method)
+    return Result(host=task.host, diff=diff, changed=bool(diff), result=diff, method=method, released=released)
 
 
 def _apply_method(task: Task, device: Any) -> tuple[str, str] | None:
@@ -134,9 +148,15 @@ def _apply_method(task: Task, device: Any) -> tuple[str, str] | None:
                                device.get_config(retrieve="candidate")["candidate"])
 
 
+def _masked_running(task: Task, device: Any) -> str:
+    """The running config as backups and read-backs keep it: the driver's sanitizing, then the platform
+    policy's secret masks, the very ones diffs get (SNMP communities and keys, NTP keys, ...)."""
+    return _policy(task.host.platform or "").redact(device.get_config(retrieve="running", sanitized=True)["running"])
+
+
 def running_config(task: Task) -> Result:
     """The running config with secrets masked (it is written to the artifacts)."""
-    return Result(host=task.host, result=_driver(task).get_config(retrieve="running", sanitized=True)["running"])
+    return Result(host=task.host, result=_masked_running(task, _driver(task)))
 
 
 def commit_device(task: Task, config: str, replace: bool = False, revert_in: int = 300) -> Result:
@@ -160,14 +180,26 @@ def confirm_device(task: Task) -> Result:
 def device_status(task: Task) -> Result:
     """The running config (masked, as backed up) and whether a commit-confirm is pending on the device."""
     device = _driver(task)
-    running = device.get_config(retrieve="running", sanitized=True)["running"]
-    return Result(host=task.host, result={"running": running, "pending": bool(device.has_pending_commit())})
+    running = _masked_running(task, device)
+    policy = _policy(task.host.platform or "")
+    shifted = policy.traffic.shifted(device) if isinstance(policy, ShiftsTraffic) else None
+    return Result(host=task.host, result={"running": running, "pending": bool(device.has_pending_commit()),
+                                          "shifted": shifted})
+
+
+def restore_traffic(task: Task) -> Result:
+    """Shift traffic back to a switch an interrupted drained apply left shifted away."""
+    policy = _policy(task.host.platform or "")
+    if not isinstance(policy, ShiftsTraffic):
+        return Result(host=task.host, result="no traffic shift on this platform")
+    policy.traffic.restore(_driver(task))
+    return Result(host=task.host, result="traffic shifted back")
 
 
 def rollback_device(task: Task) -> Result:
     device = _driver(task)
     device.rollback()
-    return Result(host=task.host, result=device.get_config(retrieve="running", sanitized=True)["running"])
+    return Result(host=task.host, result=_masked_running(task, device))
 
 
 @dataclass
@@ -205,8 +237,10 @@ class DeployReport:
     preexisting: list[Finding] = field(default_factory=list)   # failing already in the baseline (unique by id)
     baseline: dict[str, Any] | None = None
     reconciled: list[dict[str, Any]] = field(default_factory=list)    # unfinished audit lines of earlier runs
+    markers_released: list[dict[str, str]] = field(default_factory=list)   # markers of dead runs taken off
     interrupted: str = ""
     message: str = ""
+    host_fault: str = ""     # a write this host refused during the rollout (full disk): the records are incomplete
     final_check: dict[str, Any] | None = None    # whole-site post-check after the last stage
 
     @property
@@ -214,7 +248,7 @@ class DeployReport:
         # the final check fails the deploy only on what is new since the baseline (pre-existing is reported)
         if self.final_check is not None and not self.final_check.get("passed", False):
             return True
-        return bool(self.stopped_at or self.interrupted) or any(
+        return bool(self.stopped_at or self.interrupted or self.host_fault) or any(
             d.state in ("failed", "rolled back", "reverted", "interrupted") for d in self.devices.values())
 
     @property
@@ -235,7 +269,8 @@ class DeployReport:
                 "devices": [self.devices[n].as_dict() for n in sorted(self.devices)],
                 "checks": [f.to_dict() for f in self.checks],
                 "preexisting": [f.to_dict() for f in self.preexisting], "baseline": self.baseline,
-                "reconciled": self.reconciled, "final_check": self.final_check}
+                "reconciled": self.reconciled, "markers_released": self.markers_released,
+                "host_fault": self.host_fault, "final_check": self.final_check}
 
 
 class StepInterrupted(Exception):
@@ -278,7 +313,11 @@ class Deployment:
         self.stop = stop
         # the device-side marker of this run (runbooks.deploy_marker); None: devices are not marked
         self.marker, self.break_lock = marker, break_lock
-        self.earlier = earlier_markers(records.artifacts, intent.site) - {marker} if marker else frozenset()
+        # markers a dead run left on devices: this folder's earlier deploys, and deploys on this host whose
+        # process is gone (any operator's); the run releases them once it has read the device back
+        self.dead = dead_markers(intent.site) if marker else {}
+        self.earlier = (earlier_markers(records.artifacts, intent.site) | frozenset(self.dead)) - {marker} \
+            if marker else frozenset()
         self.claimed: list[str] = []
         self.report = DeployReport(site=intent.site, commit=False, devices={
             n: DeviceOutcome(n, intent.devices[n].platform, intent.devices[n].role) for n in sorted(configs)})
@@ -323,40 +362,71 @@ class Deployment:
     # ------------------------------------------------------------ before anything
 
     def reconcile(self) -> list[dict[str, Any]]:
-        """Read every device named by an unfinished audit line of this site (a run died between writing
-        "start" and "end", or left a device to its revert timer): did it revert? Reported and closed."""
+        """Every device an earlier run of this site left unsettled, whatever its last audit line (it died between
+        a "start" and its "end", after a commit nobody confirmed, or left it to a revert timer): read back,
+        traffic restored if an interrupted drained apply left it shifted away, then judged against the config
+        recorded before the change (reverted, or kept: stated) or left open while its revert timer runs."""
         lines = [ln for ln in unfinished(self.records.artifacts, self.intent.site)
-                 if ln.get("device") in self.nr.inventory.hosts]
+                 if ln["device"] in self.nr.inventory.hosts]
         if not lines:
             return []
         names = sorted({ln["device"] for ln in lines})
-        self.progress.phase(f"reading back {len(lines)} unfinished action(s) of earlier runs")
+        self.progress.phase(f"reading back {len(lines)} device(s) earlier runs left unfinished")
         try:
             status = self._run(names, device_status)
         except StepInterrupted:
             return []
+        shifted = [n for n in names if not status[n].failed and status[n][0].result["shifted"]
+                   and not status[n][0].result["pending"]
+                   and any(ln["device"] == n and ln.get("method", "").startswith("drained") for ln in lines)]
+        try:
+            restored = self._run(shifted, restore_traffic)
+        except StepInterrupted:
+            restored = {}
         for ln in lines:
-            n = ln["device"]
-            backup = Path(self.records.artifacts) / "runs" / self.intent.site / ln.get("run", "") / "backup" / f"{n}.running"
-            multi = status[n]
-            if multi.failed:
-                verdict, closed = f"still unknown: cannot read the device ({self._error(multi)})", False
-            elif multi[0].result["pending"]:
-                verdict, closed = "a commit-confirm is still pending on the device; its revert timer decides", False
-            elif not backup.exists():
-                verdict, closed = "no backup from that run to compare with; running config read", True
-            elif multi[0].result["running"] == backup.read_text(encoding="utf-8"):
-                verdict, closed = "reverted: the running config equals the backup taken before the change", True
-            else:
-                verdict, closed = "kept the change: the running config differs from the backup taken before it", True
-            item = {"device": n, "action": ln.get("action", ""), "run": ln.get("run", ""), "since": ln.get("time", ""),
-                    "user": ln.get("user", ""), "outcome": verdict}
-            self.report.reconciled.append(item)
-            if closed:
-                self.records.audit_end(ln["id"], n, ln.get("action", ""), "", f"reconciled: {verdict}",
-                                       f"unfinished since {ln.get('time', '?')} (run {ln.get('run', '?')})",
-                                       run=ln.get("run"))
+            self.report.reconciled.append(self._reconciled(ln, status[ln["device"]], restored.get(ln["device"])))
         return self.report.reconciled
+
+    def _reconciled(self, ln: dict[str, Any], multi: Any, restored: Any) -> dict[str, Any]:
+        """The verdict on one unfinished device (and its audit lines closed, unless its timer still decides)."""
+        n, run = ln["device"], str(ln.get("run", ""))
+        traffic = ""
+        if restored is not None:
+            traffic = ("traffic shifted back (TSB): the interrupted drained apply had left it shifted away; "
+                       if not restored.failed else
+                       f"STILL SHIFTED AWAY: shifting traffic back failed ({self._error(restored)}); ")
+        backup = Path(self.records.artifacts) / "runs" / self.intent.site / run / "backup" / f"{n}.running"
+        before = ln.get("before") if isinstance(ln.get("before"), str) else None
+        if multi.failed:
+            state, verdict = "unknown", f"still unknown: cannot read the device ({self._error(multi)})"
+        elif multi[0].result["pending"]:
+            state, verdict = "pending", "a commit-confirm is still pending on the device; its revert timer decides"
+        else:
+            running = multi[0].result["running"]
+            if before is None and backup.is_file():
+                before = state_hash(backup.read_text(encoding="utf-8", errors="replace"))
+            if before is None:
+                state, verdict = "no record", "read back; no record of its config before the change to compare with"
+            elif state_hash(running) == before:
+                state, verdict = "reverted", "reverted: the running config equals the one recorded before the change"
+            else:
+                state, verdict = "kept", (
+                    "kept, not reverted: no commit is pending and the running config differs from the one "
+                    "recorded before the change (the change stayed, or the device was changed since); this run's "
+                    "diff against the intent shows where it stands")
+        if restored is not None and restored.failed:
+            state = "unknown"
+        verdict = traffic + verdict
+        item = {"device": n, "action": ln.get("action", ""), "run": run, "since": ln.get("time", ""),
+                "user": ln.get("user", ""), "last": ln.get("last", ""), "state": state, "outcome": verdict,
+                "traffic": "restored" if restored is not None and not restored.failed else
+                ("still shifted" if restored is not None else "")}
+        if state not in ("unknown", "pending"):
+            detail = f"unfinished since {ln.get('time', '?')} (run {run or '?'}, last: {ln.get('last', '?')})"
+            for entry in ln.get("open", []):
+                self.records.audit_end(entry, n, ln.get("action", ""), "", f"reconciled: {verdict}", detail, run=run)
+            self.records.audit(n, "reconcile", "", f"reconciled: {verdict}", detail, run=run)
+        return item
 
     def dry_run(self) -> None:
         names = sorted(self.configs)
@@ -381,6 +451,8 @@ class Deployment:
                 out.state = "skipped" if isinstance(multi[0].exception, (ForeignPending, LeftUntouched)) else "failed"
                 out.detail = self._error(multi)
             else:
+                for marker in getattr(multi[0], "released", None) or []:
+                    self._released(name, marker)
                 raw = multi[0].diff
                 policy = _policy(out.platform)
                 out.diff = policy.redact(raw)
@@ -396,6 +468,17 @@ class Deployment:
                     out.detail = f"refused: the change would remove management access ({removed})"
             self.records.write(f"diffs/{name}.diff", out.diff)
             self.progress.set(name, out.state, out.detail)
+
+    def _released(self, device: str, marker: str) -> None:
+        """Say (report, log, audit) that a dead run's marker was taken off a device after reading it back."""
+        whose = self.dead.get(marker)
+        owner = (f"pid {whose.get('pid')} of {whose.get('user', '?')} on this host, no longer running"
+                 if whose else "an earlier deploy of this artifacts folder, no longer running")
+        detail = (f"marker {marker} ({age_text(marker_time(marker))}) of a dead run ({owner}) removed after "
+                  "reading the device back: no commit pending")
+        self.report.markers_released.append({"device": device, "marker": marker, "detail": detail})
+        self.records.log(f"{device}: {detail}")
+        self.records.audit(device, "release marker", "", "released", detail)
 
     def plan(self, canary: int, batch: str) -> list[Stage]:
         """The rollout stages over the devices with pending changes."""
@@ -452,12 +535,20 @@ class Deployment:
             self._rollout()
         finally:
             self._release()
+            if self.records.fault:
+                self.report.host_fault = self.records.fault
+                self.report.message = self.report.message or (
+                    f"the rollout finished, but the host could not write all its records ({self.records.fault}): "
+                    "the next deploy reads back every device the audit log leaves unfinished")
 
     def _claim(self) -> bool:
         """Mark every device of the rollout as held by this run; devices another deploy (or tool) holds are
         refused (skipped: no longer pending). False when the rollout was interrupted."""
         names = [n for stage in self.report.stages for n in stage.devices]
         self.progress.phase(f"marking {len(names)} device(s) as held by this deploy ({self.marker})")
+        # listed on this host before any device carries it: if this process dies, the next run of any
+        # operator here knows the marker's run is dead
+        register_marker(self.intent.site, str(self.marker))
         try:
             results = self._run(names, claim_device, marker_name=self.marker, break_lock=self.break_lock,
                                 earlier=self.earlier)
@@ -479,8 +570,12 @@ class Deployment:
         return True
 
     def _release(self) -> None:
-        """Take this run's markers off the devices (not after an interrupt: the process is about to exit)."""
-        if not self.claimed or self.marker is None or (self.stop is not None and self.stop.is_set()):
+        """Take this run's markers off the devices (not after an interrupt: the process is about to exit, and the
+        next run, seeing this one dead, releases them once it has read the devices back)."""
+        if self.marker is None or (self.stop is not None and self.stop.is_set()):
+            return
+        if not self.claimed:
+            unregister_marker(self.intent.site, str(self.marker))
             return
         try:
             results = self._run(self.claimed, release_device, marker_name=self.marker)
@@ -490,6 +585,8 @@ class Deployment:
             if multi.failed:
                 self.records.log(f"{n}: marker {self.marker} not removed: {self._error(multi)}")
         self.claimed = [n for n, multi in results.items() if multi.failed]
+        if not self.claimed:
+            unregister_marker(self.intent.site, str(self.marker))
 
     def _rollout(self) -> None:
         if self.gate is not None and self.report.stages:
@@ -514,6 +611,13 @@ class Deployment:
                 self._stop_before(i + 1, stage.name)
                 return
             at_intent |= set(stage.devices)
+            if self.records.fault and i + 1 < len(self.report.stages):
+                # the stage finished safely (confirmed); nothing more is changed while records cannot be kept
+                self.report.stopped_at = self.report.stages[i + 1].name
+                self.report.message = (f"stopped after {stage.name} (confirmed): the host cannot write its records "
+                                       f"({self.records.fault}); later stages untouched")
+                self._stop_before(i + 1, f"{stage.name}: host cannot write its records")
+                return
 
     def _stop_before(self, index: int, where: str, interrupted: bool = False) -> None:
         if interrupted:
@@ -546,11 +650,21 @@ class Deployment:
                           f"cannot back up the running config: {unread[n]}" if n in unread
                           else "not started: a device of its stage could not be backed up")
             return False
-        for n in names:
-            self.records.write(f"backup/{n}.running", before[n][0].result)
         backups = {n: before[n][0].result for n in names}
-        entries = {n: self.records.audit_start(n, "commit", self.report.devices[n].diff,
-                                               f"{stage.name}, revert timer {self.revert_in} s") for n in names}
+        try:        # no backup or audit line on disk, no commit: the next run could not reconcile the devices
+            for n in names:
+                self.records.write(f"backup/{n}.running", backups[n])
+            entries = {n: self.records.audit_start(n, "commit", self.report.devices[n].diff,
+                                                   f"{stage.name}, revert timer {self.revert_in} s",
+                                                   before=backups[n], method=self.report.devices[n].method,
+                                                   strict=True)
+                       for n in names}
+        except OSError as exc:
+            why = self.records.refused(exc)
+            self.report.message = f"{stage.name}: not started, the host cannot write its records ({why})"
+            for n in names:
+                self._set(n, "untouched", f"not started: {why}")
+            return False
         started = time.monotonic()
         try:
             results = self._run_per_host(names, commit_device, lambda h: {

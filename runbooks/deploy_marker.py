@@ -91,14 +91,27 @@ def earlier_markers(artifacts: Path | str, site: str) -> frozenset[str]:
     return frozenset(f"{MARKER_PREFIX}{site}-{d.name.split('-')[0]}" for d in runs.glob("*-deploy"))
 
 
-def guard(driver: Any, platform: str, break_lock: bool = False, earlier: Collection[str] = ()) -> None:
+def guard(driver: Any, platform: str, break_lock: bool = False, earlier: Collection[str] = ()) -> list[Hold]:
     """Before a candidate is loaded: refuse a device another deploy or tool holds (platforms with a marker
     hook; the hook's read replaces the driver's own session check). With break_lock another deploy's marker
     does not refuse the device, nor does an `earlier` one of our own (the claim before the first commit
-    removes them)."""
+    removes them). The holds read (none without a hook)."""
     marker = hook(platform)
-    if marker is not None:
-        _check_holds(marker, driver, break_lock, earlier)
+    return _check_holds(marker, driver, break_lock, earlier) if marker is not None else []
+
+
+def release_earlier(driver: Any, platform: str, earlier: Collection[str], holds: list[Hold]) -> list[str]:
+    """Take markers of `earlier` (dead) runs off a device that has just been read back with no commit pending
+    (the deploy's guard, whose read gave `holds`): the names removed. Any other hold stays."""
+    marker = hook(platform)
+    if marker is None or not earlier:
+        return []
+    removed = []
+    for hold in holds:
+        if hold.nr_run and hold.name in earlier:
+            marker.remove(driver, hold.name)
+            removed.append(hold.name)
+    return removed
 
 
 def claim_device(task: Task, marker_name: str, break_lock: bool = False, earlier: Collection[str] = ()) -> Result:
@@ -112,7 +125,7 @@ def claim_device(task: Task, marker_name: str, break_lock: bool = False, earlier
     broken = []
     for hold in holds:
         marker.remove(driver, hold.name)
-        whose = "left by an earlier run of this artifacts folder" if hold.name in earlier else "--break-lock"
+        whose = "left by a run that is no longer running" if hold.name in earlier else "--break-lock"
         broken.append(f"removed marker {hold.name} ({age_text(hold.since)}, {whose})")
     marker.place(driver, marker_name)
     # a deploy that claimed at the same time placed its marker too: the earlier one keeps the device

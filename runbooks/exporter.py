@@ -14,6 +14,7 @@ talks to a device.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 from collections.abc import Iterator, Mapping
@@ -232,11 +233,57 @@ class FabricMetrics(Collector):
 
 # ------------------------------------------------------------------ HTTP
 
+# Requests served at once (one thread each): more are answered 503 at once, never queued on a new thread
+MAX_REQUESTS = 8
+# A client gets this long per read or write of its socket, and REQUEST_DEADLINE_S for the whole request:
+# a slow or stalled client (or many) cannot hold the exporter's threads
+REQUEST_TIMEOUT_S = 5.0
+REQUEST_DEADLINE_S = 10.0
+_BUSY = b"HTTP/1.0 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
+
+
 class _Server(ThreadingMixIn, WSGIServer):
     daemon_threads = True
+    # the accept backlog: connections beyond it wait in the kernel, not in this process
+    request_queue_size = 64
+
+    def server_activate(self) -> None:
+        super().server_activate()
+        self._slots = threading.BoundedSemaphore(MAX_REQUESTS)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):        # every slot busy: say so now, keep no thread
+            with contextlib.suppress(OSError):
+                request.settimeout(1.0)
+                request.sendall(_BUSY)
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        # the whole request is bounded: past the deadline its socket is shut, which ends any read or write
+        deadline = threading.Timer(REQUEST_DEADLINE_S, _shut, (request,))
+        deadline.daemon = True
+        deadline.start()
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            deadline.cancel()
+            self._slots.release()
+
+
+def _shut(request: Any) -> None:
+    with contextlib.suppress(OSError):
+        request.shutdown(socket.SHUT_RDWR)
 
 
 class _Quiet(WSGIRequestHandler):
+    timeout = REQUEST_TIMEOUT_S           # StreamRequestHandler: the socket's timeout for each read and write
+
     def log_message(self, format: str, *args: Any) -> None:   # noqa: A002 - the base class' name
         """Scrapes are not logged (one line per scrape would fill a journal)."""
 

@@ -8,6 +8,7 @@ this way keeps running in its thread; the CLI exits the process without waiting 
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 import threading
@@ -56,6 +57,10 @@ class Stop:
         for sig, previous in getattr(self, "_previous", {}).items():
             signal.signal(sig, previous)
         self._previous = {}
+
+    def borrowed(self) -> contextlib.AbstractContextManager[Stop]:
+        """This stop as a context that installs nothing (its owner installed it for longer)."""
+        return contextlib.nullcontext(self)
 
     def __enter__(self) -> Stop:
         self.install()

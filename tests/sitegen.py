@@ -227,6 +227,8 @@ def write_small_site(path: Path, spec: SmallSite) -> Path:
         "bgp": {"peer_group": "FABRIC", "bfd": True, "maximum_paths": 16, "keepalive": 3, "holdtime": 9},
         "policy": {"max_oversubscription": spec.max_oversubscription, "min_ctsw": 1},
         "roce_profiles": {"roce": profile, "roce-alt": profile},
+        # ECN off is a PFC-only design: the NICs run DCQCN off too (a mixed site is refused)
+        **({} if spec.ecn else {"nic": {"congestion_control": "pfc-only"}}),
     }
     target = path / spec.site
     target.mkdir(parents=True, exist_ok=True)
@@ -330,6 +332,7 @@ def write_shaped_site(path: Path, spec: SmallSite, room: SmallSite | None = None
         "policy": {"max_oversubscription": spec.max_oversubscription, "min_ctsw": 0 if star else 1,
                    **({} if star else {"cross_zone_oversubscription": 64.0})},
         "roce_profiles": {"roce": profile},
+        **({} if spec.ecn else {"nic": {"congestion_control": "pfc-only"}}),
     }
     target = path / spec.site
     target.mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 import shutil
 from pathlib import Path
 
@@ -26,8 +25,7 @@ def test_version(capsys) -> None:
         from nr_run.cli.main import build_parser
 
         build_parser().parse_args(["--version"])
-    said = capsys.readouterr()
-    assert exc.value.code == 0 and (said.out + said.err).startswith("nr-run ")
+    assert exc.value.code == 0 and capsys.readouterr().out.startswith("nr-run ")
     assert main(["--version"]) == 0
 
 
@@ -91,8 +89,7 @@ def test_could_not_check_has_its_own_exit_code(deployed_twin: TwinSite, capsys) 
 def test_quiet_render_and_validate_print_only_their_verdict(tmp_path, capsys) -> None:
     assert main(["render", "--site", "dc1", *INV, "--out", str(tmp_path / "r"), "-q"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
-    assert len(out) == 1 and re.match(rf"rendered \d+ config\(s\) for dc1 into {re.escape(str(tmp_path / 'r'))}",
-                                      out[0]), out
+    assert len(out) == 1 and out[0].startswith(f"rendered 10 config(s) for dc1 into {tmp_path / 'r'}"), out
     assert main(["inventory", "validate", "--site", "dc1", *INV, "-q"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
     assert len(out) == 1 and out[0].startswith("site dc1 valid: "), out

@@ -111,7 +111,10 @@ def test_a_marker_left_by_a_dead_run_of_this_artifacts_folder_is_taken_over(twin
     assert {d["device"]: d["state"] for d in report["devices"]}["rtsw1"] == "confirmed"
     assert left not in _eos_sessions(twin, "rtsw1")
     log = (twin.artifacts / report["artifacts"]).joinpath("run.log").read_text()
-    assert f"rtsw1: removed marker {left} (placed 3 min ago, left by an earlier run of this artifacts folder)" in log
+    detail = (f"marker {left} (placed 3 min ago) of a dead run (an earlier deploy of this artifacts folder, no "
+              "longer running) removed after reading the device back: no commit pending")
+    assert f"rtsw1: {detail}" in log
+    assert report["markers_released"] == [{"device": "rtsw1", "marker": left, "detail": detail}]
 
 
 @pytest.mark.long
@@ -164,3 +167,35 @@ def test_a_canary_taken_after_the_dry_run_is_replaced_not_dropped(twin, capsys, 
     assert first["name"] == "canary", report["stages"]
     assert len([n for n in first["devices"] if n.startswith("rtsw")]) == 1, report["stages"]
     assert all(canary not in s["devices"] for s in report["stages"])
+
+
+def test_markers_of_a_dead_run_of_another_operator_here_are_released_by_the_next_run(twin, capsys, tmp_path):
+    """A deploy on this host (another operator's artifacts folder) died holding ctsw1 and rtsw3: its process is
+    gone, its marker is still listed in the host's lock folder. The next run of anyone here, even a dry run
+    that changes nothing on those devices, reads them back and takes the markers off."""
+    import os
+    import subprocess
+    import sys
+
+    twin.deploy("ctsw1")                 # nothing left to change there: released all the same
+    name = _other_operator(twin, minutes_ago=7)
+    listed = ("import pathlib; from nr_run.runbooks.lock import register_marker; "
+              f"register_marker('dc1', {name!r}, pathlib.Path({os.environ['NR_RUN_LOCK_DIR']!r}))")
+    assert subprocess.run([sys.executable, "-c", listed], timeout=60).returncode == 0     # then it is dead
+    rc, report = run_json(twin, capsys, "deploy")
+    assert rc == 2
+    assert sorted(r["device"] for r in report["markers_released"]) == ["ctsw1", "rtsw3"]
+    assert all("of a dead run (pid " in r["detail"] and "no longer running" in r["detail"]
+               for r in report["markers_released"])
+    assert {d["device"]: d["state"] for d in report["devices"]}["ctsw1"] == "no change"
+    assert name not in _eos_sessions(twin, "ctsw1")
+    assert name not in [c["name"] for c in _sonic_checkpoints(twin, "rtsw3")]
+
+
+def test_a_live_runs_marker_elsewhere_is_still_refused(twin, capsys):
+    """A marker with no dead run behind it (another host's deploy, say) still refuses the device."""
+    name = _other_operator(twin, minutes_ago=1)
+    rc, report = run_json(twin, capsys, "deploy")
+    assert report["markers_released"] == []
+    by = {d["device"]: d for d in report["devices"]}
+    assert by["ctsw1"]["state"] == "skipped" and name in by["ctsw1"]["detail"]

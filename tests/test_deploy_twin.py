@@ -16,6 +16,7 @@ import pytest
 
 from nr_run.intent import compile_site
 from nr_run.lab.twin.lab import lab_clear, lab_fault
+from nr_run.platforms import registry
 from tests.conftest import DC1, REPO
 from tests.twin_site import DEVICES, FAST_CHECKS, SWITCHES, run_json, wait_until
 
@@ -354,8 +355,8 @@ def test_reconcile_tells_a_kept_change_from_a_revert(twin):
 
     dead = RunRecords(twin.artifacts, "dc1", "deploy")
     drv = twin.driver("rtsw1")
-    try:                                    # backups are taken with secrets masked
-        backup = str(drv.get_config(retrieve="running", sanitized=True)["running"])
+    try:                                    # backups are taken with secrets masked (the driver's, the policy's)
+        backup = registry.get("eos").deploy.redact(str(drv.get_config(retrieve="running", sanitized=True)["running"]))
     finally:
         drv.close()
     dead.write("backup/rtsw1.running", backup)                              # it is still on its backup
@@ -365,8 +366,8 @@ def test_reconcile_tells_a_kept_change_from_a_revert(twin):
     nr, run = _api_deployment(twin, 60, None)
     reconciled = {r["device"]: r["outcome"] for r in run.reconcile()}
     nr.close_connections()
-    assert reconciled["rtsw1"].startswith("reverted: the running config equals the backup")
-    assert reconciled["rtsw2"].startswith("kept the change: the running config differs from the backup")
+    assert reconciled["rtsw1"].startswith("reverted: the running config equals the one recorded before")
+    assert reconciled["rtsw2"].startswith("kept, not reverted: no commit is pending and the running config differs")
     assert unfinished(twin.artifacts, "dc1") == []
     closing = [a for a in twin.audit() if a["phase"] == "end"]
     assert {a["device"]: a["outcome"].split(":")[0] for a in closing} == {"rtsw1": "reconciled",

@@ -98,3 +98,36 @@ def test_growth_outside_the_plan_is_refused_naming_the_key(tmp_path: Path) -> No
     assert intent is None and errors
     assert {(f.rule, f.field) for f in errors} == {("shape", "data.su")}
     assert all("plan.units_per_zone" in f.message for f in errors)
+
+
+def test_a_star_grows_into_a_clos_without_renumbering(tmp_path: Path) -> None:
+    """star1 plus two CTSWs and a leaf-spine rule under the same plan: a clos in which every device of the star
+    keeps its loopback, ASN, host block and ports (the RTSWs gain their reserved uplinks)."""
+    import shutil
+
+    import yaml
+
+    from tests.conftest import REPO
+
+    star = REPO / "inventory" / "star1"
+    grown_site = tmp_path / "star1"
+    shutil.copytree(star, grown_site)
+    fabric = yaml.safe_load((grown_site / "fabric.yaml").read_text())
+    fabric["shape"] = "clos"
+    fabric["roles"]["ctsw"] = dict(fabric["roles"]["rtsw"])
+    fabric["hardware"]["eos-ctsw"] = {"platform": "eos", "model": "cEOSLab", "port_name": "Ethernet{n}",
+                                      "first_port": 1, "lanes_per_port": 8, "ports": 32, "speed": "400G",
+                                      "downlinks": {"from": 0}}
+    fabric["cabling"]["rules"].append({"type": "leaf-spine", "speed": "400G", "cable_length_m": 30})
+    fabric["policy"] = {"min_ctsw": 2}
+    (grown_site / "fabric.yaml").write_text(yaml.safe_dump(fabric, sort_keys=False))
+    hosts = yaml.safe_load((grown_site / "hosts.yaml").read_text())
+    for i in (1, 2):
+        hosts[f"ctsw{i}"] = {"hostname": f"172.22.20.{10 + i}", "groups": ["ctsw", "eos"],
+                             "data": {"role": "ctsw", "index": i, "hardware": "eos-ctsw"}}
+    (grown_site / "hosts.yaml").write_text(yaml.safe_dump(hosts, sort_keys=False))
+    before, _ = load_site(star)
+    after, findings = load_site(grown_site)
+    assert before is not None and after is not None, [f for f in findings if f.severity == "error"]
+    assert after.shape == "clos" and {p.peer_device for p in after.devices["rtsw1"].bgp.peers} == {"ctsw1", "ctsw2"}
+    assert_nothing_renumbers(before, after)

@@ -58,3 +58,23 @@ def test_bad_nic_names_are_refused_naming_the_key(site, hw, message):
     bad = [f for f in findings if f.severity == "error"]
     assert bad and any(message in (f.message + f.field) for f in bad), [(f.field, f.message) for f in bad]
     assert all("gpu-2nic" in f.field or f.field.startswith("hardware") for f in bad if f.rule == "schema")
+
+
+def test_one_host_with_its_own_nic_names(site):
+    """gpu2's NICs sit in other PCI slots: its hosts.yaml data names them; the others keep the model's."""
+    hosts = site.load("hosts.yaml")
+    hosts["gpu2"]["data"]["port_names"] = ["enp3s0f0np0", "enp3s0f1np0"]
+    site.save("hosts.yaml", hosts)
+    fabric, findings = load_site(site.path)
+    assert fabric is not None, [f.message for f in findings if f.severity == "error"]
+    assert _nics(fabric, "gpu2") == ["enp3s0f0np0", "enp3s0f1np0"] and _nics(fabric, "gpu1") == ["eth1", "eth2"]
+
+
+def test_a_host_nic_list_of_the_wrong_length_names_host_and_field(site):
+    hosts = site.load("hosts.yaml")
+    hosts["gpu2"]["data"]["port_names"] = ["enp3s0f0np0"]
+    site.save("hosts.yaml", hosts)
+    _, findings = load_site(site.path)
+    [bad] = [f for f in findings if f.field == "data.port_names"]
+    assert (bad.severity, bad.host) == ("error", "gpu2") and bad.file.endswith("hosts.yaml")
+    assert "1 names" in bad.message and "2 ports" in bad.message

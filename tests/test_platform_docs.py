@@ -30,7 +30,7 @@ def test_the_built_in_platforms_offer_what_their_commands_need() -> None:
     assert registry.capabilities("eos") == ["QosView", "EcmpHashFields", "PortAliases", "MarksDevices",
                                             "ReplaceCandidate"]
     assert registry.capabilities("sonic") == ["QosView", "EcmpHashFields", "PortAliases", "ApplyMethod",
-                                              "MarksDevices"]
+                                              "MarksDevices", "ShiftsTraffic"]
     for name in registry.names():
         for command in {n for c in CAPABILITIES for n in c.needed_by}:
             assert registry.missing(name, command) == [], (name, command)

@@ -97,6 +97,8 @@ def test_deploy_commit_check_and_analyze_exit_0(site, tmp_path_factory, tmp_path
         assert all(c["ping"] for c in report["rdma"]["cells"])
         assert _cli(monkeypatch, site, state, tmp_path, "compliance", "--json") == 0
         capsys.readouterr()
+        assert _cli(monkeypatch, site, state, tmp_path, "watch", "--count", "1", "--every", "1s", "--json") == 0
+        assert json.loads(capsys.readouterr().out.splitlines()[-1])["devices"] == len(compile_site(SITES[site]).devices)
         if site == "mz1":
             assert _cli(monkeypatch, site, state, tmp_path, "job-check", "--nodes", "z1-gpu[1-2]") == 0
             line = capsys.readouterr().out

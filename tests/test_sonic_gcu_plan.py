@@ -91,9 +91,13 @@ def test_buffer_pool_change_is_a_drained_apply(deployed_twin, tmp_path, capsys):
     assert rc == 0, report["message"]
     for host in SONIC:
         cmds = _sonic_commands(deployed_twin, host, before[host])
-        steps = [next(i for i, c in enumerate(cmds) if word in c)
-                 for word in ("TSA", "config reload -y /tmp/napalm_sonic_candidate_", "sonic-db-cli APPL_DB", "TSB")]
-        assert steps == sorted(steps), cmds          # drain -> apply -> verify -> undrain
+        steps = [next(i for i, c in enumerate(cmds) if c.startswith(word))
+                 for word in ("sudo systemd-run --on-active=", "sudo TSA", "sudo config reload -y /tmp/napalm_sonic_candidate_",
+                              "sonic-db-cli APPL_DB", "sudo TSB")]
+        # guard (a timer that restores and undrains) -> drain -> apply -> verify -> undrain
+        assert steps == sorted(steps), "\n".join(cmds)
+        timer = cmds[steps[0]]
+        assert "TSA; /usr/local/bin/config reload -y /tmp/napalm_sonic_backup_" in timer and timer.endswith("; TSB'")
         assert not any("apply-patch" in c for c in cmds)
         xoff = _running(deployed_twin, host)["BUFFER_POOL"]["ingress_lossless_pool"]["xoff"]
         assert int(xoff) > int(old_xoff)

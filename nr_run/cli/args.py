@@ -97,10 +97,25 @@ def hosts(text: str) -> str:
     return text
 
 
+# kernel pseudo file systems: nothing a run writes belongs there (and /proc, /sys refuse new files)
+PSEUDO_FS = ("/proc", "/sys", "/dev")
+
+
 def folder(text: str) -> str:
-    """A folder that exists or can be created: not a file, under an existing writable folder."""
-    if not text or len(text) > MAX_PATH or "\x00" in text:
+    """A folder that exists or can be created: not a file, under an existing writable folder, not on a kernel
+    pseudo file system."""
+    if not text or len(text) > MAX_PATH or "\x00" in text or any(len(part) > 255 for part in text.split("/")):
         raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a usable folder path")
+    try:
+        return _folder(text)
+    except OSError as exc:          # a loop of symlinks, a component too long for this file system, ...
+        raise argparse.ArgumentTypeError(f"{text[:80]} is not a usable folder: {exc.strerror}") from None
+
+
+def _folder(text: str) -> str:
+    resolved = os.path.realpath(text)
+    if any(resolved == top or resolved.startswith(top + "/") for top in PSEUDO_FS):
+        raise argparse.ArgumentTypeError(f"{text[:80]} is on a kernel pseudo file system ({resolved})")
     path = Path(text)
     if path.exists():
         if not path.is_dir():
@@ -118,9 +133,14 @@ def folder(text: str) -> str:
 
 def check_site_folder(site_name: str, inventory_dir: str) -> str | None:
     """Why `--site` does not name a folder under the inventory dir, or None."""
+    if len(inventory_dir) > MAX_PATH or "\x00" in inventory_dir:
+        return f"--inventory-dir {inventory_dir[:40]!r}... is not a usable folder path"
     directory = Path(inventory_dir) / site_name
-    if not directory.is_dir():
-        return f"no site {site_name!r}: {directory} is not a folder"
+    try:
+        if not directory.is_dir():
+            return f"no site {site_name!r}: {directory} is not a folder"
+    except OSError as exc:          # a name too long for the file system, a loop of symlinks
+        return f"no site {site_name!r}: {str(directory)[:80]} cannot be read ({exc.strerror})"
     return None
 
 

@@ -240,7 +240,10 @@ def _formats(spec: str, allowed: tuple[str, ...] | None = None) -> list[str]:
 _EXIT = {"ok": EXIT_OK, "drift": EXIT_DIFF, "failed": EXIT_FAIL}
 
 
-def _compliance_once(args: argparse.Namespace, console: Console, options: dict[str, Any]) -> int:
+def _compliance_once(args: argparse.Namespace, console: Console, options: dict[str, Any],
+                     outer: Any = None) -> int:
+    """One compliance run. `outer`: the Stop of a --every loop, installed for the whole loop (a signal that
+    arrives between or at the end of runs is not lost when one run's handlers are put back)."""
     from nr_run.cli.lab import device_session
     from nr_run.runbooks.catalog import load_catalog
     from nr_run.runbooks.check import print_report
@@ -261,7 +264,7 @@ def _compliance_once(args: argparse.Namespace, console: Console, options: dict[s
     started = time.monotonic()
     records: Any = None
     try:
-        with Stop() as stop, device_session(args, intent) as nr, \
+        with (outer.borrowed() if outer is not None else Stop()) as stop, device_session(args, intent) as nr, \
                 _progress(args, console, intent, f"compliance {args.site}") as progress:
             # created once the session is up (credentials, lab): a refusal leaves no run folder behind
             chosen = selection_of(device_filter(args, intent, nr), checks, options)
@@ -310,15 +313,23 @@ def compliance(args: argparse.Namespace) -> int:
     options = parse_options(args.options)
     if not args.every:
         return _compliance_once(args, console, options)
+    from nr_run.runbooks.interrupt import Stop
+
     period = types.duration_seconds(args.every)     # already range-checked by the parser
-    while True:
-        started = time.monotonic()
-        console.print(f"{_utc()} compliance run started")
-        rc = _compliance_once(args, console, options)
-        wait = max(0.0, period - (time.monotonic() - started))
-        console.print(f"{_utc()} compliance run exit {rc} after {time.monotonic() - started:.0f} s; "
-                      f"next at {_utc(wait)}")
-        time.sleep(wait)
+    with Stop() as stop:
+        while True:
+            started = time.monotonic()
+            console.print(f"{_utc()} compliance run started")
+            rc = _compliance_once(args, console, options, stop)
+            if stop.is_set():
+                console.print(f"{_utc()} compliance run exit {rc}; stopped ({stop.reason})")
+                return rc
+            wait = max(0.0, period - (time.monotonic() - started))
+            console.print(f"{_utc()} compliance run exit {rc} after {time.monotonic() - started:.0f} s; "
+                          f"next at {_utc(wait)}")
+            if stop.wait(wait):
+                console.print(f"{_utc()} stopped ({stop.reason}) while waiting for the next run")
+                return rc
 
 
 def _utc(offset_s: float = 0.0) -> str:

@@ -36,12 +36,28 @@ def announce_lab(args: argparse.Namespace, console: Console) -> None:
     """Say when --lab will start a temporary twin (none is running for the site): it lives for this run only."""
     if not getattr(args, "lab", False) or getattr(args, "quiet", False):
         return
-    from nr_run.cli.lab import _state_dir
+    from nr_run.cli.lab import _state_dir, saved_state
     from nr_run.lab.twin.status import lab_status
 
-    if not lab_status(_state_dir(args))["running"]:
-        console.print(f"no lab twin running for {args.site}: starting a temporary one for this run "
+    state = _state_dir(args)
+    status = lab_status(state)
+    if not status["running"]:
+        start = (f"from the device state saved in {state} by an earlier {status.get('site') or args.site} lab "
+                 f"(`nr-run lab reset --site {args.site}` goes back to day 0)") if saved_state(state) else "from day 0"
+        console.print(f"no lab twin running for {args.site}: starting a temporary one for this run, {start} "
                       f"(`nr-run lab up --site {args.site}` keeps one running)")
+
+
+CELL_MAX = 300       # characters of an inventory-echoed value a table cell shows (JSON carries it whole)
+
+
+def _cell(text: str) -> str:
+    """One table cell from inventory text: control characters shown escaped, clipped (a key of a million
+    newlines must not take seconds to lay out)."""
+    head = text[:CELL_MAX]
+    if not head.isprintable():
+        head = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in head)[:CELL_MAX]
+    return head + (f"... ({len(text)} characters)" if len(text) > CELL_MAX else "")
 
 
 def print_findings(findings: list[Finding], console: Console) -> None:
@@ -51,8 +67,8 @@ def print_findings(findings: list[Finding], console: Console) -> None:
     for f in findings:
         style = "red" if f.severity == "error" else "yellow"
         # inventory text is not rich markup: a pattern like "[/_-]" in a message must print as written
-        table.add_row(f"[{style}]{f.severity}[/]", *(escape(v) for v in (f.rule, f.file, f.host or "-",
-                                                                         f.field or "-", f.message)))
+        table.add_row(f"[{style}]{f.severity}[/]", *(escape(_cell(v)) for v in (f.rule, f.file, f.host or "-",
+                                                                                f.field or "-", f.message)))
     console.print(table)
 
 

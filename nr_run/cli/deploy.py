@@ -103,7 +103,11 @@ def deploy(args: argparse.Namespace) -> int:
                     final = run.final_check()
                     if final is not None and not args.json and verbosity(args) >= 1:
                         print_report(final, console)
-            records.write_json("results.json", _results(report, args))
+            try:
+                records.write_json("results.json", _results(report, args))
+            except OSError as exc:
+                report.message = "; ".join(m for m in (report.message,
+                                                       f"results.json not written: {records.refused(exc)}") if m)
             if stop.is_set():
                 _finish(report, records, console, args, intent)
                 lock.release()

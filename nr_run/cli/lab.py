@@ -71,6 +71,7 @@ def device_session(args: argparse.Namespace, intent: FabricIntent | None = None)
 
     state = _state_dir(args)
     status = lab_status(state)
+    refuse_other_site(args.site, state, status)
     lab = None
     if status["running"]:
         addresses = status["addresses"]
@@ -87,6 +88,25 @@ def device_session(args: argparse.Namespace, intent: FabricIntent | None = None)
         nr.close_connections()
         if lab is not None:
             lab.stop()
+
+
+def refuse_other_site(site: str, state: Path, status: dict) -> None:
+    """One lab per site: a state folder that holds (or ran) another site's twin is refused by name, never
+    served to this site (its hosts would not resolve, or worse, another site's saved state would be reused)."""
+    served = status.get("site")
+    if isinstance(served, str) and served and served != site:
+        raise UsageError(f"the lab in {state} serves {served}, not {site} (NR_RUN_LAB_STATE_DIR points at it); "
+                         f"give {site} its own state folder, or unset NR_RUN_LAB_STATE_DIR "
+                         f"(default: .nr-run/lab/{site}/)")
+
+
+def saved_state(state: Path) -> bool:
+    """The state folder holds device state a twin started there would boot from (not day 0)."""
+    devices = state / "devices"
+    try:
+        return devices.is_dir() and any(p.is_file() for d in devices.iterdir() if d.is_dir() for p in d.iterdir())
+    except OSError:
+        return False
 
 
 def _generate(args: argparse.Namespace, out: Path, intent: FabricIntent | None = None) -> Path:
@@ -165,6 +185,9 @@ def lab(args: argparse.Namespace) -> int:
     else:  # fault
         if not args.fault_args:
             raise UsageError("lab fault KIND [key=value ...] | lab fault clear [KIND]")
+        refuse_other_site(args.site, state, twin.lab_status(state))
+        if not state.is_dir():       # never up: nothing to inject into, nowhere to keep it for the next start
+            raise UsageError(f"no lab for {args.site} in {state}: `nr-run lab up --site {args.site}` first")
         kind, rest = args.fault_args[0], args.fault_args[1:]
         try:
             if kind == "clear":

@@ -169,7 +169,8 @@ class _Version(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  option_string: str | None = None) -> None:
-        parser.exit(message=f"nr-run {_version()}\n")
+        sys.stdout.write(f"nr-run {_version()}\n")         # on stdout, as argparse's own version action
+        parser.exit()
 
 
 def build_parser(only: str | None = _ALL) -> argparse.ArgumentParser:
@@ -345,6 +346,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             InventoryError) as exc:
         print(f"nr-run: {exc}", file=sys.stderr)
         return EXIT_INVALID
+    except OSError as exc:      # a fault of this host (full disk, `ulimit -f`, an unreadable file): one line
+        from nr_run.runbooks.records import host_fault
+
+        print(f"nr-run: {host_fault(exc)}", file=sys.stderr)
+        return EXIT_FAIL
+    except MemoryError:
+        print("nr-run: out of memory", file=sys.stderr)
+        return EXIT_FAIL
     except KeyboardInterrupt:   # a second Ctrl-C: device calls may still hold worker threads, do not wait
         import os
 

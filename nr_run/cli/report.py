@@ -47,11 +47,17 @@ def _window(args: argparse.Namespace) -> tuple[float, float, dict[str, Any] | No
 
 
 def report(args: argparse.Namespace) -> int:
+    import sqlite3
+
+    from rich.markup import escape
+
     from nr_run.cli.commands import load_intent
     from nr_run.cli.job import job_nodes, scope_of
     from nr_run.history.report import site_report
-    from nr_run.runbooks.history import history_path, open_store
-    from nr_run.runbooks.records import read_audit
+    from nr_run.history.schema import HistoryError
+    from nr_run.history.store import HistoryStore
+    from nr_run.runbooks.history import history_path
+    from nr_run.runbooks.records import AUDIT_FILE, read_audit
 
     console = make_console(stderr=args.json)
     since, until, job = _window(args)
@@ -71,9 +77,20 @@ def report(args: argparse.Namespace) -> int:
     if not path.exists():
         console.print(f"no history for {args.site} yet ({path}): run check, compliance or watch first")
         return EXIT_FAIL
-    with open_store(args.artifacts, args.site) as store:
-        doc = site_report(store, since, until, read_audit(args.artifacts), ports=ports, devices=devices,
-                          top=args.top, peers=_peers(args, intent))
+    skipped: list[int] = []
+    try:
+        with HistoryStore(path, args.site, readonly=True) as store:
+            doc = site_report(store, since, until, read_audit(args.artifacts, skipped), ports=ports,
+                              devices=devices, top=args.top, peers=_peers(args, intent))
+    except (HistoryError, sqlite3.Error) as exc:        # unusable database: one line, nothing written
+        message = f"history of {args.site} unusable: {exc}"
+        console.print(f"[red]{escape(message)}[/]", soft_wrap=True)
+        if args.json:
+            emit_json({"site": args.site, "exit_code": EXIT_FAIL, "message": message})
+        return EXIT_FAIL
+    if skipped and verbosity(args) >= 0:
+        console.print(f"[yellow]{AUDIT_FILE}: skipped {len(skipped)} malformed line(s) "
+                      f"(line {', '.join(map(str, skipped[:5]))})[/]", soft_wrap=True)
     if job is not None:
         doc["job"] = job
     if args.json:

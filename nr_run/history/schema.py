@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 from pathlib import Path
 
 VERSION = 2
@@ -62,6 +63,49 @@ ALTER TABLE findings ADD COLUMN kind TEXT NOT NULL DEFAULT '';
 ALTER TABLE findings ADD COLUMN idx INTEGER;
 UPDATE findings SET fid = check_name || '/' || device || '/' || port || '/' || peer_device || ':' || peer_port || '//';
 """}
+
+
+# the tables every reader queries: a database without them is not a history database
+TABLES = ("meta", "runs", "run_devices", "series", "samples", "state", "events", "findings")
+
+
+def connect_readonly(path: Path, site: str) -> sqlite3.Connection:
+    """Open the history of `site` at `path` for reading only: nothing is created, migrated or written (a
+    read-only file, folder or mount works; a file that is not this site's history is a HistoryError)."""
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        raise HistoryError(f"{path}: {exc.strerror}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise HistoryError(f"{path}: not a regular file")
+    if info.st_size == 0:
+        raise HistoryError(f"{path}: empty (no history recorded in it)")
+    # no write-ahead log beside it: no writer is active, and the file alone is the database. Opened immutable,
+    # SQLite creates nothing (a WAL reader would add -shm/-wal files, which a read-only folder refuses)
+    quiet = not Path(f"{path}-wal").exists()
+    try:
+        db = sqlite3.connect(f"{Path(path).absolute().as_uri()}?mode=ro{'&immutable=1' if quiet else ''}",
+                             uri=True, timeout=5, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise HistoryError(f"{path}: {exc}") from exc
+    try:
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version > VERSION:
+            raise HistoryError(f"{path}: history schema {version} is newer than this nr-run's ({VERSION})")
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        missing = [t for t in TABLES if t not in tables]
+        if missing:
+            raise HistoryError(f"{path}: not a history database (no table {', '.join(missing[:3])})")
+        row = db.execute("SELECT value FROM meta WHERE key='site'").fetchone()
+        if row is None or row[0] != site:
+            raise HistoryError(f"{path} holds the history of site {row[0] if row else '?'!r}, not {site!r}")
+    except sqlite3.Error as exc:
+        db.close()
+        raise HistoryError(f"{path}: {exc}") from exc
+    except HistoryError:
+        db.close()
+        raise
+    return db
 
 
 def connect(path: Path, site: str) -> sqlite3.Connection:

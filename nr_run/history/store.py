@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from nr_run.history.model import Collection, counter_values
-from nr_run.history.schema import connect
+from nr_run.history.schema import connect, connect_readonly
 
 SeriesKey = tuple[str, str, str, int]               # device, port, counter, idx
 # An observation value that is an abnormal state: its first sighting is an event too (a storm already going on
@@ -33,10 +33,11 @@ class HistoryStore:
     """One site's history database. Thread-safe for one process (a lock around each transaction); several
     processes may write it (WAL, busy timeout)."""
 
-    def __init__(self, path: Path | str, site: str):
+    def __init__(self, path: Path | str, site: str, readonly: bool = False):
         self.path = Path(path)
         self.site = site
-        self.db = connect(self.path, site)
+        # a reader (report, exporter start-up) never writes: not even the schema or WAL mode
+        self.db = connect_readonly(self.path, site) if readonly else connect(self.path, site)
         self._lock = threading.Lock()
         self._series: dict[SeriesKey, int] | None = None
         self._last: dict[int, int] = {}

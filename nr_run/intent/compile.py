@@ -235,8 +235,16 @@ def _parse(source: SiteSource) -> tuple[FabricFile | None, dict[str, Host], list
                 findings.append(Finding("error", "duplicate-index", hosts_file, name, "data.index",
                                         f"{data.role} {where}su {data.su} index {data.index} is also used by {seen[key]}"))
             seen[key] = name
-            hosts[name] = Host(name, mgmt, data, fabric.hardware[data.hardware], ordinal,
-                               tier_of(fabric.shape, data.role) or 0)
+            hw = fabric.hardware[data.hardware]
+            if data.port_names is not None:
+                names = data.port_names
+                if len(names) != hw.ports or len(set(names)) != len(names):
+                    findings.append(Finding("error", "schema", hosts_file, name, "data.port_names",
+                                            f"{len(names)} names, {len(set(names))} distinct, for the {hw.ports} "
+                                            f"ports of hardware {data.hardware}: one name per port, none twice"))
+                    continue
+                hw = hw.model_copy(update={"port_name": None, "port_names": list(names)})
+            hosts[name] = Host(name, mgmt, data, hw, ordinal, tier_of(fabric.shape, data.role) or 0)
     return fabric, hosts, findings
 
 

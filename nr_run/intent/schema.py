@@ -386,3 +386,6 @@ class HostData(Strict):
     tier: Ident | None = None
     roce_profile: Ident | None = None
     mtu: int | None = Field(default=None, ge=1280, le=9216)
+    # this host's own port names, slot by slot, where they differ from its hardware's (a server whose NICs sit
+    # in other PCI slots, so Linux names them otherwise): as many as the hardware's ports
+    port_names: list[Port] | None = Field(default=None, max_length=MAX_PORTS)

@@ -243,6 +243,25 @@ class ReplaceCandidate(Protocol):
     def replace_candidate(self, running: str, candidate: str) -> str: ...
 
 
+class TrafficShift(Protocol):
+    """How a deploy reads and restores a switch's traffic shift (SONiC's drained apply: TSA around a config
+    reload). `driver` is the host's deploy connection."""
+
+    def shifted(self, driver: Any) -> bool:
+        """Traffic is shifted away from the device (maintenance mode)."""
+
+    def restore(self, driver: Any) -> None:
+        """Shift traffic back to the device."""
+
+
+@runtime_checkable
+class ShiftsTraffic(Protocol):
+    """DeployPolicy: its changes may shift traffic away from a switch; the next run shifts back a switch an
+    interrupted deploy left shifted away."""
+
+    traffic: TrafficShift
+
+
 @runtime_checkable
 class RouteLookup(Protocol):
     """Collector: the routes to named prefixes only, instead of the whole table, so what a device returns per
@@ -286,6 +305,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability(MarksDevices, "deploy", (COMMIT,),
                "refused: another operator's deploy from another host could not see this one"),
     Capability(ReplaceCandidate, "deploy", (), "a replace loads the rendered config as it is"),
+    Capability(ShiftsTraffic, "deploy", (), "the platform never shifts traffic: nothing to shift back"),
     Capability(RouteLookup, "collector", (), "the whole routing table is read"),
 )
 

@@ -1,4 +1,5 @@
-"""GPU servers over SSH (paramiko) with only the SONiC RTSW of rail 1 configured (napalm_sonic, rendered config)."""
+"""GPU servers over SSH (paramiko) with only the SONiC RTSW of rail 1 configured (napalm_sonic, rendered config)
+and the two servers behind it (their NICs: MTU, PFC, trust, from the Linux plug-in's rendered script)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from tests.twin_site import ssh_run as run
 
 @pytest.fixture(scope="module")
 def rtsw3_only(dc1_lab: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
-    return make_baseline(dc1_lab, "rtsw3-only", ["rtsw3"], tmp_path_factory.mktemp("rtsw3-only"))
+    return make_baseline(dc1_lab, "rtsw3-only", ["rtsw3", "gpu3", "gpu4"], tmp_path_factory.mktemp("rtsw3-only"))
 
 
 @pytest.fixture

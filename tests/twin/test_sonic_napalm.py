@@ -80,10 +80,13 @@ def test_replace_and_rollback(dev):
 def test_revert_in_without_confirm_reverts(dev):
     before = _running(dev)
     dev.load_merge_candidate(config=json.dumps({"PORT": {"Ethernet8": {"mtu": "9214"}}}))
-    dev.commit_config(revert_in=1)
+    # the window counts from the timer, armed before the apply: it must outlast the commit itself
+    dev.commit_config(revert_in=4)
     assert dev.has_pending_commit()
     assert _running(dev)["PORT"]["Ethernet8"]["mtu"] == "9214"
-    time.sleep(1.3)
+    deadline = time.monotonic() + 15
+    while dev.has_pending_commit() and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert not dev.has_pending_commit()
     assert _running(dev) == before
 

@@ -18,7 +18,7 @@ def test_reset_undoes_commits_host_changes_faults_and_perftest_servers(twin: Twi
     sonic.commit_config(revert_in=300)                     # a pending revert timer the reset must drop too
     sonic.close()
     gpu3 = twin.ssh("gpu3")
-    ssh_run(gpu3, "dcb pfc set dev eth1 prio-pfc 3:off")
+    ssh_run(gpu3, "dcb pfc set dev eth1 prio-pfc 3:on")        # day 0 leaves the NIC's PFC off
     gpu4 = twin.ssh("gpu4")
     assert ssh_run(gpu4, "ib_write_bw -d mlx5_0 --report_gbits")[0] == 0     # a listening perftest server
     gpu4.close()
@@ -37,7 +37,7 @@ def test_reset_undoes_commits_host_changes_faults_and_perftest_servers(twin: Twi
     gpu3 = twin.ssh("gpu3")
     try:
         pfc = json.loads(ssh_run(gpu3, "dcb -j pfc show dev eth1")[1])["prio_pfc"]
-        assert [p["prio"] for p in pfc if p["enabled"]] == [3]
+        assert [p["prio"] for p in pfc if p["enabled"]] == []      # back to day 0: the PFC change is gone
         rc, out = ssh_run(gpu3, f"ib_write_bw -d mlx5_0 --report_gbits {nic_ip('gpu4', 'eth1')}")
         assert rc != 0 and "Couldn't connect" in out
     finally:

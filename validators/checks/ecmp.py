@@ -83,7 +83,8 @@ def destinations(source: DeviceIntent, fabric: FabricIntent) -> list[DeviceInten
 class EcmpCheck(Check):
     name = "ecmp"
     tags = ("fabric", "routing")
-    description = "Each RTSW loopback reachable from every other RTSW over every cabled CTSW path (ECMP)"
+    description = ("RTSW loopbacks reachable over every cabled CTSW path (ECMP), each RTSW judged on a few "
+                   "destinations of every path class, every loopback by some RTSW")
     requires = ("routes",)
     roles = ("rtsw",)
 

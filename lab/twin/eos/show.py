@@ -218,7 +218,7 @@ def _vrf_summary(dev: EosDevice, v6: bool) -> dict:
     if not v6:
         now = time.time()
         for s in dev.fabric.bgp_sessions(dev.name):
-            received, sent = message_counts(s, now, dev.fabric.timers(dev.name, s.peer_ip)[0] or 60)
+            received, sent = message_counts(s, now, dev.fabric.timers(dev.name, s)[0] or 60)
             entry = {"description": s.description, "version": 4, "msgReceived": received, "msgSent": sent,
                      "inMsgQueue": 0, "outMsgQueue": 0, "asn": str(s.remote_as or ""),
                      "prefixAccepted": s.prefixes_received, "prefixReceived": s.prefixes_received,
@@ -244,7 +244,7 @@ def ip_bgp_neighbors(dev: EosDevice) -> dict:
         return {"vrfs": {}}
     plist = []
     for s in dev.fabric.bgp_sessions(dev.name):
-        keepalive, hold = dev.fabric.timers(dev.name, s.peer_ip)
+        keepalive, hold = dev.fabric.timers(dev.name, s)
         entry = {"peerAddress": s.peer_ip, "localAsn": str(s.local_as), "asn": str(s.remote_as or ""),
                  "routerId": s.peer_router_id, "state": s.state, "prefixesReceived": s.prefixes_received,
                  "prefixesSent": s.prefixes_sent, "v6PrefixesReceived": 0, "v6PrefixesSent": 0,

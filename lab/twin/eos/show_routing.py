@@ -273,7 +273,7 @@ def bgp_neighbors_text(dev: EosDevice, neighbor: str | None = None) -> str:
         nb = st.bgp.neighbors.get(s.peer_ip)
         # configured: the neighbor's or its peer group's `timers` (EOS' 60/180 otherwise); in force: negotiated
         keep_cfg, hold_cfg = (nb.keepalive_s, nb.hold_s) if nb else (60, 180)
-        keep, hold = dev.fabric.timers(dev.name, s.peer_ip)
+        keep, hold = dev.fabric.timers(dev.name, s)
         est = s.state == "Established"
         link = "internal" if s.remote_as == s.local_as else "external"
         lines = [f"BGP neighbor is {s.peer_ip}, remote AS {s.remote_as or 0}, {link} link"]

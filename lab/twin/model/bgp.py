@@ -224,16 +224,15 @@ class Bgp(Addressing):
             del self._session_since[gone]
         self._tracked_key = key
 
-    def timers(self, dev: str, peer_ip: str) -> tuple[int, int]:
-        """(keepalive, hold) seconds a session negotiates: the lower hold time of both ends, and the local
-        keepalive unless it exceeds a third of that hold time (RFC 4271 4.2)."""
+    def timers(self, dev: str, s: BgpSessionView) -> tuple[int, int]:
+        """(keepalive, hold) seconds a session of `dev` negotiates: the lower hold time of both ends, and the
+        local keepalive unless it exceeds a third of that hold time (RFC 4271 4.2)."""
         st = self.states[dev]
         assert st.bgp is not None
-        mine = st.bgp.neighbors[peer_ip]
+        mine = st.bgp.neighbors[s.peer_ip]
         hold = mine.hold_s
-        _, _, pdev, local_ip, _ = self._session_check(dev, peer_ip)
-        pst = self.states.get(pdev) if pdev else None
-        theirs = pst.bgp.neighbors.get(local_ip or "") if pst and pst.bgp else None
+        pst = self.states.get(s.peer_device) if s.peer_device else None
+        theirs = pst.bgp.neighbors.get(s.local_ip or "") if pst and pst.bgp else None
         if theirs is not None:
             hold = min(hold, theirs.hold_s)
         return min(mine.keepalive_s, hold // 3) if hold else 0, hold

@@ -197,7 +197,8 @@ class SonicDevice:
                    "sonic-clear": lambda a, i: watermarks.clear(self, a),
                    "sonic-cfggen": lambda a, i: show_ops.sonic_cfggen(self, a),
                    "docker": lambda a, i: show_ops.docker(self, a),
-                   "TSA": self._traffic_shift, "TSB": self._traffic_shift, "TSC": self._traffic_shift}.get(name)
+                   "TSA": self._traffic_shift, "TSB": self._traffic_shift, "TSC": self._traffic_shift,
+                   "sh": self._sh, "bash": self._sh}.get(name)
         if handler is None:
             return 127, "", f"-bash: {argv[0]}: command not found\n"
         return handler(argv[1:], stdin)
@@ -205,6 +206,13 @@ class SonicDevice:
     def _db_cli(self, args: list[str], stdin: str | None) -> Result:
         # APPL_DB is derived from the running config (with the `appl_lag` lag); the other databases read CONFIG_DB
         return gcu.db_cli(self, args) if args[:1] == ["APPL_DB"] else show_ops.sonic_db_cli(self, args)
+
+    def _sh(self, args: list[str], stdin: str | None) -> Result:
+        """`sh -c SCRIPT`: what a systemd unit (a revert timer) runs when its command is a shell line."""
+        if args[:1] != ["-c"] or len(args) < 2:
+            return 2, "", "sh: only -c SCRIPT is supported\n"
+        from nr_run.lab.twin.linux import shell
+        return shell.execute(self, args[1], stdin)
 
     def _traffic_shift(self, args: list[str], stdin: str | None) -> Result:
         return gcu.traffic_shift(self, self._verb)

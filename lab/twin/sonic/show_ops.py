@@ -162,7 +162,7 @@ def frr_bgp_summary(dev: SonicDevice) -> Result:
 
 def msgs(dev: SonicDevice, s: Any) -> tuple[int, int]:
     """(received, sent) BGP messages of a session, from its negotiated keepalive (model.bgp.message_counts)."""
-    return message_counts(s, time.time(), dev.fabric.timers(dev.node.name, s.peer_ip)[0] or 60)
+    return message_counts(s, time.time(), dev.fabric.timers(dev.node.name, s)[0] or 60)
 
 
 def _uptime(secs: int) -> str:

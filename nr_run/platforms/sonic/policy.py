@@ -9,13 +9,25 @@ device; the driver decides again at commit time with the image's release from `s
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from nr_run.platforms.policy import RegexPolicy
 from nr_run.platforms.sonic.marker import SonicMarker
 
 
+class SonicTraffic:
+    """TSC tells the traffic shift, TSB shifts traffic back (napalm_sonic's driver runs them)."""
+
+    def shifted(self, driver: Any) -> bool:
+        return bool(driver.traffic_shifted())
+
+    def restore(self, driver: Any) -> None:
+        driver.undrain()
+
+
 class SonicPolicy(RegexPolicy):
     marker = SonicMarker()
+    traffic = SonicTraffic()
 
     def apply_method(self, running: str, candidate: str) -> tuple[str, str]:
         """(method, why) for turning the running config_db into the candidate on this switch."""

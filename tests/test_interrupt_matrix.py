@@ -1,0 +1,290 @@
+"""Signals at every step of a device change, with real processes against the twin: a `nr-run deploy --commit`
+process is sent SIGTERM, SIGINT or SIGKILL before the apply, after it, during the stage's post-checks and
+during the confirm, for a GCU commit (SONiC), a drained apply (SONiC: TSA, config reload, TSB) and an EOS
+session commit. Afterwards every device is either back on its old config (its revert timer fired) or kept
+because it was confirmed, traffic is shifted back on SONiC, and the next run's reconcile says exactly that.
+Device state is read through the real clients (NAPALM, SSH).
+
+One case per platform runs by default; the whole matrix is `long`."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from napalm_sonic import configdb
+from nr_run.runbooks.records import read_audit, unfinished
+from tests.conftest import DC1, REPO
+from tests.twin_site import FAST_CHECKS, TwinSite, run_json, ssh_run, wait_until
+
+FAST = [f"--option={c}.{k}={v}" for c, opts in FAST_CHECKS.items() for k, v in opts.items()]
+CONFIRM_S = 12          # the revert timer: long enough for one device's commit and post-checks on the twin
+SLOW_CONFIRM_S = 60     # ... when the device answers slowly from the commit on (a signal during the confirm)
+
+
+def _ecn(d: dict) -> None:          # a change GCU takes on SONiC, a session commit on EOS
+    d["roce_profiles"]["roce"]["ecn"]["min_kbytes"] = 200
+
+
+def _headroom(d: dict) -> None:     # a buffer pool change: GCU refuses it, a drained apply on SONiC
+    d["cabling"]["rules"][1]["cable_length_m"] = 10
+
+
+CHANGES: dict[str, tuple[str, Callable[[dict], None]]] = {
+    "eos": ("rtsw1", _ecn), "gcu": ("rtsw3", _ecn), "drained": ("rtsw3", _headroom)}
+
+
+def _site(tmp_path: Path, edit: Callable[[dict], None]) -> Path:
+    inv = tmp_path / "inv"
+    shutil.copytree(DC1, inv / "dc1")
+    fabric = inv / "dc1" / "fabric.yaml"
+    data = yaml.safe_load(fabric.read_text())
+    edit(data)
+    fabric.write_text(yaml.safe_dump(data, sort_keys=False))
+    return inv
+
+
+def _start(twin: TwinSite, inv: Path, host: str, confirm_s: int, *extra: str,
+           fsize: int | None = None) -> subprocess.Popen:
+    env = {**os.environ, "NR_RUN_LAB_STATE_DIR": str(twin.state)}
+
+    def limit() -> None:            # `ulimit -f`: a write past fsize bytes fails (EFBIG)
+        if fsize is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+
+    return subprocess.Popen([sys.executable, "-m", "nr_run.cli.main", "deploy", "--site", "dc1", "--lab",
+                             "--inventory-dir", str(inv), "--hosts", host, "--artifacts", str(twin.artifacts),
+                             "--json", "--commit", "--yes", "--confirm-timeout", str(confirm_s), *FAST, *extra],
+                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=limit)
+
+
+def _line(twin: TwinSite, host: str, action: str, phase: str, outcome: str | None = None) -> Callable[[], bool]:
+    def seen() -> bool:
+        return any(a["device"] == host and a["action"] == action and a["phase"] == phase
+                   and (outcome is None or a["outcome"] == outcome) for a in read_audit(twin.artifacts))
+    return seen
+
+
+def _sonic(twin: TwinSite, host: str, command: str) -> str:
+    client = twin.ssh(host, password="YourPaSsWoRd")
+    try:
+        return ssh_run(client, command)[1]
+    finally:
+        client.close()
+
+
+def _pending(twin: TwinSite, host: str) -> bool:
+    drv = twin.driver(host)
+    try:
+        return bool(drv.has_pending_commit())
+    finally:
+        drv.close()
+
+
+def _hold_at(twin: TwinSite, kind: str, host: str, step: str, before: str) -> None:
+    """Keep the deploy at `step` long enough for a signal to land there: the device answers slowly, or (after
+    a SONiC apply) its daemons lag CONFIG_DB, so the verify of the apply is in flight."""
+    if step == "after apply" and kind != "eos":
+        twin.fault("appl_lag", device=host, ms=6000)
+    elif step == "before apply":
+        twin.fault("slow", device=host, ms=1200)
+
+
+def _wait_for_step(twin: TwinSite, proc: subprocess.Popen, kind: str, host: str, step: str,
+                   before: str) -> None:
+    def alive(cond: Callable[[], bool]) -> Callable[[], bool]:
+        def check() -> bool:
+            assert proc.poll() is None, proc.communicate()[1][-3000:]
+            return cond()
+        return check
+
+    if step == "before apply":
+        wait_until(alive(_line(twin, host, "commit", "start")), timeout=120, step=0.05)
+    elif step == "after apply":
+        if kind == "eos":         # an EOS session commit applies and arms its timer in one command
+            wait_until(alive(_line(twin, host, "commit", "end", "committed")), timeout=120, step=0.05)
+        else:
+            wait_until(alive(lambda: twin.running(host) != before), timeout=120, step=0.1)
+    elif step == "post-checks":
+        wait_until(alive(_line(twin, host, "commit", "end", "committed")), timeout=120, step=0.05)
+    else:       # slow from the commit on: its post-checks and then its confirm are in flight for seconds
+        wait_until(alive(_line(twin, host, "commit", "end", "committed")), timeout=120, step=0.05)
+        twin.fault("slow", device=host, ms=1500)
+        wait_until(alive(_line(twin, host, "confirm", "start")), timeout=120, step=0.05)
+
+
+def _case(twin: TwinSite, tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str, step: str,
+          sig: signal.Signals) -> None:
+    host, edit = CHANGES[kind]
+    inv = _site(tmp_path, edit)
+    before = twin.running(host)
+    _hold_at(twin, kind, host, step, before)
+    confirm_s = SLOW_CONFIRM_S if step == "confirm" else CONFIRM_S
+    proc = _start(twin, inv, host, confirm_s)
+    try:
+        _wait_for_step(twin, proc, kind, host, step, before)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=15)      # SIGTERM/SIGINT: within the 2 s grace, plus start-up
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+    twin.clear_faults()
+    assert "Traceback" not in err, err[-3000:]
+    if sig != signal.SIGKILL:
+        assert proc.returncode in (0, 1), err[-3000:]
+        report = json.loads(out)
+        assert report["interrupted"] == sig.name or report["exit_code"] == 0, report
+    confirmed = _line(twin, host, "confirm", "end", "confirmed")()
+    # the device's own timer decides what was not confirmed: it fires, nothing is left pending
+    wait_until(lambda: not _pending(twin, host), timeout=confirm_s + 30, step=0.5)
+    # a signal during the confirm may land after the switch took it (the client died before it could say
+    # so): then the change is kept, saved, and the next run says so; otherwise the timer restored it
+    kept = twin.running(host) != before
+    assert not kept or step == "confirm" or confirmed, "not confirmed, yet not reverted by its timer"
+    if kind != "eos":
+        assert _sonic(twin, host, "TSC") == "System Mode: Normal\n"      # never left shifted away
+        saved = configdb.normalize(json.loads(_sonic(twin, host, "cat /etc/sonic/config_db.json")))
+        assert saved == configdb.normalize(json.loads(twin.running(host))), "it would boot into another config"
+    # the next run (a dry run, any operator of this folder) reads the device back and says what it found
+    left = {a["device"] for a in unfinished(twin.artifacts, "dc1")}
+    rc, report = run_json(twin, capsys, "deploy", "--inventory-dir", str(inv), "--hosts", host)
+    assert rc in (0, 2), report
+    by = {r["device"]: r for r in report["reconciled"]}
+    if confirmed:
+        assert host not in left and host not in by
+    else:
+        assert host in left and by[host]["state"] == ("kept" if kept else "reverted"), by
+        assert {d["device"]: d["state"] for d in report["devices"]}[host] == ("no change" if kept else "diffed")
+    assert unfinished(twin.artifacts, "dc1") == []
+
+
+STEPS = ("before apply", "after apply", "post-checks", "confirm")
+SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGKILL)
+FAST_CASES = {("eos", "post-checks", signal.SIGKILL), ("gcu", "after apply", signal.SIGTERM),
+              ("drained", "after apply", signal.SIGKILL)}
+MATRIX = [pytest.param(k, st, sg, id=f"{k}-{st.replace(' ', '_')}-{sg.name}",
+                       marks=() if (k, st, sg) in FAST_CASES else (pytest.mark.long,))
+          for k in CHANGES for st in STEPS for sg in SIGNALS]
+
+
+@pytest.mark.parametrize(("kind", "step", "sig"), MATRIX)
+def test_a_signal_at_any_step_leaves_the_device_reverted_or_confirmed_and_reconciled(
+        deployed_twin, tmp_path, capsys, kind, step, sig):
+    _case(deployed_twin, tmp_path, capsys, kind, step, sig)
+
+
+def test_a_switch_left_shifted_away_is_shifted_back_by_the_next_run(twin, capsys):
+    """A drained apply died with rtsw3 in maintenance mode and no timer left to undrain it (say, the switch
+    restarted and lost it): the next run reads it back, shifts traffic back (TSB) and says so."""
+    from nr_run.runbooks.records import RunRecords
+
+    assert "Maintenance" in _sonic(twin, "rtsw3", "sudo TSA")
+    before = twin.running("rtsw3")
+    dead = RunRecords(twin.artifacts, "dc1", "deploy")
+    dead.audit_start("rtsw3", "commit", "+ a buffer pool change", before="not the config it runs",
+                     method="drained apply: GCU refuses BUFFER_POOL changes")
+    rc, report = run_json(twin, capsys, "deploy", "--hosts", "rtsw3")
+    assert rc == 2, report
+    [item] = report["reconciled"]
+    assert item["device"] == "rtsw3" and item["traffic"] == "restored" and item["state"] == "kept"
+    assert item["outcome"].startswith("traffic shifted back (TSB): the interrupted drained apply had left it")
+    assert _sonic(twin, "rtsw3", "TSC") == "System Mode: Normal\n"
+    assert twin.running("rtsw3") == before
+    assert unfinished(twin.artifacts, "dc1") == []
+
+
+def test_a_switch_an_operator_drained_is_left_drained(twin, capsys):
+    """Maintenance mode nr-run did not cause (no drained apply in the audit log) is the operator's: kept."""
+    from nr_run.runbooks.records import RunRecords
+
+    _sonic(twin, "rtsw3", "sudo TSA")
+    dead = RunRecords(twin.artifacts, "dc1", "deploy")
+    dead.audit_start("rtsw3", "commit", "+ an ECN change", before="x", method="gcu: GCU may patch WRED_PROFILE")
+    rc, report = run_json(twin, capsys, "deploy", "--hosts", "rtsw3")
+    assert [r["traffic"] for r in report["reconciled"]] == [""]
+    assert _sonic(twin, "rtsw3", "TSC") == "System Mode: Maintenance\n"
+    _sonic(twin, "rtsw3", "sudo TSB")
+
+
+FULL_DISK = 4 << 20
+
+
+def _full_disk_case(twin: TwinSite, tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str,
+                    sig: signal.Signals) -> None:
+    """The audit log is a few hundred bytes short of the file size limit: the commit's start line is written,
+    nothing after it. A signal once the change is on the device: the device ends reverted by its timer or kept
+    (confirmed), never pending, shifted back; the next run (no limit) reads it back and says which."""
+    host, edit = CHANGES[kind]
+    inv = _site(tmp_path, edit)
+    before = twin.running(host)
+    twin.artifacts.mkdir(mode=0o700, parents=True, exist_ok=True)
+    filler = json.dumps({"note": "x" * 200}) + "\n"          # not audit lines: every reader skips them
+    audit = twin.artifacts / "audit.jsonl"
+    audit.write_text(filler * ((FULL_DISK - 600) // len(filler)))
+    audit.chmod(0o600)
+    if kind != "eos":
+        twin.fault("appl_lag", device=host, ms=6000)         # the apply's verify keeps the commit in flight
+    proc = _start(twin, inv, host, CONFIRM_S, fsize=FULL_DISK)
+    try:
+        _wait_for_step(twin, proc, kind, host, "after apply", before)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=15)
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+    twin.clear_faults()
+    assert "Traceback" not in err, err[-3000:]
+    wait_until(lambda: not _pending(twin, host), timeout=CONFIRM_S + 30, step=0.5)
+    reverted = twin.running(host) == before
+    if kind != "eos":
+        assert _sonic(twin, host, "TSC") == "System Mode: Normal\n"
+    assert [a["device"] for a in unfinished(twin.artifacts, "dc1")] == [host]
+    rc, report = run_json(twin, capsys, "deploy", "--inventory-dir", str(inv), "--hosts", host)
+    assert [(r["device"], r["state"]) for r in report["reconciled"]] == [(host, "reverted" if reverted else "kept")]
+    assert unfinished(twin.artifacts, "dc1") == []
+
+
+FULL_DISK_CASES = [pytest.param(k, sg, id=f"{k}-{sg.name}",
+                                marks=() if (k, sg) == ("drained", signal.SIGTERM) else (pytest.mark.long,))
+                   for k in CHANGES for sg in SIGNALS]
+
+
+@pytest.mark.parametrize(("kind", "sig"), FULL_DISK_CASES)
+def test_a_signal_on_a_full_disk_leaves_the_device_reverted_or_kept_and_reconciled(
+        deployed_twin, tmp_path, capsys, kind, sig):
+    _full_disk_case(deployed_twin, tmp_path, capsys, kind, sig)
+
+
+def test_a_timer_that_fires_during_a_drained_apply_ends_the_wait(deployed_twin):
+    """A confirm window shorter than the apply: the timer (armed first) restores the switch while the driver
+    still waits for APPL_DB; the driver stops waiting at once and says why, instead of its 480 s verify."""
+    from napalm.base.exceptions import CommitError
+
+    before = json.loads(deployed_twin.running("rtsw3"))
+    candidate = json.loads(json.dumps(before))
+    pool = candidate["BUFFER_POOL"]["ingress_lossless_pool"]
+    pool["xoff"] = str(int(pool["xoff"]) + 4096)
+    deployed_twin.fault("appl_lag", device="rtsw3", ms=60000)
+    drv = deployed_twin.driver("rtsw3")
+    try:
+        drv.load_replace_candidate(config=json.dumps(candidate))
+        with pytest.raises(CommitError, match="revert timer fired before the change was in APPL_DB"):
+            drv.commit_config(revert_in=2)
+        assert drv.last_method[0] == "drained apply"
+    finally:
+        drv.close()
+        deployed_twin.clear_faults()
+    assert json.loads(deployed_twin.running("rtsw3")) == before
+    assert _sonic(deployed_twin, "rtsw3", "TSC") == "System Mode: Normal\n"
+    assert not _pending(deployed_twin, "rtsw3")
