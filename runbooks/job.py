@@ -195,7 +195,9 @@ class JobVerdict:
         late = sum(1 for d in names if self.unknown[d].startswith(NO_ANSWER))
         why = (f"no answer within the {self.budget_s:g} s budget" if late == len(names)
                else "unreadable" if not late else f"{late} without an answer within the {self.budget_s:g} s budget")
-        return f"{len(names)} switch(es) not checked ({why}): {shown}"
+        # the job's nodes are read too (their NICs): say "device(s)" once one of them is among the unchecked
+        what = "switch(es)" if all(n in self.scope.ports for n in names) else "device(s)"
+        return f"{len(names)} {what} not checked ({why}): {shown}"
 
     def line(self) -> str:
         """The one line a prolog prints: ok, the drain reason, or what could not be checked."""
@@ -205,7 +207,7 @@ class JobVerdict:
             more = len({(f.device, f.port or f.peer_device) for f in self.findings}) - 1
             line = f"drain: {reason(first, self.findings)}" + (f" (+{more} more)" if more > 0 else "")
             return line + (f"; {self._unchecked()}" if self.unknown else "")
-        answered = len(self.scope.ports) - len(self.unknown)
+        answered = sum(1 for d in self.scope.ports if d not in self.unknown)
         if self.unknown:
             tail = f"; nothing to drain on the {answered} switch(es) checked"
             if self.unknown_drains:

@@ -99,7 +99,7 @@ def test_analyze_reports_are_private(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 # what may differ between two runs on the same inventory: when it ran and how long it took
-_TIMES = re.compile(r'("generated": |"seconds": |"(?:lossless|buffers|deadlock|ecmp|capacity)": )[^,\n}]+'
+_TIMES = re.compile(r'("generated": |"seconds": |"(?:lossless|buffers|deadlock|ecmp|capacity|power)": )[^,\n}]+'
                     r'|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00|<td>\d+\.\d\d</td>|\d+\.\d\d s\b')
 
 

@@ -21,6 +21,18 @@ from tests.sitegen import generate_site
 from tests.twin_site import site_lab_up
 
 
+def boot(doc: dict, intent: object, configs: Path) -> None:
+    """Switches boot their rendered configs (startup-config files); servers run their NIC scripts at boot
+    (appended to their exec commands), as containerlab would start them."""
+    for name, node in doc["topology"]["nodes"].items():
+        text = render_device(intent.devices[name], intent)        # type: ignore[attr-defined]
+        if intent.devices[name].role == "gpu":                     # type: ignore[attr-defined]
+            node["exec"] = node.get("exec", []) + [ln for ln in text.splitlines() if not ln.startswith("#")]
+        else:
+            (configs / name).write_text(text)
+            node["startup-config"] = str(configs / name)
+
+
 @pytest.fixture(scope="module")
 def gen512(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path, object]]:
     root = tmp_path_factory.mktemp("gen512")
@@ -30,11 +42,7 @@ def gen512(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Pat
     configs.mkdir()
 
     def boot_rendered(doc: dict) -> None:
-        for name, node in doc["topology"]["nodes"].items():
-            if intent.devices[name].role != "gpu":
-                path = configs / name
-                path.write_text(render_device(intent.devices[name], intent))
-                node["startup-config"] = str(path)
+        boot(doc, intent, configs)
 
     state = root / "lab"
     site_lab_up(site, state, boot_rendered)
@@ -91,10 +99,7 @@ def test_a_200g_site_is_judged_against_200g_on_the_twin(tmp_path: Path, capsys, 
     configs.mkdir()
 
     def boot_rendered(topo: dict) -> None:
-        for name, node in topo["topology"]["nodes"].items():
-            if intent.devices[name].role != "gpu":
-                (configs / name).write_text(render_device(intent.devices[name], intent))
-                node["startup-config"] = str(configs / name)
+        boot(topo, intent, configs)
 
     state = tmp_path / "lab"
     site_lab_up(tmp_path / "inv" / "dc1", state, boot_rendered)
