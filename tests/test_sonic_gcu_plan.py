@@ -91,7 +91,7 @@ def test_buffer_pool_change_is_a_drained_apply(deployed_twin, tmp_path, capsys):
     assert rc == 0, report["message"]
     for host in SONIC:
         cmds = _sonic_commands(deployed_twin, host, before[host])
-        steps = [next(i for i, c in enumerate(cmds) if c.startswith(word))
+        steps = [next(i for i, c in enumerate(cmds) if c.startswith(word) or (word.startswith("sonic-db") and word in c))
                  for word in ("sudo systemd-run --on-active=", "sudo TSA", "sudo config reload -y /tmp/napalm_sonic_candidate_",
                               "sonic-db-cli APPL_DB", "sudo TSB")]
         # guard (a timer that restores and undrains) -> drain -> apply -> verify -> undrain
