@@ -70,14 +70,14 @@ def declared(doc: Any, file: str) -> tuple[int, list[Finding]]:
 
 
 def upgrade(doc: Any, file: str) -> tuple[Any, list[Finding]]:
-    """fabric.yaml's mapping read as the current format (a copy; `format` removed) and the findings: a
+    """fabric.yaml's mapping read as the current format (a copy, its `format` the current one) and the findings: a
     warning per key changed in the current version (read as its replacement), an error per key changed
     earlier or present in a file whose declared format no longer has it."""
     if not isinstance(doc, MutableMapping):
         return doc, []
     version, findings = declared(doc, file)
     out = _copy(doc)
-    out.pop(FORMAT_KEY, None)
+    out[FORMAT_KEY] = CURRENT
     for change in CHANGES:
         for where, parent in parents(out, change.path):
             if change.key not in parent:
