@@ -65,6 +65,9 @@ PRESERVE_TABLES = (
     "SYSLOG_SERVER", "SYSTEM_DEFAULTS", "TACPLUS", "TACPLUS_SERVER", "TELEMETRY", "VERSIONS",
 )
 GCU_OK = "Patch applied successfully"
+# APPL_DB keys read per command when a change is verified, and the line that names each one's output
+APPL_BATCH = 64
+APPL_MARK = "nr-run-appl-db "
 
 
 class SonicDriver(NetworkDriver):
@@ -270,17 +273,35 @@ class SonicDriver(NetworkDriver):
         if rc != 0:
             raise CommitError(f"{command} failed: {out.strip()}")
 
-    def _appl_entry(self, key: str) -> dict[str, str]:
-        rc, out = self._run(f"sonic-db-cli APPL_DB HGETALL {shlex.quote(key)}")
-        return parsers.parse_db_hash(out) if rc == 0 else {}
+    def _appl_entries(self, keys: list[str]) -> dict[str, dict[str, str]]:
+        """APPL_DB entries of `keys`, read by one command per APPL_BATCH keys (one SSH round trip each, where
+        a command per key costs a round trip per key): each HGETALL's output follows a marker line naming
+        its key. A key whose marker or output is missing reads as absent ({})."""
+        out: dict[str, dict[str, str]] = {}
+        for i in range(0, len(keys), APPL_BATCH):
+            chunk = keys[i:i + APPL_BATCH]
+            command = "; ".join(f"echo {shlex.quote(APPL_MARK + k)}; sonic-db-cli APPL_DB HGETALL {shlex.quote(k)}"
+                                for k in chunk)
+            _, text = self._run(command)
+            current: str | None = None
+            lines: dict[str, list[str]] = {}
+            for line in text.splitlines():
+                if line.startswith(APPL_MARK) and line[len(APPL_MARK):] in chunk:
+                    current = line[len(APPL_MARK):]
+                    lines[current] = []
+                elif current is not None:
+                    lines[current].append(line)
+            out.update({k: parsers.parse_db_hash("\n".join(lines[k])) if k in lines else {} for k in chunk})
+        return out
 
     def verify_applied(self, running: configdb.ConfigDb, target: configdb.ConfigDb, timeout: float) -> list[str]:
         """Wait until APPL_DB carries every changed buffer/port entry of `target`; the keys still behind."""
         behind = configdb.appl_db_changes(running, target)
         deadline = time.monotonic() + timeout
         while True:
-            # a key that has caught up is not read again: only the ones still behind cost a round trip
-            behind = {k: fields for k, fields in behind.items() if self._appl_entry(k) != fields}
+            # every key still behind in one read; a key that has caught up is not read again
+            now = self._appl_entries(sorted(behind)) if behind else {}
+            behind = {k: fields for k, fields in behind.items() if now[k] != fields}
             if not behind or time.monotonic() >= deadline:
                 return list(behind)
             time.sleep(min(1.0, max(0.05, timeout / 50)))

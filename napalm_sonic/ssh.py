@@ -121,7 +121,10 @@ def run(client: paramiko.SSHClient, command: str, stdin: str | None, timeout: fl
             channel.shutdown_write()
         out, err = bytearray(), bytearray()
         deadline = time.monotonic() + timeout
-        while True:
+        # to the end of the output (EOF), not to the exit status: a server may send the status while output is
+        # still queued behind this client's receive window, and stopping there cuts the reply
+        while not ((channel.eof_received or channel.closed)
+                   and not channel.recv_ready() and not channel.recv_stderr_ready()):
             busy = False
             while channel.recv_ready():
                 out += channel.recv(65536)
@@ -131,12 +134,12 @@ def run(client: paramiko.SSHClient, command: str, stdin: str | None, timeout: fl
                 busy = True
             if len(out) + len(err) > MAX_OUTPUT:
                 raise OSError(f"{command!r} sent more than {MAX_OUTPUT:,} bytes of output")
-            if channel.exit_status_ready() and not channel.recv_ready() and not channel.recv_stderr_ready():
-                break
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{command!r} timed out after {timeout:g} s")
             if not busy:
                 time.sleep(POLL_S)
-        return channel.recv_exit_status(), (out + err).decode(errors="replace")
+        if not channel.status_event.wait(max(0.0, deadline - time.monotonic())):
+            raise TimeoutError(f"{command!r} sent no exit status within {timeout:g} s")
+        return channel.exit_status, (out + err).decode(errors="replace")
     finally:
         channel.close()

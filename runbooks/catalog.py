@@ -24,7 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from nr_run.intent.errors import Finding, InventoryError
-from nr_run.intent.names import Ident
+from nr_run.intent.nametypes import Ident
 from nr_run.intent.source import _load_yaml
 from nr_run.validators.base import InvalidOption, UnknownCheck, select, validate_options
 

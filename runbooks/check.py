@@ -64,6 +64,7 @@ from nr_run.validators.base import (
     Selection,
     all_checks,
     evaluate_all,
+    required_prefixes,
     required_sections,
     select,
 )
@@ -77,9 +78,11 @@ SCHEMA = "nr-run.check/2"
 
 # ---------------------------------------------------------------- Nornir task
 
-def collect_state(task: Task, fabric: FabricIntent, sections_by_host: Mapping[str, set[str]]) -> Result:
+def collect_state(task: Task, fabric: FabricIntent, sections_by_host: Mapping[str, set[str]],
+                  prefixes_by_host: Mapping[str, list[str] | None] | None = None) -> Result:
     """Collect the needed sections of one device into a DeviceState (never raises: errors go in state.errors).
-    Sections the platform has no commands for are left to the probes that fill them."""
+    Sections the platform has no commands for are left to the probes that fill them. `prefixes_by_host`: the
+    route prefixes the checks judge per host (absent or None: the whole routing table)."""
     intent = fabric.devices[task.host.name]
     state = DeviceState(intent.name, intent.platform)
     wanted = sorted((s for s in sections_by_host.get(intent.name, set()) if supported(intent, s)),
@@ -91,7 +94,7 @@ def collect_state(task: Task, fabric: FabricIntent, sections_by_host: Mapping[st
         where = f"{task.host.hostname}:{task.host.port}" if task.host.port else str(task.host.hostname)
         state.errors = {s: f"connection to {where} failed: {type(exc).__name__}: {exc}" for s in wanted}
         return Result(host=task.host, result=state)
-    collect_sections(run, intent, wanted, state)
+    collect_sections(run, intent, wanted, state, (prefixes_by_host or {}).get(intent.name))
     return Result(host=task.host, result=state)
 
 
@@ -179,22 +182,17 @@ def describe(probe: Any) -> str:
     return f"probe {type(probe).__name__}({params})"
 
 
-def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None,
-               options: Mapping[str, Mapping[str, Any]] | None = None, sleep: Sleep = time.sleep,
-               progress: Any = None, selection: Mapping[str, Selection] | None = None) -> CheckReport:
-    """Collect once per device (only the sections the selected checks need), run their probes, evaluate.
-
-    `checks`: names or tags (None = all). `options`: {check: {key: value}}, validated (InvalidOption).
-    Hosts of `nr` not in the fabric are ignored; devices of the fabric missing from `nr` get an error
-    finding per applicable check. `selection`: per host, the checks read and judged there and the far ends
-    its findings must name; only its hosts are read and judged. `progress`: a runbooks.progress.DeviceProgress
-    (collection per device, then each probe as a phase).
-    """
-    started = time.time()
-    selected: list[Check] = select(checks, options)
+def gather_states(nr: Nornir, fabric: FabricIntent, selected: list[Check], sleep: Sleep = time.sleep,
+                  progress: Any = None, selection: Mapping[str, Selection] | None = None,
+                  ) -> tuple[list[str], dict[str, DeviceState], list[Any]]:
+    """The collection half of run_checks: (hosts judged, their states, the probes that ran). A distributed run
+    calls it on each shard's worker."""
     hosts = [h for h in sorted(nr.inventory.hosts) if h in fabric.devices and (selection is None or h in selection)]
     only = {h: selection[h].checks for h in hosts} if selection is not None else {}
+    # the collection plan, once per run: the sections each host's checks need, and the routes they judge
     sections = {h: required_sections(selected, fabric.devices[h], only.get(h)) for h in hosts}
+    prefixes = {h: required_prefixes(selected, fabric.devices[h], fabric, only.get(h))
+                for h in hosts if "routes" in sections[h]}
     targets = [h for h in hosts if any(supported(fabric.devices[h], s) for s in sections[h])]
     states: dict[str, DeviceState] = {h: DeviceState(h, fabric.devices[h].platform) for h in hosts}
     if targets:
@@ -206,7 +204,8 @@ def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None
             progress.phase(f"collecting state from {len(targets)} device(s)")
             runner = runner.with_processors([ProgressProcessor(progress, {"collect_state": "collecting"},
                                                                {"collect_state": "collected"})])
-        res = runner.run(task=collect_state, fabric=fabric, sections_by_host=sections, on_failed=True)
+        res = runner.run(task=collect_state, fabric=fabric, sections_by_host=sections, prefixes_by_host=prefixes,
+                         on_failed=True)
         for h in targets:
             r = res.get(h)
             if r is not None and not r.failed:
@@ -226,6 +225,23 @@ def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None
                 future.result()
     for probe in probes[:1] if len(probes) == 1 else []:
         probe.run(nr, fabric, states, sleep)
+    return hosts, states, probes
+
+
+def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None,
+               options: Mapping[str, Mapping[str, Any]] | None = None, sleep: Sleep = time.sleep,
+               progress: Any = None, selection: Mapping[str, Selection] | None = None) -> CheckReport:
+    """Collect once per device (only the sections the selected checks need), run their probes, evaluate.
+
+    `checks`: names or tags (None = all). `options`: {check: {key: value}}, validated (InvalidOption).
+    Hosts of `nr` not in the fabric are ignored; devices of the fabric missing from `nr` get an error
+    finding per applicable check. `selection`: per host, the checks read and judged there and the far ends
+    its findings must name; only its hosts are read and judged. `progress`: a runbooks.progress.DeviceProgress
+    (collection per device, then each probe as a phase).
+    """
+    started = time.time()
+    selected: list[Check] = select(checks, options)
+    hosts, states, probes = gather_states(nr, fabric, selected, sleep, progress, selection)
     findings = evaluate_all(selected, fabric, states, selection)
     results: dict[str, Any] = {}
     for probe in probes:

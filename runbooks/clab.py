@@ -1,9 +1,9 @@
 """containerlab topology of a site (`nr-run lab topology`): the file containerlab and the lab twin both deploy.
 
 Each switch's kind, image, startup config and interface names come from its platform's config builder. A device
-whose platform nr-run does not configure (GPU servers) runs as a plain containerlab `linux` node; its NIC setup
-(addresses, MTU, per-NIC routing tables, PFC and the DSCP trust/app table) is the server's own and is written as
-the node's `exec` commands, which containerlab runs once the node is up. The twin reads only this file, so a
+with NICs (GPU servers) runs as a plain containerlab `linux` node; its provisioning (NIC addresses, per-NIC
+routing tables) is the server's own and is written as the node's `exec` commands, which containerlab runs once
+the node is up; its NICs' RoCE settings are left at the vendor's defaults for `nr-run deploy` to set. The twin reads only this file, so a
 wrong compiled intent shows up as a failing check against the twin, and a hand-edited file (a swapped cable, a
 missing server) changes what the product observes.
 
@@ -36,7 +36,7 @@ def _builder(device: DeviceIntent) -> ConfigBuilder | None:
 def clab_port(device: DeviceIntent, port: str) -> str:
     """A device's port as a containerlab link endpoint (eth0 is management); plain nodes keep their names."""
     config = _builder(device)
-    if config is None:
+    if config is None or any(n.name == port for n in device.nics):
         return port
     interface = next((i for i in device.interfaces if i.name == port), None)
     if interface is None:
@@ -54,23 +54,16 @@ def startup_file(device: DeviceIntent) -> tuple[str, str] | None:
 
 
 def host_exec(device: DeviceIntent) -> list[str]:
-    """A GPU server's NIC setup as shell commands (iproute2 `ip` and `dcb`), in the order a boot script runs them."""
+    """A GPU server's provisioning as shell commands (iproute2 `ip`), in the order a boot script runs them: NIC
+    addresses and per-NIC routing tables. The NICs' RoCE settings (MTU, trust, DSCP map, PFC, ECN/DCQCN, RDMA CM
+    ToS) are left at the vendor's defaults: `nr-run deploy` sets them."""
     out: list[str] = []
     for nic in device.nics:
         table = RAIL_TABLE_BASE + nic.rail
-        out += [f"ip link set dev {nic.name} mtu {nic.mtu}", f"ip addr add {nic.address} dev {nic.name}",
-                f"ip link set dev {nic.name} up"]
+        out += [f"ip addr add {nic.address} dev {nic.name}", f"ip link set dev {nic.name} up"]
         out += [f"ip route add {prefix} via {nic.gateway} dev {nic.name} table {table}" for prefix in nic.routes]
         if nic.routes:
             out.append(f"ip rule add from {nic.ip} lookup {table}")
-        if nic.lossless_priorities:
-            out.append(f"dcb pfc set dev {nic.name} prio-pfc "
-                       + " ".join(f"{p}:on" for p in sorted(nic.lossless_priorities)))
-        if nic.trust == "dscp":
-            out.append(f"dcb apptrust set dev {nic.name} order dscp")
-            pairs = sorted(device.roce.dscp_overrides.items())
-            if pairs:
-                out.append(f"dcb app add dev {nic.name} dscp-prio " + " ".join(f"{d}:{p}" for d, p in pairs))
     return out
 
 
@@ -104,7 +97,7 @@ def topology(fabric: FabricIntent, startup_dir: str | None = None,
             file_name = startup[0] if startup is not None else None
         if file_name is not None:
             node["startup-config"] = f"{folder}/{file_name}"
-        if config is None and d.nics:
+        if d.nics:
             node["exec"] = host_exec(d)
         nodes[name] = node
     devs = fabric.devices

@@ -26,7 +26,7 @@ from nornir.core.task import Result, Task
 
 from nr_run.intent.models import FabricIntent
 from nr_run.platforms import registry
-from nr_run.platforms.base import COMMIT, ApplyMethod, DeployPolicy, ReplaceCandidate
+from nr_run.platforms.base import COMMIT, ApplyMethod, DeployPolicy, LeftUntouched, ReplaceCandidate
 from nr_run.runbooks.deploy_marker import (
     ForeignPending,
     MarkerHeld,
@@ -273,6 +273,8 @@ class Deployment:
                  break_lock: bool = False):
         self.nr, self.intent, self.configs, self.records = nr, intent, configs, records
         self.progress, self.replace, self.revert_in, self.gate = progress, replace, revert_in, gate
+        if gate is not None:    # --confirm-timeout is the floor of every stage's timer (runbooks.revert_timer)
+            gate.timer.floor_s = revert_in
         self.stop = stop
         # the device-side marker of this run (runbooks.deploy_marker); None: devices are not marked
         self.marker, self.break_lock = marker, break_lock
@@ -376,7 +378,7 @@ class Deployment:
             out = self.report.devices[name]
             multi = results[name]
             if multi.failed:
-                out.state = "skipped" if isinstance(multi[0].exception, ForeignPending) else "failed"
+                out.state = "skipped" if isinstance(multi[0].exception, (ForeignPending, LeftUntouched)) else "failed"
                 out.detail = self._error(multi)
             else:
                 raw = multi[0].diff
@@ -524,6 +526,8 @@ class Deployment:
 
     def _stage(self, stage: Stage, at_intent: set[str]) -> bool:
         names = list(stage.devices)
+        if self.gate is not None:       # outlast this stage's post-check as measured so far
+            self.revert_in = self.gate.revert_timer(names)
         for n in names:
             self.report.devices[n].stage = stage.name
             self.progress.set(n, "backing up", stage.name)

@@ -17,6 +17,7 @@ baseline and the final whole-site check, not once per stage.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +25,7 @@ from typing import Any
 from nornir.core import Nornir
 
 from nr_run.intent.models import FabricIntent
+from nr_run.runbooks.revert_timer import RevertTimer
 from nr_run.validators.base import Check, Finding, Selection, select
 
 # Configuration and sessions right after a commit, and the lossless counters over a short interval
@@ -69,6 +71,12 @@ class StageGate:
     stage_checks: list[str] = field(default_factory=lambda: list(STAGE_CHECKS))
     baseline_failed: set[str] | None = None          # ids of the findings failing before the first commit
     baseline_summary: dict[str, Any] | None = None
+    # what runs the checks (runbooks.check.run_checks' signature; None: run_checks itself, here): a distributed
+    # run passes its workers' (runbooks.distributed.DistributedChecks)
+    run: Callable[..., Any] | None = None
+    # how long checks take here, for each stage's revert timer (runbooks.revert_timer); floor: --confirm-timeout
+    timer: RevertTimer = field(default_factory=lambda: RevertTimer(300))
+    clock: Callable[[], float] = time.monotonic
     # called with the baseline's CheckReport and "deploy-baseline" (the CLI records it in the site's history)
     recorder: Callable[[Any, str], Any] | None = None
 
@@ -76,7 +84,9 @@ class StageGate:
         """Every check over the whole site before anything is committed; remembers what already fails."""
         from nr_run.runbooks.check import run_checks
 
-        checked = run_checks(nr, self.intent, None, self.options)
+        t0 = self.clock()
+        checked = (self.run or run_checks)(nr, self.intent, None, self.options)
+        self.timer.observe(self.clock() - t0, checked.devices)
         if self.recorder is not None:
             self.recorder(checked, "deploy-baseline")
         report = checked.to_dict()
@@ -92,14 +102,21 @@ class StageGate:
         """(new since the baseline, pre-existing) of failed findings."""
         return [f for f in failed if self.is_new(f)], [f for f in failed if not self.is_new(f)]
 
+    def revert_timer(self, stage: list[str]) -> int:
+        """The revert timer (s) a stage's commits get: long enough for its post-check as last measured."""
+        return self.timer.for_scope(len(stage_selection(self.intent, stage, select(self.stage_checks, self.options))))
+
     def stage(self, nr: Nornir, stage: list[str], at_intent: set[str]) -> tuple[list[Finding], list[Finding]]:
         """(new, pre-existing) failed findings the stage answers for; no new ones = the stage is healthy."""
         from nr_run.runbooks.check import run_checks
 
         selection = stage_selection(self.intent, stage, select(self.stage_checks, self.options))
         servers = {n for n in selection if self.intent.devices[n].role == "gpu"}
-        report = run_checks(nr.filter(filter_func=lambda h: h.name in selection), self.intent, self.stage_checks,
-                            self.options, selection=selection)
+        t0 = self.clock()
+        report = (self.run or run_checks)(nr.filter(filter_func=lambda h: h.name in selection) if nr is not None
+                                          else None, self.intent, self.stage_checks, self.options,
+                                          selection=selection)
+        self.timer.observe(self.clock() - t0, len(selection))
         ok_ends = at_intent | servers
         failed = [f for f in report.findings if not f.passed and relevant(f, set(stage), ok_ends)]
         return self.split(failed)

@@ -82,12 +82,17 @@ def _stopped(report: Any, states: dict[str, list[str]]) -> str:
     confirmed = states.get("confirmed", [])
     back = states.get("rolled back", []) + states.get("reverted", [])
     broken = states.get("failed", []) + states.get("interrupted", [])
-    left = states.get("diffed", []) + states.get("pending", []) + states.get("skipped", [])
-    where = report.stopped_at or "the final check"
+    left = sorted(states.get("diffed", []) + states.get("pending", []) + states.get("skipped", [])
+                  + states.get("untouched", []))
     why = "interrupted" if report.interrupted else "stopped"
-    parts = [f"deploy {site}: {why} at {where}"]
-    if report.final_check and not report.stopped_at and not report.interrupted:
+    if report.stopped_at:
+        parts = [f"deploy {site}: {why} at {report.stopped_at}"]
+    elif report.final_check and not report.interrupted:
         parts = [f"deploy {site}: rollout confirmed, {final_check_words(report.final_check)}"]
+    elif not confirmed and not back:
+        parts = [f"deploy {site}: {why} before the first commit"]
+    else:
+        parts = [f"deploy {site}: {why}"]
     if confirmed:
         parts.append(f"{len(confirmed)} confirmed ({_names(confirmed)})")
     if back:
@@ -96,6 +101,8 @@ def _stopped(report: Any, states: dict[str, list[str]]) -> str:
         parts.append(f"{len(broken)} failed or unfinished ({_names(broken)})")
     if left:
         parts.append(f"{len(left)} not deployed ({_names(left)})")
+    if not confirmed and not back and broken and not report.stages:
+        return "; ".join(parts) + ": nothing committed; fix what failed (the table above) and rerun"
     line = "; ".join(parts)
     if confirmed and (left or back or broken):
         line += (": the site is partly deployed. Finish: fix the cause above and rerun deploy --commit (confirmed "

@@ -19,14 +19,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
-
-from nornir import InitNornir
-from nornir.core import Nornir
-from nornir.core.inventory import Host
+from typing import TYPE_CHECKING, Any
 
 from nr_run.platforms import registry
 from nr_run.platforms.registry import UnknownPlatform
+
+if TYPE_CHECKING:      # Nornir loads with the first connection: `inventory validate` only needs site_dir
+    from nornir.core import Nornir
+    from nornir.core.inventory import Host
 
 DEFAULT_INVENTORY_DIR = Path("inventory")
 
@@ -114,6 +114,8 @@ def init_nornir(site: str, inventory_dir: Path | str | None = None, *, workers: 
                 address_map: Mapping[str, Mapping[str, Any]] | None = None) -> Nornir:
     """Nornir for a site, through the `nr_run` transform; with `lab`, credentials default to the images' and
     hosts point at the twin."""
+    from nornir import InitNornir
+
     directory = site_dir(site, inventory_dir)
     register_transform()
     options: dict[str, Any] = {"lab": lab, "insecure": insecure}

@@ -5,7 +5,8 @@ the RTSWs' uplinks and the CTSW ports at the far end of those uplinks. The usual
 (validators) run on an intent scoped to exactly those devices and ports: PFC state, watchdog and storms
 (pfc), ECN configuration (ecn), lossless drops and pause rates over a short counter window (counters),
 link state (interfaces), LLDP against the planned cabling (cabling: a swapped or missing rail cable) and ECMP
-width from each of the job's RTSWs toward the job's other racks (ecmp). Every compute NIC of every node is
+width from each of the job's RTSWs toward the job's other racks (ecmp), and what each node's NICs run: MTU,
+trust, DSCP map, PFC, DCQCN or PFC-only, ToS (host, host-link). Every compute NIC of every node is
 in scope: one the cabling plan gives no rail link is a finding (rails), not a NIC left out of the job.
 A finding on a port outside the job is not the job's problem and is dropped.
 
@@ -39,11 +40,15 @@ from nr_run.validators.base import (
 )
 from nr_run.validators.probes import Sleep
 
-JOB_CHECKS = ["cabling", "counters", "ecmp", "ecn", "interfaces", "pfc"]
+JOB_CHECKS = ["cabling", "counters", "ecmp", "ecn", "host", "host-link", "interfaces", "pfc"]
 # a prolog has seconds, not minutes: the counter window is short unless an option says otherwise
 DEFAULT_OPTIONS: dict[str, dict[str, Any]] = {"counters": {"interval_s": 1.0}}
+# switches read at the same time: a job's switches all start at once up to this many (a bigger job queues the
+# rest, which then may miss the budget and are named), so threads and connections stay bounded
+MAX_PARALLEL = 128
 # which failure names the drain reason when several fail: what hurts a job most first
-_RANK = {"pfc": 0, "counters": 1, "rails": 2, "interfaces": 3, "cabling": 4, "ecmp": 5, "ecn": 6}
+_RANK = {"pfc": 0, "counters": 1, "rails": 2, "host": 2, "host-link": 2, "interfaces": 3, "cabling": 4, "ecmp": 5,
+         "ecn": 6}
 
 
 class UnknownNodes(ValueError):
@@ -51,13 +56,45 @@ class UnknownNodes(ValueError):
 
 
 @dataclass(frozen=True)
+class JobSpan:
+    """Which zones and CTSWs a job spans; a job across zones crosses the aggregation tier, whose bandwidth is
+    oversubscribed by design (a topology-aware scheduler keeps jobs inside a zone)."""
+
+    zones: tuple[int, ...] = ()
+    spines: tuple[str, ...] = ()
+    aggregation: tuple[str, ...] = ()
+    oversubscription: float | None = None     # the worst CTSW's down/up ratio toward the aggregation tier
+
+    @property
+    def cross_zone(self) -> bool:
+        return len(self.zones) > 1
+
+    def text(self) -> str:
+        where = f"zone(s) {', '.join(f'z{z}' for z in self.zones)}; " if self.zones else ""
+        return f"spans {where}{len(self.spines)} CTSW(s)"
+
+    def warning(self) -> str | None:
+        if not self.cross_zone:
+            return None
+        ratio = f" ({self.oversubscription:.2f}:1 oversubscribed)" if self.oversubscription else ""
+        return (f"warning: crosses the aggregation tier{ratio} through {len(self.aggregation)} ATSW(s): "
+                f"cross-zone traffic gets less than in-zone bandwidth; keep the job inside one zone")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"zones": list(self.zones), "ctsws": list(self.spines), "atsws": list(self.aggregation),
+                "cross_zone": self.cross_zone, "oversubscription": self.oversubscription, "warning": self.warning()}
+
+
+@dataclass(frozen=True)
 class JobScope:
-    """What a job's traffic crosses: node NICs, their switch ports, the uplinks and the CTSW ends."""
+    """What a job's traffic crosses: node NICs, their switch ports, the uplinks and the CTSW ends (and, across
+    zones, the CTSWs' uplinks and the ATSW ends)."""
 
     nodes: tuple[str, ...]
     nics: tuple[tuple[str, str, str, str], ...]          # (node, nic, rtsw, rtsw port)
     ports: Mapping[str, frozenset[str]]                   # switch -> its ports the job uses
     uncabled: tuple[tuple[str, str], ...] = ()            # (node, compute NIC) the cabling plan gives no rail link
+    span: JobSpan = JobSpan()
 
     @property
     def devices(self) -> list[str]:
@@ -70,7 +107,7 @@ class JobScope:
 
 def job_scope(fabric: FabricIntent, nodes: list[str]) -> JobScope:
     """The job's scope from the compiled intent; UnknownNodes if a name is not a server of the site."""
-    unknown = [n for n in nodes if n not in fabric.devices or fabric.devices[n].role != "gpu"]
+    unknown = [n for n in nodes if n not in fabric.devices or fabric.devices[n].tier != 0]
     if unknown:
         shown = ", ".join(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
         raise UnknownNodes(f"not a GPU server of site {fabric.site}: {shown}")
@@ -92,13 +129,37 @@ def job_scope(fabric: FabricIntent, nodes: list[str]) -> JobScope:
             if itf.role == "fabric":     # ECMP spreads the job's traffic over every uplink
                 ports[rtsw].add(itf.name)
                 ports.setdefault(itf.peer_device, set()).add(itf.peer_port)
-    return JobScope(tuple(nodes), tuple(nics), {d: frozenset(p) for d, p in sorted(ports.items())}, tuple(uncabled))
+    span = _span(fabric, nodes, sorted(d for d in ports if fabric.devices[d].tier == 2))
+    if span.cross_zone:
+        for ctsw in span.spines:
+            for itf in fabric.devices[ctsw].interfaces:
+                if itf.peer_device in fabric.devices and fabric.devices[itf.peer_device].tier > 2:
+                    ports[ctsw].add(itf.name)
+                    ports.setdefault(itf.peer_device, set()).add(itf.peer_port)
+        span = JobSpan(span.zones, span.spines, tuple(sorted(d for d in ports if fabric.devices[d].tier > 2)),
+                       span.oversubscription)
+    return JobScope(tuple(nodes), tuple(nics), {d: frozenset(p) for d, p in sorted(ports.items())}, tuple(uncabled),
+                    span)
+
+
+def _span(fabric: FabricIntent, nodes: list[str], spines: list[str]) -> JobSpan:
+    devs = fabric.devices
+    zones = tuple(sorted({z for n in nodes if (z := devs[n].zone) is not None}))
+    worst = None
+    for name in spines:
+        up = sum(i.speed_mbps for i in devs[name].interfaces if i.peer_device in devs and devs[i.peer_device].tier > 2)
+        down = sum(i.speed_mbps for i in devs[name].interfaces if i.peer_device in devs and devs[i.peer_device].tier < 2)
+        if up and down:
+            worst = max(worst or 0.0, down / up)
+    return JobSpan(zones, tuple(spines), (), round(worst, 2) if worst is not None else None)
 
 
 def scoped_fabric(fabric: FabricIntent, scope: JobScope) -> FabricIntent:
-    """The intent of the job's switches with only the job's ports: the checks then judge nothing else."""
+    """The intent of the job's switches with only the job's ports, and of the job's nodes (their NICs): the
+    checks then judge nothing else."""
     devices = {name: fabric.devices[name].model_copy(update={"interfaces": [
         i for i in fabric.devices[name].interfaces if i.name in scope.ports[name]]}) for name in scope.devices}
+    devices.update({name: fabric.devices[name] for name in scope.nodes})
     return fabric.model_copy(update={"devices": devices,
                                      "links": [lk for lk in fabric.links if _in(lk, scope)]})
 
@@ -150,15 +211,19 @@ class JobVerdict:
             if self.unknown_drains:
                 return f"drain: {self._unchecked()} (site option: could not check drains){tail}"
             return f"unknown: {self._unchecked()}{tail}"
-        return (f"ok: {len(self.scope.nodes)} node(s), {len(self.scope.nics)} NIC(s), "
+        what = (f"ok: {len(self.scope.nodes)} node(s), {len(self.scope.nics)} NIC(s), "
                 f"{len(self.scope.ports)} switch(es) checked in {self.elapsed_s:.1f} s")
+        if not self.scope.span.zones:     # a single-zone fabric: nothing more to say
+            return what
+        warning = self.scope.span.warning()
+        return what + f"; {self.scope.span.text()}" + (f"; {warning}" if warning else "")
 
     def as_dict(self) -> dict[str, Any]:
         return {"verdict": self.verdict, "line": self.line(),
                 "nodes": list(self.scope.nodes), "elapsed_s": round(self.elapsed_s, 3), "budget_s": self.budget_s,
                 "timed_out": self.timed_out, "unknown_drains": self.unknown_drains,
                 "nics": [{"node": n, "nic": c, "device": d, "port": p} for n, c, d, p in self.scope.nics],
-                "ports": {d: sorted(p) for d, p in self.scope.ports.items()},
+                "ports": {d: sorted(p) for d, p in self.scope.ports.items()}, "span": self.scope.span.as_dict(),
                 "findings": [f.to_dict() for f in self.findings], "unreadable": dict(sorted(self.unknown.items()))}
 
 
@@ -234,7 +299,7 @@ def merge_options(options: Mapping[str, Mapping[str, Any]] | None) -> dict[str, 
 
 
 def check_device(nr: Nornir, fabric: FabricIntent, name: str, checks: list[Check], sleep: Sleep) -> DeviceState:
-    """One switch of the job read and measured on its own (never raises: errors go in state.errors)."""
+    """One switch (or node) of the job read and measured on its own (never raises: errors go in state.errors)."""
     from nr_run.runbooks.check import collect_state
     from nr_run.validators.helpers import distinct
 
@@ -261,20 +326,23 @@ def run_job_check(nr: Nornir, fabric: FabricIntent, scope: JobScope, budget_s: f
                   clock: Callable[[], float] = time.monotonic, sleep: Sleep = time.sleep) -> JobVerdict:
     """The scoped check within `budget_s` (measured on `clock`): every switch is read on its own thread;
     at the deadline the switches that answered are judged together and the rest are named as not checked
-    (their calls run on in daemon threads; the CLI exits without waiting for them)."""
+    (their calls run on in daemon threads, on `nr`'s connections: the CLI exits without waiting for them, and a
+    library caller gives a later run its own Nornir)."""
     merged = merge_options(options)
     scoped = scoped_fabric(fabric, scope)
     checks = select(JOB_CHECKS, merged)
     started = clock()
     deadline = started + budget_s
     done: dict[str, DeviceState] = {}
-    failures: dict[str, BaseException] = {}
+    failures: dict[str, Exception] = {}          # a switch whose check raised: not checked, named with why
     ready = threading.Condition()
+    slots = threading.BoundedSemaphore(MAX_PARALLEL)
 
     def work(name: str) -> None:
         try:
-            state = check_device(nr, scoped, name, checks, sleep)
-        except BaseException as exc:   # re-raised below, in the caller's thread
+            with slots:
+                state = check_device(nr, scoped, name, checks, sleep)
+        except Exception as exc:   # one switch's bug or broken answer costs only its own verdict
             with ready:
                 failures[name] = exc
                 ready.notify_all()
@@ -283,23 +351,24 @@ def run_job_check(nr: Nornir, fabric: FabricIntent, scope: JobScope, budget_s: f
             done[name] = state
             ready.notify_all()
 
-    for name in scope.devices:
+    # every switch and every node (its NICs) on its own thread
+    targets = scope.devices + sorted(scope.nodes)
+    for name in targets:
         threading.Thread(target=work, args=(name,), name=f"nr-run-job-{name}", daemon=True).start()
     with ready:
-        while len(done) + len(failures) < len(scope.devices) and not failures:
+        while len(done) + len(failures) < len(targets):
             left = deadline - clock()
             if left <= 0:
                 break
             ready.wait(left)
         states = dict(done)
-        error = next(iter(failures.values()), None)
-    if error is not None:
-        raise error
+        broken = {d: f"check failed: {type(e).__name__}: {e}" for d, e in failures.items()}
     verdict = JobVerdict(scope, elapsed_s=clock() - started, budget_s=budget_s, unknown_drains=unknown_drains)
     selection = {name: Selection(frozenset(c.name for c in checks)) for name in states}
     findings = evaluate_all(checks, scoped, states, selection) + rail_findings(fabric, scope)
     verdict.findings, verdict.unknown = judge(findings, {d: s.errors for d, s in states.items()}, scope)
-    late = [d for d in scope.devices if d not in states]
+    verdict.unknown.update(broken)
+    late = [d for d in targets if d not in states and d not in broken]
     for name in late:
         verdict.unknown[name] = f"{NO_ANSWER} the {budget_s:g} s budget"
     verdict.unknown = dict(sorted(verdict.unknown.items()))

@@ -15,7 +15,7 @@ from pathlib import Path
 from nornir.core.task import Result, Task
 
 from nr_run.intent.models import DeviceIntent, FabricIntent
-from nr_run.platforms import registry
+from nr_run.platforms import built, registry
 from nr_run.platforms.base import ConfigBuilder
 from nr_run.platforms.guard import check_structured
 
@@ -41,7 +41,7 @@ def render_device(intent: DeviceIntent, fabric: FabricIntent | None = None) -> s
     """Candidate config text of one device; ValueError for a device whose platform is not rendered,
     InventoryError when a structured-config value could steer the output (nr_run.platforms.guard)."""
     config = _builder_or_raise(intent)
-    structured = config.structured_config(intent, fabric)
+    structured = built.take(config, intent, fabric)          # the preflight's build when render shares it
     check_structured(structured, intent.name, fabric.fabric_file if fabric else "")
     return config.render(structured)
 

@@ -10,7 +10,7 @@ import contextlib
 import io
 import json
 import os
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from hypothesis import strategies as st
@@ -33,7 +33,8 @@ def small_sites(draw: st.DrawFn, max_units: int = 2, max_ctsw: int = 3) -> Small
     lossless = draw(st.sampled_from([(3,), (4,), (3, 4), (2,)]))
     detection = draw(st.integers(100, 1000))
     host_speed = draw(st.sampled_from(SPEEDS[:3]))
-    return SmallSite(
+    shape = draw(st.sampled_from(["clos", "clos", "star", "multi-zone"]))
+    spec = SmallSite(
         ctsw_platforms=tuple(draw(st.lists(platforms, min_size=1, max_size=max_ctsw))),
         rtsw_platforms=tuple(draw(st.lists(platforms, min_size=rails * units, max_size=rails * units))),
         rails=rails,
@@ -66,6 +67,14 @@ def small_sites(draw: st.DrawFn, max_units: int = 2, max_ctsw: int = 3) -> Small
         watchdog_ms=(detection, detection + draw(st.integers(0, 2000))),
         max_oversubscription=draw(st.sampled_from([64.0, 64.0, 64.0, 1.0])),
     )
+    if shape == "clos":
+        return spec
+    # star and multi-zone sites: no per-link overrides (their device names differ); zones of one unit
+    return replace(spec, shape=shape, change_uplink_m=None, add_uplink=False, remove_uplink=False,
+                   remove_rail=False, alt_profile_host=False, zones=draw(st.integers(1, 2)),
+                   rtsw_platforms=spec.rtsw_platforms[:rails],
+                   atsw_platforms=tuple(draw(st.lists(platforms, min_size=1, max_size=2))),
+                   nics_per_leaf=draw(st.integers(1, 2)) if shape == "star" else 1)
 
 
 def _cli(argv: list[str]) -> tuple[int, str]:
@@ -100,10 +109,13 @@ def check_generated_site(spec: SmallSite, scratch: Path) -> str:
             rc, out = _cli(["check", *common, "--lab", "--artifacts", str(artifacts), "--json", *FAST_OPTIONS])
             report = json.loads(out) if out.strip() else {}
             failed = [f for f in report.get("findings", []) if not f["passed"]]
-            expected_rc = 1 if spec.remove_rail else 0        # a server missing a rail link is a check finding
-            assert rc == expected_rc, (asdict(spec), failed[:10], report.get("collection_errors"))
+            # a server missing a rail link the inventory removes is a known degradation: reported, exit 0
+            assert rc == 0, (asdict(spec), failed[:10], report.get("collection_errors"))
             if spec.remove_rail:
                 assert {f["check"] for f in failed} == {"rails"}, failed[:10]
+                assert all(f["declared"] for f in failed), failed[:10]
+            else:
+                assert failed == [], failed[:10]
         finally:
             if old is None:
                 os.environ.pop("NR_RUN_LAB_STATE_DIR", None)

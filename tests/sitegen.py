@@ -100,6 +100,10 @@ class SmallSite:
     watchdog_action: str = "drop"
     watchdog_ms: tuple[int, int] = (200, 400)
     max_oversubscription: float = 64.0
+    shape: str = "clos"                                      # star: no CTSWs; multi-zone: `zones` copies + ATSWs
+    zones: int = 1                                           # multi-zone: zones built (each like the clos above)
+    atsw_platforms: tuple[str, ...] = ("eos", "sonic")       # multi-zone: one per ATSW
+    nics_per_leaf: int = 1                                   # star: NICs of a server on each switch
     site: str = "gen"
 
 
@@ -152,6 +156,8 @@ def _roce_profile(spec: SmallSite) -> dict:
 
 def write_small_site(path: Path, spec: SmallSite) -> Path:
     """Write `spec` as inventory/<site>/ files under `path`; returns the site folder."""
+    if spec.shape != "clos":
+        return write_shaped_site(path, spec)
     n_ctsw, n_rtsw = len(spec.ctsw_platforms), len(spec.rtsw_platforms)
     assert n_rtsw % spec.rails == 0, "RTSWs come in whole units"
     units = n_rtsw // spec.rails
@@ -226,6 +232,176 @@ def write_small_site(path: Path, spec: SmallSite) -> Path:
     target.mkdir(parents=True, exist_ok=True)
     (target / "groups.yaml").write_text((DC1 / "groups.yaml").read_text())
     (target / "defaults.yaml").write_text(f"data:\n  site: {spec.site}\n")
+    (target / "fabric.yaml").write_text(yaml.safe_dump(fabric, sort_keys=False))
+    (target / "hosts.yaml").write_text(yaml.safe_dump(hosts, sort_keys=False))
+    return target
+
+
+def write_shaped_site(path: Path, spec: SmallSite, room: SmallSite | None = None) -> Path:
+    """A star (no CTSWs; `nics_per_leaf` NICs of each server on each of a unit's `rails` switches) or a
+    multi-zone site (`zones` zones, each with the CTSWs, RTSWs and servers of `spec`, plus ATSWs), with a plan
+    (and port blocks) whose capacities leave room for one more zone, unit, server, CTSW and ATSW than `room`
+    builds (default: `spec`), so a site and its grown copy can share one plan."""
+    star = spec.shape == "star"
+    n_rtsw = len(spec.rtsw_platforms)
+    assert n_rtsw % spec.rails == 0, "RTSWs come in whole units"
+    units = n_rtsw // spec.rails
+    zones = 1 if star else spec.zones
+    per_leaf = spec.nics_per_leaf if star else 1
+    cap = room or spec
+    cap_ctsw = 0 if star else len(cap.ctsw_platforms)
+    cap_atsw = 0 if star else len(cap.atsw_platforms)
+    plan = {"zones": (1 if star else cap.zones + 1), "units_per_zone": len(cap.rtsw_platforms) // cap.rails + 1,
+            "rtsw_per_unit": spec.rails, "ctsw_per_zone": cap_ctsw + 1}
+    if not star:
+        plan["atsw"] = cap_atsw + 1
+    leaves_per_zone = 1 << max(0, plan["units_per_zone"] * spec.rails - 1).bit_length()
+    base = 10 + 4 * (spec.pool_seed % 50)
+    pools: dict = {"loopback": {"rtsw": f"10.{base}.1.0/24"}, "host_p2p": f"10.{base + 2}.0.0/16"}
+    if not star:
+        pools["loopback"]["ctsw"] = f"10.{base}.0.0/26"
+        pools["loopback"]["atsw"] = f"10.{base}.0.64/26"
+        pools["fabric_p2p"] = f"10.{base + 1}.0.0/16"
+    if spec.overlap_pools:
+        pools["host_p2p"] = pools.get("fabric_p2p", pools["loopback"]["rtsw"])
+    host_slots = (cap.servers_per_unit + 1) * per_leaf
+    hardware: dict[str, dict] = {}
+    for platform in sorted(set(cap.rtsw_platforms) | {"eos", "sonic"}):
+        hw = _switch_hw(platform, cap, cap_ctsw + 3 + host_slots, max(cap_ctsw, 1), "rtsw")
+        hw["uplinks"] = {"from": 0, "count": cap_ctsw + 1}
+        hw["downlinks"] = {"from": cap_ctsw + 1, "count": min(host_slots, hw["ports"] - cap_ctsw - 1)}
+        hardware[f"{platform}-rtsw"] = hw
+    for platform in sorted(set(() if star else cap.ctsw_platforms) | ({"eos", "sonic"} if not star else set())):
+        hw = _switch_hw(platform, cap, leaves_per_zone + cap_atsw + 1, 0, "ctsw")
+        hw["downlinks"] = {"from": 0, "count": leaves_per_zone}
+        hw["uplinks"] = {"from": leaves_per_zone, "count": cap_atsw + 1}
+        hardware[f"{platform}-ctsw"] = hw
+    for platform in sorted(set(() if star else cap.atsw_platforms) | ({"eos", "sonic"} if not star else set())):
+        hw = _switch_hw(platform, spec, plan["zones"] * plan["ctsw_per_zone"], 0, "ctsw")
+        hardware[f"{platform}-atsw"] = hw
+    nics = spec.rails * per_leaf
+    hardware["gpu"] = {"platform": "linux", "port_name": "eth{n}", "first_port": 1,
+                       "ports": nics + spec.storage_nics, "speed": spec.nic_speed or spec.host_speed,
+                       "downlinks": {"from": 0, "count": nics}}
+    hosts: dict[str, dict] = {}
+    address = iter(range(10, 4000))
+
+    def add(name: str, group: list[str], data: dict) -> None:
+        n = next(address)
+        hosts[name] = {"hostname": f"172.30.{20 + n // 250}.{n % 250 + 2}", "groups": group, "data": data}
+
+    for i, platform in enumerate(() if star else spec.atsw_platforms, 1):
+        add(f"atsw{i}", ["atsw", platform], {"role": "atsw", "index": i, "hardware": f"{platform}-atsw"})
+    for zone in range(1, zones + 1):
+        prefix = f"z{zone}-" if not star else ""
+        where = {"zone": zone} if not star else {}
+        for i, platform in enumerate(() if star else spec.ctsw_platforms, 1):
+            add(f"{prefix}ctsw{i}", ["ctsw", platform],
+                {"role": "ctsw", **where, "index": i, "hardware": f"{platform}-ctsw"})
+        for n, platform in enumerate(spec.rtsw_platforms):
+            add(f"{prefix}rtsw{n + 1}", ["rtsw", platform],
+                {"role": "rtsw", **where, "su": n // spec.rails + 1, "index": n % spec.rails + 1,
+                 "hardware": f"{platform}-rtsw"})
+        for n in range(units * spec.servers_per_unit):
+            data: dict = {"role": "gpu", **where, "su": n // spec.servers_per_unit + 1,
+                          "index": n % spec.servers_per_unit + 1, "hardware": "gpu"}
+            if n == 0 and zone == 1 and spec.host_mtu is not None:
+                data["mtu"] = spec.host_mtu
+            add(f"{prefix}gpu{data['su']}-{data['index']}", ["gpu"], data)     # named by place: stable as it grows
+    asn = ({"atsw": 4199999000, "ctsw": 4200000000, "rtsw_base": 4200000101} if spec.asn4
+           else {"atsw": 64900, "ctsw": 64910, "rtsw_base": 65001})
+    if star:
+        del asn["atsw"], asn["ctsw"]
+    rules: list[dict] = [{"type": "rail", "server_role": "gpu", "leaf_role": "rtsw", "speed": spec.host_speed,
+                          "cable_length_m": spec.host_cable_m, "nics_per_leaf": per_leaf}]
+    roles = {"rtsw": {"mtu": 9214, "roce_profile": "roce"}, "gpu": {"mtu": 9000, "roce_profile": "roce"}}
+    if not star:
+        rules += [{"type": "leaf-spine", "speed": spec.fabric_speed, "cable_length_m": spec.fabric_cable_m},
+                  {"type": "spine-aggregation", "speed": spec.fabric_speed,
+                   "cable_length_m": spec.change_uplink_m or spec.fabric_cable_m}]
+        roles |= {"ctsw": {"mtu": 9214, "roce_profile": "roce"}, "atsw": {"mtu": 9214, "roce_profile": "roce"}}
+    profile = _roce_profile(spec)
+    fabric = {
+        "site": spec.site, "lab": True, "shape": spec.shape, "plan": plan, "asn": asn,
+        "pools": pools, "hardware": hardware, "roles": roles,
+        "cabling": {"rules": rules},
+        "management": {"prefix_length": 16, "gateway": "172.30.0.1"},
+        "bgp": {"peer_group": "FABRIC", "bfd": True, "maximum_paths": 16, "keepalive": 3, "holdtime": 9},
+        "policy": {"max_oversubscription": spec.max_oversubscription, "min_ctsw": 0 if star else 1,
+                   **({} if star else {"cross_zone_oversubscription": 64.0})},
+        "roce_profiles": {"roce": profile},
+    }
+    target = path / spec.site
+    target.mkdir(parents=True, exist_ok=True)
+    groups = yaml.safe_load((DC1 / "groups.yaml").read_text())
+    groups["atsw"] = {"data": {"tier": "aggregation"}}
+    (target / "groups.yaml").write_text(yaml.safe_dump(groups, sort_keys=False))
+    (target / "defaults.yaml").write_text(f"data:\n  site: {spec.site}\n")
+    (target / "fabric.yaml").write_text(yaml.safe_dump(fabric, sort_keys=False))
+    (target / "hosts.yaml").write_text(yaml.safe_dump(hosts, sort_keys=False))
+    return target
+
+
+def generate_zoned_site(path: Path, zones: int, units: int, atsw: int, servers: int = 16, rails: int = 8,
+                        ctsw: int = 16, sonic_every: int = 2, site: str = "zoned") -> Path:
+    """Write a multi-zone site: `zones` zones of `units` units (`rails` RTSWs, `servers` servers of `rails` NICs
+    each), `ctsw` CTSWs per zone (every RTSW has one 400G uplink to each) and `atsw` ATSWs (every CTSW has one
+    uplink to each). Every `sonic_every`-th RTSW runs SONiC, the rest EOS; CTSWs and ATSWs are EOS chassis."""
+    fabric = yaml.safe_load((DC1 / "fabric.yaml").read_text())
+    per_zone = 1 << max(0, units * rails - 1).bit_length()
+    hw = fabric["hardware"]
+    rtsw_ports = {"from": 0, "count": ctsw}, {"from": ctsw, "count": servers}
+    for name in ("eos-rtsw", "sonic-rtsw"):
+        hw[name]["ports"] = ctsw + servers
+        hw[name]["uplinks"], hw[name]["downlinks"] = rtsw_ports
+    hw["eos-ctsw"].update(ports=per_zone + atsw, downlinks={"from": 0, "count": per_zone},
+                          uplinks={"from": per_zone, "count": atsw})
+    hw["eos-atsw"] = {**hw["eos-ctsw"], "ports": zones * ctsw, "downlinks": {"from": 0}}
+    del hw["eos-atsw"]["uplinks"]
+    gpu = copy.deepcopy(hw["gpu-2nic"])
+    gpu["ports"] = rails
+    hw["gpu"] = gpu
+    del hw["gpu-2nic"]
+    fabric.update(
+        site=site, lab=True, shape="multi-zone",
+        plan={"zones": zones, "units_per_zone": units, "rtsw_per_unit": rails, "ctsw_per_zone": ctsw, "atsw": atsw},
+        asn={"atsw": 4199999999, "ctsw": 4200000000, "rtsw_base": 4200001000},
+        pools={"loopback": {"atsw": "10.255.0.0/24", "ctsw": "10.255.16.0/20", "rtsw": "10.254.0.0/16"},
+               "fabric_p2p": "10.128.0.0/11", "host_p2p": "10.64.0.0/11"},
+        management={"prefix_length": 12, "gateway": "172.31.255.254"})
+    fabric["roles"]["atsw"] = dict(fabric["roles"]["ctsw"])
+    fabric["cabling"] = {"rules": [
+        {"type": "rail", "speed": "400G", "cable_length_m": 3},
+        {"type": "leaf-spine", "speed": "400G", "cable_length_m": 30},
+        {"type": "spine-aggregation", "speed": "400G", "cable_length_m": 500}]}
+    fabric["policy"] = {"max_oversubscription": 1.0, "min_ctsw": 1, "cross_zone_oversubscription": 64.0}
+    fabric["bgp"]["maximum_paths"] = max(64, ctsw, atsw)
+    hosts: dict[str, dict] = {}
+    count = iter(range(1, 1 << 20))
+
+    def add(name: str, groups: list[str], data: dict) -> None:
+        n = next(count)
+        hosts[name] = {"hostname": f"172.{16 + n // (254 * 256)}.{n // 254 % 256}.{n % 254 + 1}",
+                       "groups": groups, "data": data}
+
+    for i in range(1, atsw + 1):
+        add(f"atsw{i}", ["eos"], {"role": "atsw", "index": i, "hardware": "eos-atsw"})
+    n_rtsw = 0
+    for z in range(1, zones + 1):
+        for i in range(1, ctsw + 1):
+            add(f"z{z}-ctsw{i}", ["ctsw", "eos"], {"role": "ctsw", "zone": z, "index": i, "hardware": "eos-ctsw"})
+        for su in range(1, units + 1):
+            for i in range(1, rails + 1):
+                n_rtsw += 1
+                sonic = sonic_every and n_rtsw % sonic_every == 0
+                add(f"z{z}-su{su}-rtsw{i}", ["rtsw", "sonic" if sonic else "eos"],
+                    {"role": "rtsw", "zone": z, "su": su, "index": i, "hardware": "sonic-rtsw" if sonic else "eos-rtsw"})
+            for i in range(1, servers + 1):
+                add(f"z{z}-su{su}-gpu{i}", ["gpu"], {"role": "gpu", "zone": z, "su": su, "index": i, "hardware": "gpu"})
+    target = path / site
+    target.mkdir(parents=True, exist_ok=True)
+    for name in ("groups.yaml", "defaults.yaml"):
+        (target / name).write_text((DC1 / name).read_text().replace("site: dc1", f"site: {site}"))
     (target / "fabric.yaml").write_text(yaml.safe_dump(fabric, sort_keys=False))
     (target / "hosts.yaml").write_text(yaml.safe_dump(hosts, sort_keys=False))
     return target

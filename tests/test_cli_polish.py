@@ -47,7 +47,8 @@ def _site(tmp_path: Path, catalog: object) -> list[str]:
 ])
 def test_a_bad_catalog_exits_3_naming_file_and_field_before_any_device(tmp_path, capsys, catalog, field) -> None:
     inv = _site(tmp_path, catalog)
-    for argv in (["check", "--lab"], ["compliance", "--lab"], ["job-check", "--lab", "--nodes", "gpu1"]):
+    for argv in (["check", "--lab"], ["compliance", "--lab"], ["job-check", "--lab", "--nodes", "gpu1"],
+                 ["deploy", "--lab"], ["watch", "--lab", "--count", "1"]):
         assert main([*argv, "--site", "dc1", *inv, "--artifacts", str(tmp_path / "a")]) == 3
         err = capsys.readouterr().err
         assert "catalog.yaml" in err and f"field {field}" in err, err
@@ -88,7 +89,18 @@ def test_could_not_check_has_its_own_exit_code(deployed_twin: TwinSite, capsys) 
 def test_quiet_render_and_validate_print_only_their_verdict(tmp_path, capsys) -> None:
     assert main(["render", "--site", "dc1", *INV, "--out", str(tmp_path / "r"), "-q"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
-    assert len(out) == 1 and out[0].startswith(f"rendered 6 config(s) for dc1 into {tmp_path / 'r'}"), out
+    assert len(out) == 1 and out[0].startswith(f"rendered 10 config(s) for dc1 into {tmp_path / 'r'}"), out
     assert main(["inventory", "validate", "--site", "dc1", *INV, "-q"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
     assert len(out) == 1 and out[0].startswith("site dc1 valid: "), out
+
+
+def test_lab_fault_and_status_speak_in_words(twin: TwinSite, capsys) -> None:
+    capsys.readouterr()
+    assert main(["lab", "fault", "--site", "dc1", "link_down", "device=rtsw1", "port=Ethernet3"]) == 0
+    out = capsys.readouterr().out.strip()
+    assert out.startswith("lab dc1: fault injected: link_down device=rtsw1 port=Ethernet3 (since ") and "{" not in out
+    assert main(["lab", "status", "--site", "dc1", "-q"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("fault: link_down device=rtsw1 port=Ethernet3")
+    assert lines[-1] == "lab dc1: running, 10 device(s), 1 fault(s)" and len(lines) == 2, lines

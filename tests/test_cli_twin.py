@@ -9,19 +9,21 @@ import xml.etree.ElementTree as ET
 
 from nr_run.cli.main import main
 from tests.conftest import DC1
-from tests.twin_site import SWITCHES, run_json, watchdog_restore_s
+from tests.twin_site import DEVICES, SWITCHES, run_json, watchdog_restore_s
 
 
-def test_render_writes_one_config_per_switch(tmp_path, capsys):
+def test_render_writes_one_config_per_device(tmp_path, capsys):
     rc = main(["render", "--site", "dc1", "--inventory-dir", str(DC1.parent), "--out", str(tmp_path), "--json"])
     rows = json.loads(capsys.readouterr().out)["devices"]
-    assert rc == 0 and [r["device"] for r in rows] == SWITCHES
+    assert rc == 0 and [r["device"] for r in rows] == DEVICES
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "ctsw1.cfg", "ctsw2.cfg", "rtsw1.cfg", "rtsw2.cfg", "rtsw3.json", "rtsw4.json"]
+        "ctsw1.cfg", "ctsw2.cfg", "gpu1.sh", "gpu2.sh", "gpu3.sh", "gpu4.sh", "rtsw1.cfg", "rtsw2.cfg", "rtsw3.json",
+        "rtsw4.json"]
     assert all(r["lines"] > 50 for r in rows)
     rc = main(["render", "--site", "dc1", "--role", "ctsw", "--out", str(tmp_path / "c"), "--json"])
     assert rc == 0 and [r["device"] for r in json.loads(capsys.readouterr().out)["devices"]] == ["ctsw1", "ctsw2"]
-    assert main(["render", "--site", "dc1", "--hosts", "gpu1"]) == 3
+    assert main(["render", "--site", "dc1", "--hosts", "gpu1", "--out", str(tmp_path / "g")]) == 0
+    assert (tmp_path / "g" / "gpu1.sh").read_text().startswith("# RoCE NIC settings")
 
 
 def test_check_and_compliance_tell_the_truth(deployed_twin, capsys, tmp_path):

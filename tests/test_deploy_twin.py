@@ -17,28 +17,28 @@ import pytest
 from nr_run.intent import compile_site
 from nr_run.lab.twin.lab import lab_clear, lab_fault
 from tests.conftest import DC1, REPO
-from tests.twin_site import FAST_CHECKS, SWITCHES, run_json, wait_until
+from tests.twin_site import DEVICES, FAST_CHECKS, SWITCHES, run_json, wait_until
 
 
 def test_dry_run_commit_then_nothing_pending(twin, capsys):
     rc, report = run_json(twin, capsys, "deploy")
     assert rc == 2
-    assert {d["device"]: d["state"] for d in report["devices"]} == dict.fromkeys(SWITCHES, "diffed")
+    assert {d["device"]: d["state"] for d in report["devices"]} == dict.fromkeys(DEVICES, "diffed")
     assert all(d["added"] > 0 for d in report["devices"])
 
     rc, report = run_json(twin, capsys, "deploy", "--commit", "--yes", "--confirm-timeout", "60")
     assert rc == 0, report["message"]
     assert report["final_check"]["passed"] and report["final_check"]["summary"]["failed"] == 0
-    assert {d["device"]: d["state"] for d in report["devices"]} == dict.fromkeys(SWITCHES, "confirmed")
+    assert {d["device"]: d["state"] for d in report["devices"]} == dict.fromkeys(DEVICES, "confirmed")
     assert [s["name"] for s in report["stages"]][0] == "canary"
-    assert sorted(a["device"] for a in twin.audit() if a["outcome"] == "confirmed") == SWITCHES
+    assert sorted(a["device"] for a in twin.audit() if a["outcome"] == "confirmed") == DEVICES
 
     rc, checks = run_json(twin, capsys, "check")
     assert rc == 0 and checks["passed"], [f for f in checks["findings"] if not f["passed"]][:3]
 
     rc, report = run_json(twin, capsys, "deploy")
     assert rc == 0
-    assert {d["device"]: d["state"] for d in report["devices"]} == dict.fromkeys(SWITCHES, "no change")
+    assert {d["device"]: d["state"] for d in report["devices"]} == dict.fromkeys(DEVICES, "no change")
 
 
 @pytest.mark.long
@@ -47,7 +47,7 @@ def test_already_broken_fabric_rolls_out_and_reports_old_failures_apart(twin, ca
     report tells the pre-existing failures from new ones (there are none)."""
     lab_fault(twin.state, "link_down", device="rtsw1", port="Ethernet1")
     rc, report = run_json(twin, capsys, "deploy", "--commit", "--yes", "--confirm-timeout", "60")
-    assert {d["device"]: d["state"] for d in report["devices"]} == dict.fromkeys(SWITCHES, "confirmed")
+    assert {d["device"]: d["state"] for d in report["devices"]} == dict.fromkeys(DEVICES, "confirmed")
     assert report["baseline"]["failed"] > 0 and not report["checks"]
     old = {(f["check"], f["device"], f["port"]) for f in report["preexisting"]}
     assert ("interfaces", "rtsw1", "Ethernet1") in old
@@ -314,7 +314,7 @@ def test_foreign_pending_session_is_reported_and_skipped(twin, capsys, monkeypat
     assert rc == 1
     by = {d["device"]: d for d in report["devices"]}
     assert by["ctsw2"]["state"] == "skipped" and "pending" in by["ctsw2"]["detail"]
-    assert all(by[h]["state"] == "diffed" for h in SWITCHES if h != "ctsw2")
+    assert all(by[h]["state"] == "diffed" for h in DEVICES if h != "ctsw2")
     sessions = node.run_commands(["show configuration sessions"])[0]["sessions"]
     assert sessions["someone_else"]["state"] == "pending"     # left exactly as found
 
@@ -325,7 +325,7 @@ def test_replace_keeps_local_users_and_commits(twin, capsys):
     rc, report = run_json(twin, capsys, "deploy", "--replace")
     assert rc == 2
     by = {d["device"]: d for d in report["devices"]}
-    assert all(by[h]["state"] == "diffed" for h in SWITCHES), {h: by[h]["detail"] for h in SWITCHES}
+    assert all(by[h]["state"] == "diffed" for h in DEVICES), {h: by[h]["detail"] for h in DEVICES}
     saved = (Path(report["artifacts"]) / "diffs" / "rtsw1.diff").read_text()
     assert "username" not in saved and "secret admin" not in saved
     assert "+router bgp" in saved

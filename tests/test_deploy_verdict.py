@@ -3,6 +3,8 @@ change: pure tests of the summary on built reports, and the CLI's last lines on 
 
 from __future__ import annotations
 
+import re
+
 from nr_run.intent import compile_site
 from nr_run.runbooks.deploy import DeployReport, DeviceOutcome
 from nr_run.runbooks.deploy_summary import apply_paths, prompt_note, verdict
@@ -20,14 +22,21 @@ def _report(states: dict[str, str], **kw) -> DeployReport:
 
 
 def test_a_stopped_rollout_says_what_is_left_partly_deployed_and_how_to_finish_or_undo():
-    report = _report({"rtsw1": "confirmed", "ctsw1": "confirmed", "rtsw3": "rolled back", "rtsw2": "diffed",
-                      "ctsw2": "diffed", "rtsw4": "diffed"},
+    report = _report({"rtsw1": "confirmed", "ctsw1": "confirmed", "rtsw3": "rolled back", "rtsw2": "untouched",
+                      "ctsw2": "untouched", "rtsw4": "untouched"},
                      stages=[Stage("canary", ("rtsw1", "ctsw1")), Stage("batch 1", ("rtsw3",))],
                      stopped_at="batch 1", message="batch 1 failed (new findings); rolled back rtsw3")
     line = verdict(report, commit=True)
     assert line.startswith("deploy dc1: stopped at batch 1; 2 confirmed (ctsw1, rtsw1); 1 rolled back (rtsw3); "
                            "3 not deployed (ctsw2, rtsw2, rtsw4): the site is partly deployed. Finish: "), line
     assert "undo: deploy --commit the previous inventory revision" in line and "\n" not in line
+
+
+def test_a_device_that_could_not_be_diffed_stops_the_deploy_before_any_commit():
+    report = _report({"rtsw3": "failed", **{n: "diffed" for n in SWITCHES if n != "rtsw3"}})
+    assert verdict(report, commit=True) == (
+        "deploy dc1: stopped before the first commit; 1 failed or unfinished (rtsw3); 5 not deployed (ctsw1, ctsw2, "
+        "rtsw1, rtsw2, rtsw4): nothing committed; fix what failed (the table above) and rerun")
 
 
 def test_a_commit_with_nothing_to_change_is_not_a_dry_run_and_success_states_the_final_check():
@@ -60,14 +69,29 @@ def test_the_cli_ends_every_deploy_with_its_verdict(twin, capsys):
     capsys.readouterr()
     assert twin.cli("deploy") == 2
     out = capsys.readouterr().out.splitlines()
-    assert out[-1] == ("dry run dc1: 6 of 6 device(s) would change (ctsw1, ctsw2, rtsw1, rtsw2, rtsw3, rtsw4); "
+    assert out[-1] == ("dry run dc1: 10 of 10 device(s) would change (ctsw1, ctsw2, gpu1, gpu2, gpu3, gpu4 and 4 more); "
                        "nothing committed: rerun with --commit to apply"), out[-1]
     paths = [ln for ln in out if ln.startswith("  rtsw3: ") or ln.startswith("  rtsw4: ")]
     assert "how each change is applied:" in out and len(paths) == 2, out
     assert twin.cli("deploy", "--commit", "--yes", "--confirm-timeout", "60") == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[-1].startswith("deploy dc1: 6 device(s) confirmed in ") and "; final check PASS (" in out[-1], out[-1]
+    assert out[-1].startswith("deploy dc1: 10 device(s) confirmed in ") and "; final check PASS (" in out[-1], out[-1]
     assert twin.cli("deploy", "--commit", "--yes", "--confirm-timeout", "60") == 0
     out = capsys.readouterr().out
     assert "deploy dc1: commit" in out and "dry run" not in out
-    assert out.splitlines()[-1] == "deploy dc1: nothing to change, all 6 device(s) already at intent"
+    assert out.splitlines()[-1] == "deploy dc1: nothing to change, all 10 device(s) already at intent"
+
+
+def test_a_failed_batch_says_once_why_and_ends_with_what_is_left(twin, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "400")              # table cells on one line each: the reason is counted once
+    twin.fault("commit_rejected", device="rtsw3")
+    capsys.readouterr()
+    assert twin.cli("deploy", "--commit", "--yes", "--confirm-timeout", "60") == 1
+    out = capsys.readouterr().out
+    # the live progress log says it as it happens; the summary after it says it once (the device's table row)
+    summary = "\n".join(ln for ln in out.splitlines() if not re.match(r"^\d\d:\d\d:\d\d ", ln))
+    assert summary.count("configuration rejected by the system") == 1, summary
+    last = out.splitlines()[-1]
+    assert last.startswith("deploy dc1: stopped at batch 1; 2 confirmed (ctsw1, rtsw1); 1 failed or unfinished "
+                           "(rtsw3); 7 not deployed (ctsw2, gpu1, gpu2, gpu3, gpu4, rtsw2 and 1 more): the site is partly deployed. "
+                           "Finish: "), last

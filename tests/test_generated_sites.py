@@ -1,5 +1,5 @@
-"""Generated-site property (hypothesis): small sites across every axis of the inventory format (platforms per
-role, port layouts, speeds 100G-800G, cable lengths, overrides that change, add and remove links, per-host
+"""Generated-site property (hypothesis): small sites of all three shapes (star, clos, multi-zone) across every
+axis of the inventory format (platforms per role, port layouts, speeds 100G-800G, cable lengths, overrides that change, add and remove links, per-host
 MTU and RoCE profile, pools, 2- and 4-byte ASN plans, lossless priorities, CNP/ECN/watchdog settings, unit
 counts). Each is refused by preflight with exit 3 naming the field, or renders only template lines, deploys
 to its own twin with exit 0 and checks with exit 0. benchmarks/soak_generated_sites.py runs the long version.
@@ -47,6 +47,12 @@ def test_generated_sites_are_refused_or_deploy_and_check_clean() -> None:
                    remove_uplink=True, host_mtu=9000, alt_profile_host=True, storage_nics=2))
 @example(SmallSite(fabric_speed="800G", add_uplink=True, change_uplink_m=120, lossless=(4,), ecn=False,
                    watchdog=False))
+# RDMA over oversubscribed uplinks (400G NICs, 100G fabric): the check expects the slowest link's rate
+@example(SmallSite(fabric_speed="100G", host_speed="400G", rails=2, servers_per_unit=2, rtsw_platforms=("eos", "eos")))
+# the other two shapes, pinned: a star with two NICs of each server on each switch, two zones mixing platforms
+@example(SmallSite(shape="star", rails=2, nics_per_leaf=2, servers_per_unit=2, rtsw_platforms=("eos", "sonic")))
+@example(SmallSite(shape="multi-zone", zones=2, rails=2, rtsw_platforms=("sonic", "eos"),
+                   ctsw_platforms=("eos", "sonic"), atsw_platforms=("sonic", "eos")))
 def _sites(spec: SmallSite) -> None:
     scratch = Path(tempfile.mkdtemp(prefix="gen-site-"))
     try:

@@ -26,7 +26,8 @@ BUDGET_S = 10.0
 @pytest.fixture(scope="module")
 def gen256(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
     """(inventory dir, lab state) of a 256-server site whose switches boot their rendered configs (the
-    topology's startup-config files, as containerlab would boot them), at 50 ms added latency."""
+    topology's startup-config files, as containerlab would boot them) and whose servers run their NIC scripts
+    at boot (appended to their exec commands), at 50 ms added latency."""
     root = tmp_path_factory.mktemp("gen256")
     site = generate_site(root / "inv", rtsw=64, ctsw=8, nics=2, site="gen256")
     intent = compile_site(site)
@@ -36,9 +37,12 @@ def gen256(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Pat
 
     def boot_rendered(doc: dict) -> None:
         for name, node in doc["topology"]["nodes"].items():
-            if intent.devices[name].role != "gpu":
+            text = render_device(intent.devices[name], intent)
+            if intent.devices[name].role == "gpu":
+                node["exec"] = node.get("exec", []) + [ln for ln in text.splitlines() if not ln.startswith("#")]
+            else:
                 path = configs / name
-                path.write_text(render_device(intent.devices[name], intent))
+                path.write_text(text)
                 node["startup-config"] = str(path)
 
     state = root / "lab"
@@ -62,10 +66,11 @@ def _job_check(gen256: tuple[Path, Path], nodes: str, *extra: str) -> tuple[int,
 
 
 def test_healthy_job_passes_within_the_budget(gen256):
-    rc, out, err = _job_check(gen256, "gpu[1-4,7],gpu[100-131]", "--budget", f"{BUDGET_S:g}")
+    rc, out, err = _job_check(gen256, "gpu[1-4,7],gpu[100-131]")
+    # "ok" (not "unknown"): every switch answered within the product's own 10 s budget
     assert rc == 0, out + err
     assert out.startswith("ok: 37 node(s), 74 NIC(s), ") and out.count("\n") == 1, out
-    assert "incomplete" not in out          # judged within the budget
+    assert "not checked" not in out
 
 
 def test_a_faulted_port_of_the_job_drains_and_faults_outside_it_are_ignored(gen256):
@@ -81,6 +86,7 @@ def test_a_faulted_port_of_the_job_drains_and_faults_outside_it_are_ignored(gen2
         assert out.startswith("drain: rtsw2 Ethernet80 prio 3 PFC storm ("), out
         assert out.count("\n") == 1 and "pause frames/s)" in out
         assert "Ethernet14" not in out and "rtsw3" not in out and "(+" not in out, out
+        assert "not checked" not in out                        # every switch answered within the budget
         # a job on the other ports sees the other faults, and not this one
         rc, out, _ = _job_check(gen256, "gpu6")
         assert rc == 1 and out.startswith("drain: rtsw1 Ethernet14 queue 3 lossless drops ("), out
@@ -113,13 +119,13 @@ def test_a_switch_too_slow_for_the_budget_is_named_and_does_not_block_the_job(ge
     the exit is 4 (the prolog lets the job start: the catalog's default) and the process does not wait for the
     calls still in flight."""
     _, state = gen256
-    lab_fault(state, "slow", device="rtsw1", ms=4000)
+    lab_fault(state, "slow", device="rtsw1", ms=20_000)      # never answers within the budget
     try:
-        rc, out, err = _job_check(gen256, "gpu[1-2]", "--budget", "2")
+        rc, out, err = _job_check(gen256, "gpu[1-2]", "--budget", "8")
     finally:
         lab_clear(state, "slow")
     assert rc == 4, out + err
-    assert out == ("unknown: 1 switch(es) not checked (no answer within the 2 s budget): rtsw1; "
+    assert out == ("unknown: 1 switch(es) not checked (no answer within the 8 s budget): rtsw1; "
                    "nothing to drain on the 9 switch(es) checked\n"), out
 
 

@@ -49,11 +49,11 @@ def test_a_slow_switch_does_not_hide_a_down_job_port(deployed_twin: TwinSite, tm
     that was read, and the line names the switch that was not."""
     deployed_twin.fault("slow", device="ctsw2", ms=SLOW_MS)
     deployed_twin.fault("link_down", device="rtsw1", port="Ethernet3")
-    rc, out, err = job_check(DC1.parent, "gpu[1-2]", "--budget", "3", "--json")
+    rc, out, err = job_check(DC1.parent, "gpu[1-2]", "--budget", "8", "--json")
     verdict = json.loads(out)
     assert rc == 1 and verdict["verdict"] == "drain", out + err
     assert verdict["line"].startswith("drain: rtsw1 Ethernet3: oper down (expected oper up)"), verdict["line"]
-    assert verdict["line"].endswith("; 1 switch(es) not checked (no answer within the 3 s budget): ctsw2")
+    assert verdict["line"].endswith("; 1 switch(es) not checked (no answer within the 8 s budget): ctsw2")
     assert verdict["timed_out"] and list(verdict["unreadable"]) == ["ctsw2"]
     assert {(f["device"], f["port"]) for f in verdict["findings"]} >= {("rtsw1", "Ethernet3")}
 
@@ -63,14 +63,14 @@ def test_the_site_decides_whether_not_checked_drains(deployed_twin: TwinSite, tm
     """Nothing wrong on the switches that answered, ctsw2 past the budget: by default the line names it and exits
     4 (the prolog lets the job start); a catalog with job_check.unknown=drain drains instead."""
     deployed_twin.fault("slow", device="ctsw2", ms=SLOW_MS)
-    rc, out, err = job_check(DC1.parent, "gpu[1-2]", "--budget", "2")
+    rc, out, err = job_check(DC1.parent, "gpu[1-2]", "--budget", "8")
     assert rc == 4, out + err
-    assert out == ("unknown: 1 switch(es) not checked (no answer within the 2 s budget): ctsw2; "
+    assert out == ("unknown: 1 switch(es) not checked (no answer within the 8 s budget): ctsw2; "
                    "nothing to drain on the 3 switch(es) checked\n"), out
-    inv = site_copy(tmp_path, catalog={"version": 1, "job_check": {"unknown": "drain", "budget_s": 2}})
+    inv = site_copy(tmp_path, catalog={"version": 1, "job_check": {"unknown": "drain", "budget_s": 8}})
     rc, out, err = job_check(inv, "gpu[1-2]")
     assert rc == 1, out + err
-    assert out.startswith("drain: 1 switch(es) not checked (no answer within the 2 s budget): ctsw2"), out
+    assert out.startswith("drain: 1 switch(es) not checked (no answer within the 8 s budget): ctsw2"), out
 
 
 def test_a_swapped_rail_cable_inside_the_job_is_named(deployed_twin: TwinSite) -> None:
@@ -98,3 +98,60 @@ def test_a_nic_without_a_rail_link_is_a_finding_not_a_smaller_job(deployed_twin:
                                "(the job would run short of a rail)"), verdict["line"]
     assert [n["nic"] for n in verdict["nics"]] == ["eth1"]
     assert [(f["check"], f["device"], f["port"]) for f in verdict["findings"]] == [("rails", "gpu2", "eth2")]
+
+
+def test_the_budget_runs_on_the_injected_clock(deployed_twin: TwinSite) -> None:
+    """Python API: a clock that says the budget is spent at the first look judges what answered (nothing yet)
+    and names every switch, without waiting; the real clock lets them all answer."""
+    from nr_run.intent import compile_site
+    from nr_run.runbooks.inventory import init_nornir
+    from nr_run.runbooks.job import job_scope, run_job_check
+    from tests.conftest import REPO
+
+    intent = compile_site(DC1)
+    scope = job_scope(intent, ["gpu1", "gpu2"])
+    nr = init_nornir("dc1", REPO / "inventory", lab=True, address_map=deployed_twin.addresses)
+    ticks = iter([0.0] + [100.0] * 1000)
+    try:
+        spent = run_job_check(nr, intent, scope, 10.0, {"counters": {"interval_s": 0.2}}, clock=lambda: next(ticks))
+        assert spent.verdict == "unknown" and spent.timed_out and not spent.findings
+        assert sorted(spent.unknown) == ["ctsw1", "ctsw2", "rtsw1", "rtsw2"]
+        assert set(spent.unknown.values()) == {"no answer within the 10 s budget"}
+    finally:
+        nr.close_connections()
+    # the abandoned calls still hold the first Nornir's connections: a new run takes its own
+    fresh = init_nornir("dc1", REPO / "inventory", lab=True, address_map=deployed_twin.addresses)
+    try:
+        ok = run_job_check(fresh, intent, scope, 60.0, {"counters": {"interval_s": 0.2}})
+        assert ok.verdict == "ok" and not ok.unknown, ok.line()
+    finally:
+        fresh.close_connections()
+
+
+def test_a_switch_whose_check_breaks_is_named_and_the_others_still_drain(deployed_twin: TwinSite, monkeypatch) -> None:
+    """Python API: reading ctsw2 raises (a broken answer, a bug): ctsw2 is not checked, named with why, and the
+    down port on rtsw1 still drains the job."""
+    from nr_run.intent import compile_site
+    from nr_run.runbooks import job
+    from nr_run.runbooks.inventory import init_nornir
+    from tests.conftest import REPO
+
+    real = job.check_device
+
+    def breaks_on_ctsw2(nr, fabric, name, checks, sleep):
+        if name == "ctsw2":
+            raise ValueError("unparsable answer")
+        return real(nr, fabric, name, checks, sleep)
+
+    monkeypatch.setattr(job, "check_device", breaks_on_ctsw2)
+    deployed_twin.fault("link_down", device="rtsw1", port="Ethernet3")
+    intent = compile_site(DC1)
+    nr = init_nornir("dc1", REPO / "inventory", lab=True, address_map=deployed_twin.addresses)
+    try:
+        verdict = job.run_job_check(nr, intent, job.job_scope(intent, ["gpu1", "gpu2"]), 60.0,
+                                    {"counters": {"interval_s": 0.2}})
+    finally:
+        nr.close_connections()
+    assert verdict.drain and verdict.unknown == {"ctsw2": "check failed: ValueError: unparsable answer"}
+    assert verdict.line().startswith("drain: rtsw1 Ethernet3: oper down (expected oper up)")
+    assert verdict.line().endswith("; 1 switch(es) not checked (unreadable): ctsw2")

@@ -23,7 +23,7 @@ def test_gpu1_uses_its_rtsw_ports_every_uplink_of_those_rtsws_and_the_ctsw_ends(
         "rtsw1": ["Ethernet1", "Ethernet2", "Ethernet3"], "rtsw2": ["Ethernet1", "Ethernet2", "Ethernet3"]}
     # gpu2's ports (Ethernet4) and the SONiC rack are outside the job
     scoped = scoped_fabric(dc1, scope)
-    assert sorted(scoped.devices) == ["ctsw1", "ctsw2", "rtsw1", "rtsw2"]
+    assert sorted(scoped.devices) == ["ctsw1", "ctsw2", "gpu1", "rtsw1", "rtsw2"]     # and the node, for its NICs
     assert [i.name for i in scoped.devices["rtsw1"].interfaces] == ["Ethernet1", "Ethernet2", "Ethernet3"]
     assert all(lk.a_device in scope.ports or lk.b_device in scope.ports for lk in scoped.links)
     assert not any("Ethernet4" in (lk.a_port, lk.b_port) and "rtsw1" in (lk.a_device, lk.b_device)

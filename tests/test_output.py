@@ -22,8 +22,8 @@ def test_dry_run_prints_progress_lines_then_a_summary_not_1000_lines_of_diff(twi
     out = capsys.readouterr().out.splitlines()
     progress = [ln for ln in out if LINE.match(ln)]
     assert any(ln.endswith("rtsw1: diffing") for ln in progress) and any("rtsw1: diffed" in ln for ln in progress)
-    assert any("== diffing 6 device(s)" in ln for ln in progress)
-    summary = next(i for i, ln in enumerate(out) if re.search(r"\d+ diff lines on 6 device\(s\): full diffs in", ln))
+    assert any("== diffing 10 device(s)" in ln for ln in progress)      # six switches and four servers' NICs
+    summary = next(i for i, ln in enumerate(out) if re.search(r"\d+ diff lines on 10 device\(s\): full diffs in", ln))
     assert len(out) < 120 and summary > 0
     assert not any(ln.startswith("+") for ln in out)
     assert max(len(ln) for ln in out) > 80          # not cut to 80 columns when piped
@@ -59,7 +59,7 @@ def test_quiet_deploy_with_nothing_to_do_is_one_line_not_an_empty_table(deployed
     capsys.readouterr()
     assert deployed_twin.cli("deploy", "-q") == 0
     out = capsys.readouterr().out
-    assert "6 device(s): no change" in out and "┃ device" not in out
+    assert "10 device(s): no change" in out and "┃ device" not in out
 
 
 def test_empty_selection_exits_3_in_table_and_json_mode(capsys):
@@ -124,7 +124,7 @@ def test_commit_prints_a_line_per_stage_and_device_when_not_on_a_terminal(twin, 
     assert "canary: rtsw1, ctsw1" in phases and "batch 1: rtsw3" in phases
     assert phases.index("canary: rtsw1, ctsw1") < phases.index("batch 1: rtsw3")
     confirmed = [ln for ln in out if LINE.match(ln) and ln.endswith(": confirmed")]
-    assert len(confirmed) == 6
+    assert len(confirmed) == 10
 
 
 @pytest.mark.long

@@ -138,3 +138,28 @@ def test_bandwidth_rounds_never_put_a_nic_in_a_round_twice():
         # pairs do run together: dc1's 4 servers of 2 NICs give these plans and rounds
         assert (len(pairs), len(rounds)) == {"ring": (8, 2), "mesh": (48, 12), "same_rail": (24, 6),
                                              "cross_rail": (24, 6)}[pattern]
+
+
+def test_server_batches_are_whole_racks_bounded_by_the_share_of_a_rail(tmp_path):
+    from tests.sitegen import generate_site
+
+    dc1 = compile_site(DC1)
+    servers = sorted(d.name for d in dc1.servers())
+    stages = [s for s in plan_rollout(dc1, servers, batch="50%")]
+    assert [s.devices for s in stages] == [("gpu1",), ("gpu2",), ("gpu3", "gpu4")]
+    assert stages[0].name == "server canary"
+
+    intent = compile_site(generate_site(tmp_path, rtsw=8, ctsw=2, nics=2))
+    servers = sorted(d.name for d in intent.servers())
+    limit = batch_size("25%", len(servers))
+    stages = plan_rollout(intent, servers, batch="25%")
+    assert sorted(n for s in stages for n in s.devices) == servers
+    unit = {n: (intent.devices[n].zone, intent.devices[n].rack, intent.devices[n].su) for n in servers}
+    sizes = {}
+    for n in servers:
+        sizes[unit[n]] = sizes.get(unit[n], 0) + 1
+    for stage in stages[1:]:
+        assert len(stage.devices) <= limit
+        for u in {unit[n] for n in stage.devices}:      # a rack in a batch is in it whole (unless above the limit)
+            assert sizes[u] > limit or all(unit[n] != u for s in stages if s is not stage for n in s.devices
+                                           if s is not stages[0])

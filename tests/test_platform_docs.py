@@ -28,9 +28,10 @@ def test_the_documented_capabilities_are_the_code_s() -> None:
 
 def test_the_built_in_platforms_offer_what_their_commands_need() -> None:
     assert registry.capabilities("eos") == ["QosView", "EcmpHashFields", "PortAliases", "MarksDevices",
-                                            "ReplaceCandidate"]
+                                            "ReplaceCandidate", "RouteLookup"]
     assert registry.capabilities("sonic") == ["QosView", "EcmpHashFields", "PortAliases", "ApplyMethod",
-                                              "MarksDevices"]
+                                              "MarksDevices", "RouteLookup"]
+    assert registry.capabilities("linux") == ["QosView", "MarksDevices"]
     for name in registry.names():
         for command in {n for c in CAPABILITIES for n in c.needed_by}:
             assert registry.missing(name, command) == [], (name, command)

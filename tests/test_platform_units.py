@@ -41,10 +41,12 @@ def test_sonic_lanes_follow_the_link_speed(speed, lanes):
 
 def test_sonic_refuses_what_the_port_cannot_run():
     prof = hwsku.profile("Arista-7060X6-64PE-O128S2")
-    with pytest.raises(hwsku.HwskuError, match="cannot run 800G"):
-        hwsku.port_entry(prof, "Ethernet0", 800_000)
-    with pytest.raises(hwsku.HwskuError, match="not a port"):
+    with pytest.raises(hwsku.HwskuError, match="no breakout mode of Ethernet0"):
+        hwsku.port_entry(prof, "Ethernet4", 800_000)          # 800G only as the cage's one port, Ethernet0
+    with pytest.raises(hwsku.HwskuError, match="has Ethernet2 at 400G"):      # Ethernet2 exists in 4x200G only
         hwsku.port_entry(prof, "Ethernet2", 400_000)
+    with pytest.raises(hwsku.HwskuError, match="not a port"):
+        hwsku.port_entry(prof, "Ethernet9999", 400_000)
 
 
 def test_dc1_sonic_ports_per_speed(fabric):

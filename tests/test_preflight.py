@@ -91,9 +91,9 @@ def test_wrong_type_and_missing_field(site):
 
 
 def test_unknown_key_in_host_data(site):
-    site.edit("hosts.yaml", lambda d: d["rtsw2"]["data"].update(rack="r12"))
+    site.edit("hosts.yaml", lambda d: d["rtsw2"]["data"].update(shelf="r12"))
     f = only(site, "schema")
-    assert (f.file.endswith("hosts.yaml"), f.host, f.field) == (True, "rtsw2", "data.rack")
+    assert (f.file.endswith("hosts.yaml"), f.host, f.field) == (True, "rtsw2", "data.shelf")
 
 
 def test_unknown_hardware(site):

@@ -40,6 +40,8 @@ REPO = Path(__file__).resolve().parents[1]
 SITE = REPO / "inventory" / "dc1"
 GOLDEN = REPO / "tests" / "golden" / "dc1"
 SWITCHES = ["ctsw1", "ctsw2", "rtsw1", "rtsw2", "rtsw3", "rtsw4"]
+SERVERS = ["gpu1", "gpu2", "gpu3", "gpu4"]
+DEVICES = sorted(SWITCHES + SERVERS)
 UPDATE = os.environ.get("NR_RUN_UPDATE_GOLDEN") == "1"
 
 
@@ -54,12 +56,12 @@ def configs(fabric):
 
 
 def _suffix(fabric, name: str) -> str:
-    return ".json" if fabric.devices[name].platform == "sonic" else ".cfg"
+    return {"sonic": ".json", "linux": ".sh"}.get(fabric.devices[name].platform, ".cfg")
 
 
 # --- golden files -----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", SWITCHES)
+@pytest.mark.parametrize("name", DEVICES)
 def test_golden(fabric, configs, name):
     path = GOLDEN / f"{name}{_suffix(fabric, name)}"
     if UPDATE:
@@ -73,8 +75,8 @@ def test_golden(fabric, configs, name):
         pytest.fail(f"{name} differs from its golden file (NR_RUN_UPDATE_GOLDEN=1 rewrites):\n{diff}")
 
 
-def test_site_renders_exactly_the_six_switches(configs):
-    assert list(configs) == SWITCHES
+def test_site_renders_the_six_switches_and_the_four_servers(configs):
+    assert list(configs) == DEVICES
 
 
 # --- determinism ------------------------------------------------------------------------------
@@ -121,16 +123,17 @@ def test_misspelled_field_in_template_raises(fabric, tmp_path):
         eos.render(eos.structured_config(fabric.devices["ctsw1"]))
 
 
-def test_servers_are_not_rendered(fabric):
-    with pytest.raises(ValueError, match="not rendered"):
-        render_device(fabric.devices["gpu1"])
+def test_servers_render_their_nic_script(fabric):
+    text = render_device(fabric.devices["gpu1"])
+    assert "dcb pfc set dev eth1 prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off" in text
+    assert "echo 106 > /sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos" in text
 
 
 # --- selection and files ----------------------------------------------------------------------
 
 def test_render_site_filters(fabric):
     assert list(render_site(fabric, role="ctsw")) == ["ctsw1", "ctsw2"]
-    assert list(render_site(fabric, hosts=["rtsw4", "rtsw1", "gpu1"])) == ["rtsw1", "rtsw4"]
+    assert list(render_site(fabric, hosts=["rtsw4", "rtsw1", "gpu1"])) == ["gpu1", "rtsw1", "rtsw4"]
     assert render_site(fabric, hosts=["rtsw1"], role="ctsw") == {}
     with pytest.raises(ValueError, match="nosuch"):
         render_site(fabric, hosts=["nosuch"])
@@ -138,8 +141,8 @@ def test_render_site_filters(fabric):
 
 def test_write_configs_suffixes(fabric, configs, tmp_path):
     paths = write_configs(configs, tmp_path, fabric)
-    assert {n: p.name for n, p in paths.items()} == {n: n + _suffix(fabric, n) for n in SWITCHES}
-    assert all(paths[n].read_text() == configs[n] for n in SWITCHES)
+    assert {n: p.name for n, p in paths.items()} == {n: n + _suffix(fabric, n) for n in DEVICES}
+    assert all(paths[n].read_text() == configs[n] for n in DEVICES)
 
 
 @pytest.mark.parametrize("name", ["../escape", "/etc/passwd", "a/b", "..", ".hidden", "x\\y", "", "a\nb"])
@@ -373,7 +376,8 @@ def test_512_rtsw_16_ctsw_site_renders(tmp_path):
 
     fabric = compile_site(generate_site(tmp_path, rtsw=512, ctsw=16))
     configs = render_site(fabric)
-    assert len(configs) == 528
+    servers = len(fabric.servers())
+    assert len(configs) == 528 + servers and servers > 0
     ctsw = configs["ctsw16"]
     assert ctsw.count(" remote-as ") == 512
     sonic = [n for n in configs if fabric.devices[n].platform == "sonic"]

@@ -150,3 +150,7 @@ def test_junit_and_html_show_the_cause_with_its_consequences_under_it():
     assert "by probable cause (1)" in page and page.count('class="cause row-error"') == 1
     assert page.index("1. link rtsw1:Ethernet1") < page.index('<tr class="consequence"><td></td><td>bgp</td>')
     assert "(1 consequence(s))" in page
+    md = to_markdown(CAUSED).splitlines()
+    row = md.index("| **1** | **cause** | | **link rtsw1:Ethernet1 <-> ctsw1:Ethernet1: oper down on rtsw1:Ethernet1** | "
+                   "| physical | check optics |")
+    assert md[row + 1].startswith("| error | interfaces | rtsw1 |") and md[row + 2].startswith("| error | bgp | rtsw1 |")

@@ -157,3 +157,49 @@ def test_a_hwsku_newer_than_the_lab_image_is_a_preflight_error(site):
     found = [f for f in findings if f.rule == "sonic-release"]
     assert sorted(f.host for f in found) == ["rtsw3", "rtsw4"] and found[0].severity == "error"
     assert "first ships in SONiC 202605" in found[0].message and "202511" in found[0].message
+
+
+@pytest.mark.parametrize(("speed", "mode", "ports"), [
+    (800_000, "1x800G[400G]", {"Ethernet0": ("17,18,19,20,21,22,23,24", "etp1")}),
+    (400_000, "2x400G", {"Ethernet0": ("17,18,19,20", "etp1a"), "Ethernet4": ("21,22,23,24", "etp1b")}),
+    (200_000, "4x200G", {"Ethernet0": ("17,18", "etp1a"), "Ethernet2": ("19,20", "etp1b"),
+                         "Ethernet4": ("21,22", "etp1c"), "Ethernet6": ("23,24", "etp1d")}),
+    (100_000, "8x100G", {f"Ethernet{i}": (str(17 + i), f"etp1{'abcdefgh'[i]}") for i in range(8)}),
+])
+def test_breakouts_come_from_platform_json(speed, mode, ports):
+    """The 7060X6's first OSFP cage (platform.json: lanes 17-24, aliases per mode) in each mode."""
+    prof = hwsku.profile("Arista-7060X6-64PE-O128S2")
+    platform = json.loads(SKUS.joinpath(prof.hwsku, "platform.json").read_text())["interfaces"]["Ethernet0"]
+    assert mode in platform["breakout_modes"]
+    for port, (lanes, alias) in ports.items():
+        assert hwsku.breakout_mode(prof, port, speed) == mode
+        assert hwsku.port_entry(prof, port, speed) == {"lanes": lanes, "alias": alias, "index": "1",
+                                                       "speed": str(speed)}
+        assert alias in platform["breakout_modes"][mode]
+
+
+def test_200g_host_links_render_the_4x200g_breakout(site):
+    site.edit("fabric.yaml", lambda d: d["cabling"]["rules"][1].update(speed="200G"))
+    site.edit("fabric.yaml", lambda d: d["hardware"]["gpu-2nic"].update(speed="200G"))
+    site.edit("fabric.yaml", lambda d: d["hardware"]["sonic-rtsw"].update(model="Mellanox-SN5600-O128",
+                                                                          platform_id="x86_64-nvidia_sn5600-r0",
+                                                                          asic="spc4"))
+    fabric, findings = load_site(site.path)
+    assert fabric is not None, [f.message for f in findings if f.severity == "error"]
+    db = SonicConfig().structured_config(fabric.devices["rtsw3"], fabric)
+    host = next(i for i in fabric.devices["rtsw3"].interfaces if i.role == "host")
+    parent = hwsku.profile("Mellanox-SN5600-O128").parent_of(host.name)
+    # Spectrum-4's 2x400G mode lists 200G among its speeds: the 4-lane port runs 200G without a breakout change
+    assert db["BREAKOUT_CFG"][parent.name] == {"brkout_mode": "2x400G[200G,100G,50G,40G,25G,10G]"}
+    assert db["PORT"][host.name]["speed"] == "200000" and len(db["PORT"][host.name]["lanes"].split(",")) == 4
+    assert db["BUFFER_PG"][f"{host.name}|3"]["profile"] == "pg_lossless_200000_5m_profile"
+
+
+def test_two_ports_of_one_cage_needing_different_modes_are_refused(site):
+    def edit(d):
+        d["hardware"]["sonic-rtsw"]["port_step"] = 4          # both 400G halves of each cage
+        d["cabling"]["overrides"].append({"a": "rtsw3:Ethernet4", "speed": "200G"})
+    site.edit("fabric.yaml", edit)
+    _, findings = load_site(site.path)
+    bad = [f for f in findings if f.rule == "sonic-breakout"]
+    assert bad and bad[0].host == "rtsw3" and "one cage runs one mode" in bad[0].message

@@ -6,8 +6,9 @@ Fixtures (registered through tests/conftest.py):
                           an in-process twin can deadlock when the garbage collector finalizes a leaked NAPALM
                           driver on the twin's own loop thread (its close() calls the twin and waits)
   twin           function dc1 at day 0: reset through the control API (lab_reset) before the test
-  deployed_twin  function dc1 with every switch configured from its rendered config (a saved baseline,
-                          deployed once per session through NAPALM), restored before the test
+  deployed_twin  function dc1 with every switch and server NIC configured from its rendered config (a saved
+                          baseline, deployed once per session through NAPALM and the NIC driver), restored
+                          before the test
 A module that needs another starting point saves its own baseline once (make_baseline) and resets to it
 per test (reset_site).
 Both function fixtures give a TwinSite with a fresh artifacts folder; its CLI runs of check, compliance and
@@ -50,6 +51,7 @@ from nr_run.lab.twin.lab import (
     lab_up,
 )
 from nr_run.platforms import registry
+from nr_run.platforms.linux.driver import NicDriver
 from nr_run.platforms.site import load_site
 from nr_run.runbooks.clab import write_topology
 from nr_run.runbooks.render import render_device
@@ -59,6 +61,8 @@ Edit = Callable[[dict], None]
 
 FABRIC = compile_site(DC1)
 SWITCHES = ["ctsw1", "ctsw2", "rtsw1", "rtsw2", "rtsw3", "rtsw4"]
+SERVERS = ["gpu1", "gpu2", "gpu3", "gpu4"]
+DEVICES = sorted(SWITCHES + SERVERS)      # what deploy renders and changes: switches, and the servers' NICs
 CREDS = {"eos": ("admin", "admin"), "sonic": ("admin", "YourPaSsWoRd"), "linux": ("admin", "admin")}
 # the production windows (2 s between counter samples, 0.5 s for a perftest server) only cost time here:
 # the twin's counters grow from fault start times and its perftest server listens as soon as it is started
@@ -91,9 +95,11 @@ class TwinSite:
         return main([*argv, "--site", "dc1", "--lab", "--artifacts", str(self.artifacts), *fast])
 
     def driver(self, host: str, transport: str = "https") -> Any:
-        """An opened NAPALM driver (eos over https/http, napalm_sonic over SSH)."""
+        """An opened NAPALM driver (eos over https/http, napalm_sonic over SSH; a server's NIC driver over SSH)."""
         ep = self.addresses[host]
         platform = ep["platform"]
+        if platform == "linux":
+            return NicDriver(self.ssh(host))
         if platform == "eos":
             opts = {"transport": transport, "port": ep["port"] if transport == "https" else ep["http_port"]}
         else:
@@ -232,8 +238,8 @@ def make_baseline(lab: Path, name: str, hosts: list[str], scratch: Path) -> str:
 
 @pytest.fixture(scope="session")
 def dc1_deployed(dc1_lab: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
-    """Every switch configured from its rendered config, once per session."""
-    return make_baseline(dc1_lab, DEPLOYED, SWITCHES, tmp_path_factory.mktemp("deploy-baseline"))
+    """Every switch and every server's NICs configured from their rendered configs, once per session."""
+    return make_baseline(dc1_lab, DEPLOYED, SWITCHES + SERVERS, tmp_path_factory.mktemp("deploy-baseline"))
 
 
 def reset_site(lab: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, baseline: str | None) -> TwinSite:

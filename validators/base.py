@@ -140,6 +140,11 @@ class Check:
         paths, whose state both ends determine."""
         return bool(cls.requires) and set(cls.requires) <= OWN_CONFIG_SECTIONS
 
+    def route_prefixes(self, intent: DeviceIntent, fabric: FabricIntent) -> set[str] | None:
+        """The prefixes whose routes this check judges on the device, when it requires "routes": only those are
+        read from it (None: the whole table)."""
+        return None
+
     def probes(self) -> list[Probe]:
         """Measurements the check needs besides `requires` (run once per run, shared by equal probes)."""
         return []
@@ -259,6 +264,22 @@ class Selection:
 def required_sections(checks: list[Check], intent: DeviceIntent, only: Collection[str] | None = None) -> set[str]:
     """Sections to collect on one device for the selected checks (of those, only the ones named in `only`)."""
     return {s for c in checks if c.applies_to(intent) and (only is None or c.name in only) for s in c.requires}
+
+
+def required_prefixes(checks: list[Check], intent: DeviceIntent, fabric: FabricIntent,
+                      only: Collection[str] | None = None) -> list[str] | None:
+    """The route prefixes to read on one device for the selected checks that need routes (None: the whole
+    table, when one of them judges the whole table)."""
+    wanted: set[str] = set()
+    for check in checks:
+        if "routes" not in check.requires or not check.applies_to(intent) or (only is not None and
+                                                                               check.name not in only):
+            continue
+        prefixes = check.route_prefixes(intent, fabric)
+        if prefixes is None:
+            return None
+        wanted |= prefixes
+    return sorted(wanted)
 
 
 def evaluate_all(checks: list[Check], fabric: FabricIntent, states: dict[str, DeviceState],

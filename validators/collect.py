@@ -8,12 +8,12 @@ connections and parsing stay inside it, so nothing here knows a platform.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from nr_run.intent.models import DeviceIntent
 from nr_run.platforms import registry
-from nr_run.platforms.base import Collector, Runner
+from nr_run.platforms.base import Collector, RouteLookup, Runner
 from nr_run.platforms.state import SECTIONS, DeviceState
 from nr_run.validators.helpers import distinct
 
@@ -23,12 +23,17 @@ def collector_for(device: DeviceIntent) -> Collector:
     return registry.get(device.platform).collector
 
 
-def collect_sections(run: Runner, device: DeviceIntent, sections: Iterable[str], state: DeviceState) -> None:
+def collect_sections(run: Runner, device: DeviceIntent, sections: Iterable[str], state: DeviceState,
+                     prefixes: Sequence[str] | None = None) -> None:
     """Fill `sections` of `state`. All commands go in one batch; if the batch fails, each section is
-    retried alone so one failing command only costs its own section."""
+    retried alone so one failing command only costs its own section. `prefixes`: the "routes" section holds
+    the routes to these only, when the platform can look prefixes up (RouteLookup), else the whole table."""
     col = collector_for(device)
     asked = set(sections)
+    lookup = col if prefixes is not None and isinstance(col, RouteLookup) else None
     commands = {s: cmds for s in SECTIONS if s in asked and (cmds := col.section_commands(s, device))}
+    if lookup is not None and "routes" in commands:
+        commands["routes"] = lookup.route_commands(prefixes or ())
     if not commands:
         return
     # counter commands first: the sample is stamped as the batch starts, and a rate over a short window is
@@ -36,13 +41,16 @@ def collect_sections(run: Runner, device: DeviceIntent, sections: Iterable[str],
     batch = distinct(c for s in sorted(commands, key=lambda s: s != "counters") for c in commands[s])
     now = time.monotonic()
     try:
-        out: dict[Any, Any] | None = run(batch)
+        out: dict[Any, Any] | None = run(batch) if batch else {}
     except Exception:
         out = None
     for section, cmds in commands.items():
         try:
-            section_out = out if out is not None else run(cmds)
-            col.apply_section(section, section_out, state, device, now)
+            section_out = out if out is not None else (run(cmds) if cmds else {})
+            if section == "routes" and lookup is not None:
+                lookup.apply_routes(section_out, prefixes or (), state)
+            else:
+                col.apply_section(section, section_out, state, device, now)
         except Exception as exc:
             state.errors[section] = f"{type(exc).__name__}: {exc}"
             state.sections.discard(section)

@@ -6,8 +6,9 @@ take findings:
   device  a device that could not be read (unreachable, a section not collected) takes its own findings and
           every finding toward it (a dead CTSW: the far ends of its links, the narrower ECMP of its RTSWs)
   link    a cabled link (of the intent) with a failed physical-layer finding (checks tagged `l1`: interfaces,
-          cabling) on either end takes every finding on either end's port, the ECMP width of both ends'
-          devices, and the RDMA pairs and NIC findings behind a host link
+          cabling) on either end takes every finding on either end's port (but those of checks that judge only
+          the device's own configuration), the ECMP width of both ends' devices (fabric links), and the RDMA
+          pairs and NIC findings behind a host link
   config  the remaining findings of one device and one check (`<device> <check>`): one configuration section
 Sorted physical layer first (links), then devices, then configuration; within a layer by size, largest first.
 Everything reads the findings' structured fields and the checks' tags, never their wording.
@@ -53,6 +54,11 @@ def _physical_checks() -> set[str]:
     return {name for name, cls in all_checks().items() if "l1" in cls.tags}
 
 
+def _own_config_checks() -> set[str]:
+    """Checks that judge only the device's own configuration: a link going down cannot cause their failures."""
+    return {name for name, cls in all_checks().items() if cls.judges_own_config()}
+
+
 def _link_key(link: Link) -> str:
     return f"link:{link.a_device}:{link.a_port}|{link.b_device}:{link.b_port}"
 
@@ -71,6 +77,7 @@ def correlate(findings: list[Finding], fabric: FabricIntent | None) -> list[Caus
     if not failed:
         return []
     physical = _physical_checks()
+    own_config = _own_config_checks()
     ends: dict[tuple[str, str], Link] = {}
     adjacent: dict[str, set[str]] = defaultdict(set)
     for lk in fabric.links if fabric is not None else []:
@@ -127,6 +134,8 @@ def correlate(findings: list[Finding], fabric: FabricIntent | None) -> list[Caus
 
         def on_link(f: Finding, a: tuple[str, str] = a, b: tuple[str, str] = b,
                     devices: set[str] = link_devices, fabric_link: bool = lk.role == "fabric") -> bool:
+            if f.check in own_config:          # a configuration error stays its own cause
+                return False
             here = (f.device, f.port)
             there = (f.peer_device, f.peer_port)
             if here in (a, b) or (f.port and there in (a, b)):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -34,6 +34,15 @@ class Pair:
 
 def _nics(fabric: FabricIntent) -> list[Nic]:
     return sorted((d.name, n.name, n.ip, n.rail) for d in fabric.servers() for n in d.nics)
+
+
+def _routed(fabric: FabricIntent) -> Callable[[Nic, Nic], bool]:
+    """Whether the fabric has a path between two NICs: in a star (no tier above the switches) only NICs on one
+    switch reach each other; traffic between switches goes over the servers' GPU interconnect."""
+    if fabric.shape != "star":
+        return lambda a, b: True
+    switch = {(d.name, n.name): n.peer_device for d in fabric.servers() for n in d.nics}
+    return lambda a, b: switch[(a[0], a[1])] == switch[(b[0], b[1])]
 
 
 def _ring(nics: list[Nic]) -> list[tuple[Nic, Nic]]:
@@ -87,16 +96,17 @@ def _plan_pairs(fabric: FabricIntent, pattern: str, max_pairs: int = 64) -> list
         raise ValueError(f"unknown RDMA pattern {pattern!r}; choose from {', '.join(PATTERNS)}")
     pattern = resolve_pattern(fabric, pattern)
     nics = _nics(fabric)
+    routed = _routed(fabric)
     if pattern == "all":
         ring = set(_ring(nics))
         return [Pair(a[0], a[1], a[2], b[0], b[1], b[2], (a, b) in ring)
-                for a in nics for b in nics if a[0] != b[0]]
+                for a in nics for b in nics if a[0] != b[0] and routed(a, b)]
     if pattern == "cover":
-        return [Pair(a[0], a[1], a[2], b[0], b[1], b[2]) for a, b in cover_pairs(fabric)]
+        return [Pair(a[0], a[1], a[2], b[0], b[1], b[2]) for a, b in cover_pairs(fabric) if routed(a, b)]
     if pattern == "ring":
-        cand = _ring(nics)
+        cand = [(a, b) for a, b in _ring(nics) if routed(a, b)]
     else:
-        cand = [(a, b) for a in nics for b in nics if a[0] != b[0]]
+        cand = [(a, b) for a in nics for b in nics if a[0] != b[0] and routed(a, b)]
         if pattern == "same_rail":
             cand = [(a, b) for a, b in cand if a[3] == b[3]]
         elif pattern == "cross_rail":
@@ -125,11 +135,22 @@ def _uplinks(fabric: FabricIntent, leaf: str) -> set[str]:
 
 def leaf_kind(fabric: FabricIntent, a: str, b: str) -> str:
     """The path kind between two RTSWs, as the path classes (analysis.paths) name them: same-rtsw, same-rail
-    (same RTSW index in another unit) or cross-rail."""
+    (same RTSW index in another unit), cross-rail, or cross-zone (RTSWs of different zones, via an ATSW)."""
     if a == b:
         return "same-rtsw"
     da, db = fabric.devices[a], fabric.devices[b]
+    if da.zone != db.zone:
+        return "cross-zone"
     return "same-rail" if da.index == db.index and da.su != db.su else "cross-rail"
+
+
+def _branches(fabric: FabricIntent, leaf: str, kind: str) -> set[str]:
+    """The ECMP branches a path of `kind` from `leaf` can take: its CTSWs, or across zones their ATSWs."""
+    spines = _uplinks(fabric, leaf)
+    if kind != "cross-zone":
+        return spines
+    return {i.peer_device for s in spines for i in fabric.devices[s].interfaces
+            if i.role == "fabric" and fabric.devices[i.peer_device].tier > fabric.devices[s].tier}
 
 
 def _rotate(items: list[T], by: int) -> list[T]:
@@ -197,7 +218,7 @@ def _covers(fabric: FabricIntent, pc: Any, pairs: Iterable[tuple[Nic, Nic]], lea
         la, lb = leaf_of.get((a[0], a[1])), leaf_of.get((b[0], b[1]))
         if la in members and lb in members and la is not None and lb is not None \
                 and leaf_kind(fabric, la, lb) == pc.kind \
-                and (pc.ctsw is None or pc.ctsw in _uplinks(fabric, la) & _uplinks(fabric, lb)):
+                and (pc.ctsw is None or pc.ctsw in _branches(fabric, la, pc.kind) & _branches(fabric, lb, pc.kind)):
             return True
     return False
 
@@ -246,6 +267,33 @@ def path_mtu(fabric: FabricIntent, pair: Pair) -> int:
                 if spine is not None:
                     mtus += [i.mtu for i in spine.interfaces if i.name == itf.peer_port]
     return min(mtus) if mtus else RDMA_MTUS[-1] + ROCE_HEADERS
+
+
+def path_rate_mbps(fabric: FabricIntent, pair: Pair) -> int:
+    """The most one QP of the pair can carry: the slower NIC and, between RTSWs, the slowest link a hashed path
+    may take (the RTSWs' uplinks; across zones also their CTSWs' links to the ATSWs). 0 when no NIC is known."""
+    devices = fabric.devices
+    rates: list[int] = []
+    leaves: list[str] = []
+    for device, nic_name in ((pair.src_device, pair.src_nic), (pair.dst_device, pair.dst_nic)):
+        nic = next((n for n in devices[device].nics if n.name == nic_name), None) if device in devices else None
+        if nic is None:
+            continue
+        rates.append(nic.speed_mbps)
+        if nic.peer_device in devices:
+            leaves.append(nic.peer_device)
+    if len(set(leaves)) > 1:
+        zones = {devices[leaf].zone for leaf in leaves}
+        for leaf in set(leaves):
+            for itf in devices[leaf].interfaces:
+                if itf.role != "fabric":
+                    continue
+                rates.append(itf.speed_mbps)
+                spine = devices.get(itf.peer_device)
+                if spine is not None and len(zones) > 1:
+                    rates += [i.speed_mbps for i in spine.interfaces
+                              if i.peer_device in devices and devices[i.peer_device].tier > spine.tier]
+    return min(rates) if rates else 0
 
 
 def ping_size(fabric: FabricIntent, pair: Pair) -> int:

@@ -81,7 +81,8 @@ def load_clab(path: str | Path) -> Topology:
                            mgmt_prefix=f"{addresses[name]}/{subnet.prefixlen}",
                            model=faces[name].model(startup[name]), ports=tuple(port_sort(ports[name])),
                            startup_config=startup[name], exec=tuple(str(c) for c in spec.get("exec") or ()),
-                           image=str(spec.get("image") or ""))
+                           image=str(spec.get("image") or ""),
+                           labels=tuple(sorted((str(k), str(v)) for k, v in (spec.get("labels") or {}).items())))
     return Topology(nodes=nodes, links=cables, site=str(doc.get("name") or path.name.split(".")[0]))
 
 

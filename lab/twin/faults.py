@@ -15,6 +15,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from nr_run.lab.twin.personality import all_personalities, personality
 from nr_run.lab.twin.topology import Topology
 
 # kind -> required params
@@ -52,7 +53,7 @@ TIMING = ("for", "on", "off")
 DESCRIPTIONS: dict[str, str] = {
     "link_down": "the port loses its link (both ends see it down)",
     "cable_swap": "the far ends of two cables are exchanged",
-    "unreachable": "the device's management plane stops answering",
+    "unreachable": "the device's management plane stops answering (its links stay up and keep forwarding)",
     "slow": "one device answers late",
     "appl_lag": "the switch's daemons lag CONFIG_DB: APPL_DB catches up ms after each config change",
     "commit_rejected": "the device refuses config commits",
@@ -74,12 +75,20 @@ FULL_QUEUE_BYTES = 1_048_576
 def help_text() -> str:
     """Fault kinds and their parameters, for `nr-run lab fault --help`."""
     lines = ["fault kinds (nr-run lab fault KIND key=value ...; nr-run lab fault clear [KIND key=value ...]):"]
+    everywhere = {p.platform for p in all_personalities()}
     for kind, params in KINDS.items():
-        lines.append(f"  {kind:<16}{' '.join(f'{p}=...' for p in params):<50}{DESCRIPTIONS.get(kind, '')}")
+        where = applies_to(kind)
+        only = f" ({' and '.join(where)} only)" if "device" in params and set(where) != everywhere else ""
+        lines.append(f"  {kind:<16}{' '.join(f'{p}=...' for p in params):<50}{DESCRIPTIONS.get(kind, '')}{only}")
     lines.append("parameters:")
     lines += [f"  {name:<16}{text}" for name, text in PARAMS.items()]
     lines.append("unknown devices and ports are refused; faults on a stopped lab apply at its next start")
     return "\n".join(lines)
+
+
+def applies_to(kind: str) -> list[str]:
+    """The platforms whose nodes a fault kind applies to (each personality lists its kinds)."""
+    return [p.platform for p in all_personalities() if kind in p.fault_kinds]
 
 
 class FaultError(ValueError):
@@ -116,6 +125,9 @@ def check_fault_targets(topology: Topology, kind: str, params: dict) -> None:
         device = str(params[dev_key])
         if device not in nodes:
             raise FaultError(f"{kind}: no device {device!r} in the topology (one of {', '.join(sorted(nodes))})")
+        if kind not in personality(nodes[device].platform).fault_kinds:
+            raise FaultError(f"{kind}: {device} is a {nodes[device].platform} node; {kind} applies to "
+                             f"{' and '.join(applies_to(kind))} nodes only")
         if port_key in params and str(params[port_key]) not in nodes[device].ports:
             raise FaultError(f"{kind}: {device} has no cabled port {params[port_key]!r} "
                              f"(cabled: {', '.join(nodes[device].ports) or 'none'})")

@@ -264,6 +264,7 @@ class Lab:
             sshd.drop_connections()
         self.faults.forget()
         self.faults.save(self.state_dir / "faults.json")
+        self.fabric.clear_traffic()
         devices = self.state_dir / "devices"
         shutil.rmtree(devices, ignore_errors=True)
         shutil.rmtree(self.state_dir / "logs", ignore_errors=True)
@@ -388,19 +389,28 @@ def lab_fault(state_dir: str | Path, kind: str, **params: object) -> dict:
         return _control(sd, "/fault", {"kind": kind, "params": params})
     if kind in ("drift", "reboot"):
         raise ValueError(f"{kind} needs a running lab (it acts on a running device)")
+    topology = _served_topology(sd)
     faults = Faults.load(sd / "faults.json")
-    topology = read_json(sd / "lab.json").get("topology")
-    if topology and Path(topology).exists():
+    if Path(topology).exists():
         check_fault_targets(load_clab(topology), kind, params)
     f = faults.add(kind, **params)
     faults.save(sd / "faults.json")
     return {"kind": f.kind, "params": f.params, "since": f.since}
 
 
+def _served_topology(sd: Path) -> str:
+    """The topology file a stopped lab served (its faults apply at its next start); a lab never started has none."""
+    topology = read_json(sd / "lab.json").get("topology")
+    if not topology:
+        raise ValueError(f"no lab in {sd}: start it first (nr-run lab up), then inject faults")
+    return str(topology)
+
+
 def lab_clear(state_dir: str | Path, kind: str | None = None, **params: object) -> int:
     sd = Path(state_dir)
     if lab_status(sd)["running"]:
         return int(_control(sd, "/clear", {"kind": kind, "params": params})["removed"])
+    _served_topology(sd)
     faults = Faults.load(sd / "faults.json")
     n = faults.clear(kind, **params)
     faults.save(sd / "faults.json")

@@ -41,9 +41,11 @@ class IfState:
     ipv4: str | None = None                 # "10.254.0.1/31"; None when unnumbered or switched
     description: str = ""
     speed_mbps: int | None = None           # None: the cable/port speed
+    lanes: int | None = None                # serdes lanes the port runs on; None: the speed's usual count
     pfc_enabled: bool = False
     pfc_priorities: set[int] = field(default_factory=set)   # lossless (no-drop) priorities
     trust_dscp: bool = False
+    dcqcn: set[int] = field(default_factory=set)            # host NIC: priorities with DCQCN RP and NP on
     watchdog: Watchdog | None = None        # None: not enabled on the port
     ecn: dict[int, EcnQueue] = field(default_factory=dict)  # queue -> ECN settings
     strict_queues: set[int] = field(default_factory=set)
@@ -70,6 +72,8 @@ class BgpNeighborConfig:
     bfd: bool = False
     peer_group: str | None = None
     activated: bool = True                  # ipv4 unicast active (EOS: `no bgp default ipv4-unicast`)
+    keepalive_s: int = 60                   # configured timers (EOS and FRR default to 60 / 180 s)
+    hold_s: int = 180
 
 
 @dataclass
@@ -107,3 +111,4 @@ class DeviceState:
     static_routes: list[StaticRoute] = field(default_factory=list)
     routing_policy: RoutingPolicy | None = None   # prefix-lists and route-maps (lab.twin.policy)
     ip_routing: bool = True                 # False: a host (no forwarding between interfaces)
+    system_mac: str = ""                    # the chassis MAC every view reports (LLDP chassis ID, show version)

@@ -21,6 +21,10 @@ class Node:
     startup_config: str | None = None  # text of the node's startup-config file
     exec: tuple[str, ...] = ()        # containerlab `exec` commands, run in order once the node is up
     image: str = ""                   # the containerlab image ("vrnetlab/sonic_sonic-vs:202305"): its release
+    labels: tuple[tuple[str, str], ...] = ()   # containerlab node labels (a server's `nic-driver`: mlx5 | generic)
+
+    def label(self, key: str, default: str = "") -> str:
+        return next((v for k, v in self.labels if k == key), default)
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,11 @@ class Topology:
         return [n for n in self.nodes.values() if n.platform == platform]
 
 
+def natural_key(port: str) -> list[int | str]:
+    """A port name's natural-order key: Ethernet2 before Ethernet10, Ethernet1/2 before Ethernet1/10."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", port)]
+
+
 def port_sort(ports: list[str]) -> list[str]:
     """Natural order: Ethernet2 before Ethernet10."""
-    return sorted(ports, key=lambda p: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", p)])
+    return sorted(ports, key=natural_key)

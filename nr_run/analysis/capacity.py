@@ -210,6 +210,41 @@ def halves_max_flow(graph: FabricGraph) -> int:
     return flow.run("@a", "@b")
 
 
+# ---- across zones ---------------------------------------------------------------------------------------
+
+def cross_zone(graph: FabricGraph, fabric: FabricIntent) -> list[list[object]]:
+    """Per zone: its host bandwidth, its CTSWs' bandwidth toward the aggregation tier, the maximum flow from the
+    zone's hosts to every other zone's hosts (its cross-zone bisection) and the share of its NIC bandwidth a
+    job spread over zones gets across the boundary when every server of the zone sends out of it at once."""
+    zone_of = {n: d.zone for n, d in fabric.devices.items() if d.zone is not None}
+    zones = sorted({zone_of[n] for n in graph.switches if n in zone_of})
+    rows: list[list[object]] = []
+    if len(zones) < 2:
+        return rows
+    for zone in zones:
+        flow = MaxFlow()
+        host = up = 0
+        for n, sw in graph.switches.items():
+            if not sw.host_mbps:
+                continue
+            if zone_of.get(n) == zone:
+                flow.add("@a", n, sw.host_mbps)
+                host += sw.host_mbps
+            else:
+                flow.add(n, "@b", sw.host_mbps)
+        for lk in graph.links:
+            flow.add(lk.a, lk.b, lk.speed_mbps, lk.speed_mbps)
+            a, b = graph.switches[lk.a], graph.switches[lk.b]
+            lower = lk.a if a.tier < b.tier else lk.b
+            if zone_of.get(lower) == zone and max(a.tier, b.tier) >= 3:
+                up += lk.speed_mbps
+        out = flow.run("@a", "@b")
+        rows.append([f"z{zone}", host // 1000, up // 1000, out // 1000,
+                     round(100 * min(1.0, out / host), 1) if host else None,
+                     round(host / up, 2) if up else None])
+    return rows
+
+
 # ---- capacity under failures ---------------------------------------------------------------------------
 
 def capacities(graph: FabricGraph, failures: FailureSet, symmetric: bool = True) -> dict[str, int]:
@@ -268,6 +303,19 @@ def analyse(fabric: FabricIntent, options: AnalysisOptions) -> AnalysisResult:
         columns=["tier", "switches", "down Gbit/s", "up Gbit/s", "worst down:up", "worst switch"], rows=over))
     bis = bisection(graph)
     share = bis.mbps / bis.full_mbps if bis.full_mbps else 0.0
+    zones = cross_zone(graph, fabric)
+    if zones:
+        result.tables.append(Table(
+            title="Across zones: bisection out of each zone and what a job spread over zones gets",
+            columns=["zone", "host Gbit/s", "to aggregation Gbit/s", "cross-zone bisection Gbit/s",
+                     "cross-zone job % of NIC bandwidth", "CTSW down:up"], rows=zones))
+        worst_zone = min(zones, key=lambda r: (r[4] if isinstance(r[4], float) else 0.0, str(r[0])))
+        result.findings.append(AnalysisFinding(
+            analysis="capacity", subject="cross-zone", passed=True, severity="info",
+            message=(f"cross-zone bisection {worst_zone[3]} Gbit/s out of {worst_zone[0]} ({worst_zone[1]} Gbit/s of "
+                     f"hosts): a job spread over zones gets {worst_zone[4]} % of its NIC bandwidth across the "
+                     f"aggregation tier when every server sends across at once"),
+            data={"zone": worst_zone[0], "cross_zone_percent": worst_zone[4]}))
     result.tables.append(Table(
         title="Bisection bandwidth", columns=["bisection Gbit/s", "full (half of host) Gbit/s", "share", "method"],
         rows=[[bis.mbps / 1000, bis.full_mbps / 1000, round(share, 3), bis.method]]))
@@ -304,6 +352,7 @@ def analyse(fabric: FabricIntent, options: AnalysisOptions) -> AnalysisResult:
         data={"bisection_mbps": bis.mbps}))
     total = sum(comb(graph.failure_elements(), i) for i in range(options.failures + 1))
     result.summary = {"bisection_gbps": bis.mbps / 1000, "bisection_share": round(share, 3),
+                      "cross_zone_percent": min((r[4] for r in zones if isinstance(r[4], float)), default=None),
                       "bisection_method": bis.method, "worst_oversubscription": ratio,
                       "failure_sets_evaluated": evaluated, "failure_sets_represented": total,
                       "worst_destination": worst_row[0] if worst_row else None,

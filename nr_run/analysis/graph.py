@@ -23,7 +23,7 @@ from itertools import permutations
 from nr_run.intent.models import FabricIntent
 
 # tiers bottom-up: a hop "up" goes to a higher tier; valley-free paths go up, then only down
-TIERS = {"rtsw": 1, "ctsw": 2}
+TIERS = {"rtsw": 1, "ctsw": 2, "atsw": 3}
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ class FabricGraph:
             host_mbps = sum(i.speed_mbps for i in dev.interfaces if i.role == "host")
             prefixes = tuple(p for p in (dev.host_block, dev.loopback) if p)
             switches[dev.name] = Switch(
-                name=dev.name, role=dev.role, tier=TIERS.get(dev.role, 1), asn=dev.asn or 0,
+                name=dev.name, role=dev.role, tier=dev.tier or TIERS.get(dev.role, 1), asn=dev.asn or 0,
                 router_id=dev.router_id or "0.0.0.0", platform=dev.platform,
                 maximum_paths=dev.bgp.maximum_paths if dev.bgp else 1,
                 lossless=tuple(dev.roce.lossless_priorities), prefixes=prefixes, host_block=dev.host_block,

@@ -46,6 +46,7 @@ class RoceClass:
     cnp_dscp: int
     cnp_tc: int
     watchdog: bool
+    pfc_only: bool = False     # the site's congestion control: PFC alone (no ECN marking, DCQCN off on NICs)
 
 
 @dataclass(frozen=True)
@@ -66,8 +67,10 @@ def roce_class(fabric: FabricIntent) -> RoceClass:
     dscp = lossless[0] if lossless else next((d for d, tc in sorted(roce.dscp_to_tc.items())
                                                if tc in roce.lossless_priorities), 0)
     prio = roce.dscp_to_tc[dscp]
+    nics = [n.qos for d in fabric.servers() for n in d.nics if n.qos is not None]
     return RoceClass(dscp=dscp, priority=prio, queue=roce.tc_to_queue[prio], pg=roce.tc_to_pg[prio],
-                     cnp_dscp=roce.cnp_dscp, cnp_tc=roce.cnp_tc, watchdog=roce.watchdog.enabled)
+                     cnp_dscp=roce.cnp_dscp, cnp_tc=roce.cnp_tc, watchdog=roce.watchdog.enabled,
+                     pfc_only=bool(nics) and nics[0].congestion_control == "pfc-only")
 
 
 def port_problems(ref: RoceClass, dev: DeviceIntent, qos: DeviceQos, port: str, direction: str) -> list[Problem]:
@@ -125,8 +128,13 @@ def _tx(ref: RoceClass, qos: DeviceQos, pq: PortQos, switch: bool) -> list[Probl
         out.append(Problem("pfc", f"a pause for priority {p} stops queue {pq.pfc_priority_to_queue.get(p)}, "
                                   f"not queue {queue} that carries RoCE"))
     if not switch:
-        return out
-    if queue is None or queue not in pq.ecn_queues:
+        return out + _nic_dcqcn(ref, pq)
+    if ref.pfc_only:
+        # receiver-paced: PFC alone holds the queue; a mark would wait for a reaction no NIC runs
+        if queue is not None and queue in pq.ecn_queues:
+            out.append(Problem("ecn", f"ECN marking on queue {queue} at a PFC-only site (DCQCN is off on the "
+                                      "NICs: nobody reacts to the marks)"))
+    elif queue is None or queue not in pq.ecn_queues:
         out.append(Problem("ecn", f"no ECN marking on queue {queue}"))
     else:
         low, high = pq.ecn_queues[queue]
@@ -141,6 +149,18 @@ def _tx(ref: RoceClass, qos: DeviceQos, pq: PortQos, switch: bool) -> list[Probl
     return out
 
 
+def _nic_dcqcn(ref: RoceClass, pq: PortQos) -> list[Problem]:
+    """A sending NIC runs DCQCN on the RoCE priority at a DCQCN site, and on no priority at a PFC-only one."""
+    if pq.dcqcn is None:
+        return []
+    if ref.pfc_only and pq.dcqcn:
+        on = ", ".join(str(p) for p in sorted(pq.dcqcn))
+        return [Problem("dcqcn", f"DCQCN on priorities {on} at a PFC-only site (the NIC is left on DCQCN)")]
+    if not ref.pfc_only and ref.priority not in pq.dcqcn:
+        return [Problem("dcqcn", f"DCQCN off on priority {ref.priority}: the NIC neither slows on CNPs nor sends them")]
+    return []
+
+
 FIX_KEYS = {
     "classification": "roce_profiles.{profile}.dscp_to_tc",
     "trust": "roce_profiles.{profile}.trust",
@@ -148,6 +168,7 @@ FIX_KEYS = {
     "pg": "roce_profiles.{profile}.lossless_priorities",
     "queue": "roce_profiles.{profile}.dscp_to_tc",
     "ecn": "roce_profiles.{profile}.ecn",
+    "dcqcn": "nic.congestion_control",
     "cnp": "roce_profiles.{profile}.cnp / roce_profiles.{profile}.schedulers",
     "watchdog": "roce_profiles.{profile}.pfc_watchdog",
     "watchdog-limit": "roce_profiles.{profile}.pfc_watchdog",

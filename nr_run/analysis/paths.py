@@ -1,8 +1,8 @@
-"""GPU-to-GPU path classes of a two-tier (RTSW/CTSW) fabric, from the cabled links.
+"""GPU-to-GPU path classes of a star, two-tier or multi-zone fabric, from the cabled links.
 
-A RoCE path goes NIC -> RTSW -> (CTSW ->) RTSW -> NIC, up then down. The classes are:
-same RTSW (no CTSW hop), same rail across units via each CTSW, and cross rail via each CTSW; each CTSW is one
-ECMP branch. A class is a list of hop positions; each position holds every port (or link) some path of the
+A RoCE path goes NIC -> RTSW -> (CTSW -> (ATSW -> CTSW ->)) RTSW -> NIC, up then down. The classes are:
+same RTSW (no CTSW hop), same rail across units via each CTSW, cross rail via each CTSW, and, between zones,
+cross zone via each ATSW; each CTSW (ATSW) is one ECMP branch. A class is a list of hop positions; each position holds every port (or link) some path of the
 class crosses there, so a check over the positions covers every concrete path without listing the pairs.
 """
 
@@ -51,7 +51,7 @@ class Position:
 @dataclass
 class PathClass:
     name: str                                    # "same-rail via ctsw1"
-    kind: Literal["same-rtsw", "same-rail", "cross-rail"]
+    kind: Literal["same-rtsw", "same-rail", "cross-rail", "cross-zone"]
     positions: list[Position]
     example: list[str]                           # one concrete path, "gpu1:eth1 -> rtsw1 -> ...", for the report
     pairs: int                                   # RTSW pairs (or host pairs on one RTSW) this class covers
@@ -60,6 +60,7 @@ class PathClass:
     members: list[str] = field(default_factory=list)             # the RTSWs the class runs between
     ctsw: str | None = None                                      # the ECMP branch (None: same RTSW)
     uplinks: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)  # rtsw -> {ctsw: (port, port)}
+    aggregation: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)  # ctsw -> {atsw: ports}
 
 
 def host_side(topo_hosts: list[tuple[str, str, str]], rtsw: str, part: HostPart) -> list[PortRef | LinkRef]:
@@ -81,20 +82,25 @@ def host_side(topo_hosts: list[tuple[str, str, str]], rtsw: str, part: HostPart)
 class _Topology:
     host_ports: dict[str, list[tuple[str, str, str]]] = field(default_factory=lambda: defaultdict(list))
     uplinks: dict[str, dict[str, tuple[str, str]]] = field(default_factory=lambda: defaultdict(dict))
+    aggregation: dict[str, dict[str, tuple[str, str]]] = field(default_factory=lambda: defaultdict(dict))
 
 
 def _topology(fabric: FabricIntent) -> _Topology:
-    """rtsw -> [(its host port, gpu, nic)] and rtsw -> {ctsw: (rtsw port, ctsw port)} from the links."""
+    """rtsw -> [(its host port, gpu, nic)], rtsw -> {ctsw: (rtsw port, ctsw port)} and ctsw -> {atsw: (ctsw port,
+    atsw port)} from the links, by the tiers of their ends."""
     topo = _Topology()
-    role = {n: d.role for n, d in fabric.devices.items()}
+    tier = {n: d.tier for n, d in fabric.devices.items()}
     for lk in fabric.links:
-        ends = {role.get(lk.a_device): (lk.a_device, lk.a_port), role.get(lk.b_device): (lk.b_device, lk.b_port)}
-        if "gpu" in ends and "rtsw" in ends:
-            (rtsw, rport), (gpu, nic) = ends["rtsw"], ends["gpu"]
+        ends = {tier.get(lk.a_device): (lk.a_device, lk.a_port), tier.get(lk.b_device): (lk.b_device, lk.b_port)}
+        if 0 in ends and 1 in ends:
+            (rtsw, rport), (gpu, nic) = ends[1], ends[0]
             topo.host_ports[rtsw].append((rport, gpu, nic))
-        elif "ctsw" in ends and "rtsw" in ends:
-            (rtsw, rport), (ctsw, cport) = ends["rtsw"], ends["ctsw"]
+        elif 2 in ends and 1 in ends:
+            (rtsw, rport), (ctsw, cport) = ends[1], ends[2]
             topo.uplinks[rtsw].setdefault(ctsw, (rport, cport))
+        elif 3 in ends and 2 in ends:
+            (ctsw, cport), (atsw, aport) = ends[2], ends[3]
+            topo.aggregation[ctsw].setdefault(atsw, (cport, aport))
     return topo
 
 
@@ -105,7 +111,7 @@ def _link(a: tuple[str, str], b: tuple[str, str]) -> LinkRef:
 def path_classes(fabric: FabricIntent) -> list[PathClass]:
     """Every path class of the fabric, sorted: same RTSW, then same rail and cross rail per CTSW."""
     topo = _topology(fabric)
-    rtsws = sorted(n for n in topo.host_ports if fabric.devices[n].role == "rtsw")
+    rtsws = sorted(n for n in topo.host_ports if fabric.devices[n].tier == 1)
     out: list[PathClass] = []
     local = [r for r in rtsws if len(topo.host_ports[r]) >= 2]
     if local:
@@ -134,7 +140,49 @@ def path_classes(fabric: FabricIntent) -> list[PathClass]:
             out.append(_class(f"same-rail via {ctsw}", "same-rail", topo, sorted(same), same_pairs, ctsw, fabric))
         if cross:
             out.append(_class(f"cross-rail via {ctsw}", "cross-rail", topo, cross, cross_pairs, ctsw, fabric))
+    for atsw in sorted({a for c in topo.aggregation.values() for a in c}):
+        spines = {c for c, up in topo.aggregation.items() if atsw in up}
+        members = [r for r in rtsws if spines & set(topo.uplinks[r])]
+        zones: dict[int | None, int] = defaultdict(int)
+        for r in members:
+            zones[devs[r].zone] += 1
+        if len(zones) > 1:
+            pairs = len(members) ** 2 - sum(n * n for n in zones.values())
+            out.append(_cross_zone(atsw, topo, members, sorted(spines), pairs, fabric))
     return out
+
+
+def _cross_zone(atsw: str, topo: _Topology, members: list[str], ctsws: list[str], pairs: int,
+                fabric: FabricIntent) -> PathClass:
+    """Between zones through `atsw`: every RTSW uplink to a CTSW below it, those CTSWs' links to it, and back."""
+    below = set(ctsws)
+    ups = [(r, c, topo.uplinks[r][c]) for r in members for c in sorted(topo.uplinks[r]) if c in below]
+    agg = [(c, topo.aggregation[c][atsw]) for c in ctsws]
+    pos = [
+        Position("source NIC (tx)", hosts=members, part="nic-tx"),
+        Position("NIC -> RTSW link", hosts=members, part="up-link"),
+        Position("source RTSW host port (rx)", hosts=members, part="rtsw-rx"),
+        Position("source RTSW uplink (tx)", ports=[PortRef(r, p[0], "tx") for r, _, p in ups]),
+        Position("RTSW -> CTSW link", links=[_link((r, p[0]), (c, p[1])) for r, c, p in ups]),
+        Position("CTSW port from the source RTSW (rx)", ports=[PortRef(c, p[1], "rx") for _, c, p in ups]),
+        Position(f"CTSW uplink to {atsw} (tx)", ports=[PortRef(c, p[0], "tx") for c, p in agg]),
+        Position(f"CTSW -> {atsw} link", links=[_link((c, p[0]), (atsw, p[1])) for c, p in agg]),
+        Position(f"{atsw} port from the source zone (rx)", ports=[PortRef(atsw, p[1], "rx") for _, p in agg]),
+        Position(f"{atsw} port to the destination zone (tx)", ports=[PortRef(atsw, p[1], "tx") for _, p in agg]),
+        Position(f"{atsw} -> CTSW link", links=[_link((atsw, p[1]), (c, p[0])) for c, p in agg]),
+        Position(f"CTSW uplink from {atsw} (rx)", ports=[PortRef(c, p[0], "rx") for c, p in agg]),
+        Position("CTSW port to the destination RTSW (tx)", ports=[PortRef(c, p[1], "tx") for _, c, p in ups]),
+        Position("CTSW -> RTSW link", links=[_link((c, p[1]), (r, p[0])) for r, c, p in ups]),
+        Position("destination RTSW uplink (rx)", ports=[PortRef(r, p[0], "rx") for r, _, p in ups]),
+        Position("destination RTSW host port (tx)", hosts=members, part="rtsw-tx"),
+        Position("RTSW -> NIC link", hosts=members, part="down-link"),
+        Position("destination NIC (rx)", hosts=members, part="nic-rx"),
+    ]
+    pc = PathClass(name=f"cross-zone via {atsw}", kind="cross-zone", positions=pos, example=[], pairs=pairs,
+                   host_links=topo.host_ports, members=members, ctsw=atsw, uplinks=topo.uplinks,
+                   aggregation=topo.aggregation)
+    pc.example, pc.example_ports = example_path(pc, fabric)
+    return pc
 
 
 def _class(name: str, kind: str, topo: _Topology, members: list[str], pairs: int, ctsw: str | None,
@@ -179,6 +227,8 @@ def example_path(pc: PathClass, fabric: FabricIntent, through: str | None = None
         if through == rtsw or any(g == through for _, g, _ in hosts):
             a, nic = rtsw, next((h for h in hosts if h[1] == through), None)
             break
+    if pc.kind == "cross-zone":
+        return _cross_zone_example(pc, fabric, a, nic)
     if pc.ctsw is None:
         b = a
     elif pc.kind == "same-rail":
@@ -195,4 +245,23 @@ def example_path(pc: PathClass, fabric: FabricIntent, through: str | None = None
         ports += [PortRef(a, a_up, "tx"), PortRef(pc.ctsw, c_a, "rx"), PortRef(pc.ctsw, c_b, "tx"),
                   PortRef(b, b_up, "rx")]
     ports += [PortRef(b, dst[0], "tx"), PortRef(dst[1], dst[2], "rx")]
+    return names, ports
+
+
+def _cross_zone_example(pc: PathClass, fabric: FabricIntent, a: str,
+                        nic: tuple[str, str, str] | None) -> tuple[list[str], list[PortRef]]:
+    """A path from RTSW `a` to the first RTSW of another zone, over one CTSW each and the class's ATSW."""
+    devs, atsw = fabric.devices, pc.ctsw or ""
+    b = next(r for r in pc.members if devs[r].zone != devs[a].zone)
+    c_a = next(c for c in sorted(pc.uplinks[a]) if atsw in pc.aggregation.get(c, {}))
+    c_b = next(c for c in sorted(pc.uplinks[b]) if atsw in pc.aggregation.get(c, {}))
+    src = nic or sorted(pc.host_links[a])[0]
+    dst = sorted(pc.host_links[b])[0]
+    names = [f"{src[1]}:{src[2]}", a, c_a, atsw, c_b, b, f"{dst[1]}:{dst[2]}"]
+    (a_up, ca_down), (b_up, cb_down) = pc.uplinks[a][c_a], pc.uplinks[b][c_b]
+    (ca_up, at_a), (cb_up, at_b) = pc.aggregation[c_a][atsw], pc.aggregation[c_b][atsw]
+    ports = [PortRef(src[1], src[2], "tx"), PortRef(a, src[0], "rx"), PortRef(a, a_up, "tx"),
+             PortRef(c_a, ca_down, "rx"), PortRef(c_a, ca_up, "tx"), PortRef(atsw, at_a, "rx"),
+             PortRef(atsw, at_b, "tx"), PortRef(c_b, cb_up, "rx"), PortRef(c_b, cb_down, "tx"),
+             PortRef(b, b_up, "rx"), PortRef(b, dst[0], "tx"), PortRef(dst[1], dst[2], "rx")]
     return names, ports

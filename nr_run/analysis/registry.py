@@ -19,6 +19,7 @@ ANALYSES: dict[str, str] = {
     "deadlock": "nr_run.analysis.deadlock:analyse",
     "ecmp": "nr_run.analysis.ecmp:analyse",
     "capacity": "nr_run.analysis.capacity:analyse",
+    "power": "nr_run.analysis.power:analyse",
 }
 
 

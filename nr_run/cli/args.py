@@ -193,3 +193,19 @@ def budget(text: str) -> float:
     if not low <= value <= high:           # also refuses nan and inf
         raise argparse.ArgumentTypeError(f"--budget must be between {low:g} and {high:g} s, not {text[:40]}")
     return value
+
+
+_CLUSTER = re.compile(r"(tcp|tls)://([A-Za-z0-9][A-Za-z0-9.-]{0,252}|\[[0-9A-Fa-f:]+\]):(\d{1,5})", re.ASCII)
+MAX_SHARD = 100_000
+
+
+def cluster(text: str) -> str:
+    """--cluster: `local` (an embedded Dask LocalCluster) or a scheduler address tcp://HOST:PORT, tls://HOST:PORT."""
+    m = _CLUSTER.fullmatch(text)
+    if text != "local" and (m is None or not 1 <= int(m.group(3)) <= 65535):
+        raise argparse.ArgumentTypeError(f"--cluster: {text!r} is not 'local' or tcp://HOST:PORT (tls://HOST:PORT)")
+    return text
+
+
+def shard_size(text: str) -> int:
+    return _int_in(text, 1, MAX_SHARD, "--shard-size")

@@ -6,9 +6,11 @@ Argument parsing and output only: the work is runbooks.check.run_checks and runb
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +101,14 @@ def parse_options(specs: list[str]) -> dict[str, dict[str, str]]:
     return options
 
 
+def site_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """The check options of a run: the site catalog's thresholds with --option values over them, key by key."""
+    from nr_run.runbooks.catalog import load_catalog
+    from nr_run.runbooks.inventory import site_dir
+
+    return load_catalog(site_dir(args.site, args.inventory_dir)).merged_options(parse_options(args.options))
+
+
 def _progress(args: argparse.Namespace, console: Console, intent: Any, title: str) -> Any:
     """Live progress on the console (lines when not a terminal); none with -q, or with --json unless -v."""
     from nr_run.runbooks.progress import DeviceProgress
@@ -139,11 +149,18 @@ def check(args: argparse.Namespace) -> int:
     announce_lab(args, console)
     checks = _checks(args, catalog)
     try:
-        with Stop() as stop, device_session(args, intent) as nr, \
-                _progress(args, console, intent, f"check {args.site}") as progress:
-            chosen = selection_of(device_filter(args, intent, nr), checks, options)
-            report = bounded(lambda: run_checks(nr, intent, checks, options, progress=progress, selection=chosen),
-                             stop)
+        if getattr(args, "cluster", None):
+            if getattr(args, "tags", None):
+                raise UsageError("--tags reads the Nornir inventory on this host: not with --cluster (use --hosts/--role)")
+            chosen = selection_of(device_filter(args, intent, None), checks, options)
+            with Stop() as stop:
+                report = bounded(lambda: _distributed(args, intent, options, checks, chosen), stop)
+        else:
+            with Stop() as stop, device_session(args, intent) as nr, \
+                    _progress(args, console, intent, f"check {args.site}") as progress:
+                chosen = selection_of(device_filter(args, intent, nr), checks, options)
+                report = bounded(lambda: run_checks(nr, intent, checks, options, progress=progress,
+                                                    selection=chosen), stop)
     except UnknownCheck as exc:
         raise UsageError(str(exc)) from exc
     except Interrupted:
@@ -177,6 +194,27 @@ def report_exit(report: Any) -> int:
     if not failed:
         return EXIT_OK
     return EXIT_UNKNOWN if all(f.kind in UNREAD for f in failed) else EXIT_FAIL
+
+
+@contextlib.contextmanager
+def cluster_checks(args: argparse.Namespace, options: dict[str, dict[str, str]],
+                   checks: list[str] | None = None) -> Iterator[Any]:
+    """--cluster: a runbooks.distributed.DistributedChecks over the Dask workers, for the run's duration."""
+    from nr_run.cli.lab import running_lab_addresses
+    from nr_run.runbooks.distributed import DistributedChecks, ShardJob, open_client
+
+    job = ShardJob(site=args.site, inventory_dir=str(Path(args.inventory_dir).resolve()),
+                   checks=tuple(checks) if checks else None, options=options, lab=args.lab, insecure=args.insecure,
+                   address_map=running_lab_addresses(args) if args.lab else None, workers=args.workers)
+    with open_client(args.cluster) as client:
+        yield DistributedChecks(client, job, per_shard=args.shard_size)
+
+
+def _distributed(args: argparse.Namespace, intent: Any, options: dict[str, dict[str, str]],
+                 checks: list[str] | None, selection: Any) -> Any:
+    """check --cluster: the site in shards on Dask workers (runbooks.distributed)."""
+    with cluster_checks(args, options, checks) as run:
+        return run(None, intent, checks, options, selection=selection)
 
 
 def _history(args: argparse.Namespace, console: Console, records: Any, error: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -100,13 +101,14 @@ def inventory_validate(args: argparse.Namespace) -> int:
 
 
 def select_switches(intent, hosts: str | None, role: str | None) -> list[str]:
-    """Switch names selected by --hosts/--role (GPU servers are never rendered or pushed)."""
+    """Names of the rendered devices (switches, and GPU servers for their NICs) selected by --hosts/--role."""
+    from nr_run.runbooks.render import builder
     from nr_run.runbooks.render import select_switches as rendered
 
     wanted = [h.strip() for h in hosts.split(",") if h.strip()] if hosts else None
-    servers = [h for h in wanted or [] if h in intent.devices and intent.devices[h].role == "gpu"]
-    if servers:
-        raise UsageError(f"not a switch: {', '.join(servers)}")
+    plain = [h for h in wanted or [] if h in intent.devices and builder(intent.devices[h]) is None]
+    if plain:
+        raise UsageError(f"not configured by nr-run (its platform has no config builder): {', '.join(plain)}")
     try:
         names = [d.name for d in rendered(intent, wanted, role)]
     except ValueError as exc:  # unknown host names
@@ -117,12 +119,19 @@ def select_switches(intent, hosts: str | None, role: str | None) -> list[str]:
 
 
 def render(args: argparse.Namespace) -> int:
+    from nr_run.platforms.built import sharing
+
+    console = make_console(stderr=args.json)
+    with sharing():     # the safety preflight's structured configs are the ones rendered (built once)
+        return _render(args, console)
+
+
+def _render(args: argparse.Namespace, console: Any) -> int:
     from pathlib import Path
 
     from nr_run.runbooks.records import RunRecords
     from nr_run.runbooks.render import render_device, write_configs
 
-    console = make_console(stderr=args.json)
     intent, findings = load_intent(args, console)
     if intent is None:
         if args.json:

@@ -28,7 +28,7 @@ DIFF_LINES_SHOWN = 200
 
 
 def deploy(args: argparse.Namespace) -> int:
-    from nr_run.cli.check import parse_options
+    from nr_run.cli.check import site_options
     from nr_run.cli.lab import device_session
     from nr_run.platforms.base import marker_name
     from nr_run.runbooks.check import print_report
@@ -49,7 +49,7 @@ def deploy(args: argparse.Namespace) -> int:
         batch_size(args.batch, 1)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
-    options = parse_options(args.options)
+    options = site_options(args)
     if args.confirm_timeout < 30 and not args.lab:
         raise UsageError("--confirm-timeout below 30 s leaves no time for post-checks on real devices")
     intent, findings = load_intent(args, console)
@@ -240,8 +240,11 @@ def _show(report, console, args, records, diffs: bool, intent=None) -> None:
         elif changed:
             console.print(f"{total} diff lines on {len(changed)} device(s): full diffs in {records.dir / 'diffs'} "
                           "(or --show-diff)")
-    if report.message:
-        console.print(f"[red]{report.message}[/]" if report.failed else f"[yellow]{report.message}[/]")
+    # a stopped rollout: the table gives each device's reason and the last line the states; the message would
+    # say the same failure a second time
+    if report.message and not (report.failed and report.stopped_at and report.commit):
+        console.print(f"[red]{report.message}[/]" if report.failed else f"[yellow]{report.message}[/]",
+                      highlight=False)
     _print_findings(console, "new since the deploy started", [f.to_dict() for f in report.checks], "red")
     final = report.final_check or {}
     _print_findings(console, "new in the final whole-site check", final.get("new", []), "red")

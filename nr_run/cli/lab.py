@@ -31,6 +31,17 @@ def _state_dir(args: argparse.Namespace) -> Path:
     return Path(override) if override else default_state_dir(args.site)
 
 
+def running_lab_addresses(args: argparse.Namespace) -> dict:
+    """The endpoints of the site's running twin (`lab up`): workers of a distributed run connect to them."""
+    from nr_run.lab.twin.status import lab_status
+
+    status = lab_status(_state_dir(args))
+    if not status["running"]:
+        raise UsageError(f"--cluster with --lab needs a running lab: nr-run lab up --site {args.site}")
+    addresses: dict = status["addresses"]
+    return addresses
+
+
 @contextlib.contextmanager
 def device_session(args: argparse.Namespace, intent: FabricIntent | None = None) -> Iterator:
     """A Nornir for the site; with --lab pointed at the running twin, or at an ephemeral in-process one (its
@@ -173,18 +184,23 @@ def lab(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(status)
         return EXIT_OK
-    table = Table(title=f"lab {args.site}: {'running' if status['running'] else 'stopped'} ({status['state_dir']})")
-    for col in ("device", "platform", "address", "port"):
-        table.add_column(col)
-    for name, ep in sorted(status.get("addresses", {}).items()):
-        table.add_row(name, ep.get("platform", ""), ep.get("host", ""), str(ep.get("port", "")))
-    console.print(table)
+    quiet = bool(getattr(args, "quiet", False))
+    if not quiet:
+        table = Table(title=f"lab {args.site}: {'running' if status['running'] else 'stopped'} ({status['state_dir']})")
+        for col in ("device", "platform", "address", "port"):
+            table.add_column(col)
+        for name, ep in sorted(status.get("addresses", {}).items()):
+            table.add_row(name, ep.get("platform", ""), ep.get("host", ""), str(ep.get("port", "")))
+        console.print(table)
     for fault in status.get("faults", []):
         console.print(f"fault: {fault_text(fault)}", markup=False, highlight=False)
-    if status.get("topology"):
+    if status.get("topology") and not quiet:
         console.print(f"topology: {status['topology']}")
     if status.get("note") and args.action != "up":      # `up` printed it already
         console.print(f"[yellow]{status['note']}[/]")
+    console.print(f"lab {args.site}: {'running' if status['running'] else 'stopped'}, "
+                  f"{len(status.get('addresses', {}))} device(s), {len(status.get('faults', []))} fault(s)",
+                  markup=False, highlight=False)
     return EXIT_OK if args.action != "up" or status["running"] else EXIT_FAIL
 
 
@@ -193,5 +209,10 @@ def fault_text(fault: Any) -> str:
     if not isinstance(fault, dict):
         return str(fault)
     params = " ".join(f"{k}={v}" for k, v in sorted((fault.get("params") or {}).items()))
-    since = f" (since {fault['since']})" if fault.get("since") else ""
+    when = fault.get("since")
+    if isinstance(when, int | float):
+        from datetime import UTC, datetime
+
+        when = datetime.fromtimestamp(when, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    since = f" (since {when})" if when else ""
     return f"{fault.get('kind', '?')}{' ' + params if params else ''}{since}"

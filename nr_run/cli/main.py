@@ -14,6 +14,10 @@ from nr_run.analysis.limits import PATTERNS
 from nr_run.cli import args as types
 from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, quiet_broken_pipe
 
+TYPE_CHECKING = False   # no typing import at start-up (a tenth of `nr-run --help`)
+if TYPE_CHECKING:
+    from typing import Any
+
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--site", required=True, type=types.site, help="site name (a folder under the inventory dir)")
@@ -34,7 +38,7 @@ def _device_io(p: argparse.ArgumentParser) -> None:
 
 def _selection(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hosts", type=types.hosts, help="comma-separated host names")
-    p.add_argument("--role", choices=["rtsw", "ctsw"], help="only this switch role")
+    p.add_argument("--role", choices=["rtsw", "ctsw", "atsw"], help="only this switch role")
 
 
 def _filters(p: argparse.ArgumentParser) -> None:
@@ -49,6 +53,14 @@ def _check_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--option", action="append", default=[], metavar="CHECK.KEY=VALUE", dest="options",
                    help="set a check option, repeatable (e.g. counters.interval_s=0.5, rdma.pattern=same_rail); "
                         "unknown options or bad values exit 3. Options per check: docs/json-output.md")
+
+
+def _cluster(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cluster", type=types.cluster, metavar="local|tcp://HOST:PORT",
+                   help="run the site in shards on Dask workers: 'local' starts one worker per core, an address "
+                        "uses a running scheduler's (with --lab: the workers reach the lab `lab up` started)")
+    p.add_argument("--shard-size", type=types.shard_size, default=256, metavar="N",
+                   help="devices per shard with --cluster (whole units stay together; default 256)")
 
 
 def _retention(p: argparse.ArgumentParser) -> None:
@@ -69,6 +81,7 @@ def _history_commands(sub: argparse._SubParsersAction) -> None:
                        help="collection interval, 1s to 1d (default 30s)")
         p.add_argument("--source", default="poll", help="where collections come from: poll, or gnmi for the counters (default: poll)")
     wat.add_argument("--count", type=types.count, help="stop after N collections (default: until Ctrl-C/SIGTERM)")
+    _cluster(wat)
     exp.add_argument("--listen", type=types.listen, required=True, metavar="HOST:PORT",
                      help="address to serve /metrics on, e.g. 127.0.0.1:9464 (loopback unless --allow-remote)")
     exp.add_argument("--allow-remote", action="store_true",
@@ -86,6 +99,59 @@ def _history_commands(sub: argparse._SubParsersAction) -> None:
     rep.add_argument("--to", dest="end", metavar="TIME", help="the job's end (ISO 8601; default now)")
 
 
+# the `lab` epilog: the twin's fault kinds, loaded only when that help is printed (not on every start)
+_FAULT_KINDS = "<fault kinds>"
+
+
+class _LabHelp(argparse.RawDescriptionHelpFormatter):
+    def add_text(self, text: str | None) -> None:
+        if text == _FAULT_KINDS:
+            from nr_run.lab.twin.faults import help_text
+
+            text = help_text()
+        super().add_text(text)
+
+
+class _Ignored:
+    """Stands in for the parser of a subcommand that is not being run: every call does nothing."""
+
+    def __getattr__(self, name: str) -> Callable[..., _Ignored]:
+        return lambda *args, **kwargs: self
+
+
+class _OnlyOne:
+    """The subcommands, of which only `only` gets its options (None: none, for `nr-run --help`); the others are
+    listed by name and help. Building every subcommand's options is most of the CPU a start-up costs."""
+
+    def __init__(self, action: argparse._SubParsersAction, only: str | None) -> None:
+        self.action, self.only = action, only
+        self.unused = argparse.ArgumentParser(add_help=False)     # never parses: main runs only `only`
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        if name == self.only:
+            return self.action.add_parser(name, **kwargs)
+        # what argparse records of a subcommand for its choices and help, without building its parser
+        self.action.choices[name] = self.unused
+        self.action._choices_actions.append(self.action._ChoicesPseudoAction(name, (), kwargs.get("help", "")))
+        ignored: argparse.ArgumentParser = _Ignored()  # type: ignore[assignment]
+        return ignored
+
+
+_ALL = "*"
+
+
+def _command(argv: Sequence[str]) -> str | None:
+    """The subcommand an argument list runs: its first word that is no option (top-level options take no value)."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def _export_kinds() -> list[str]:
+    """`export`'s kinds, from its registry (loaded only when the export command is parsed)."""
+    from nr_run.runbooks.export import EXPORTERS
+
+    return sorted(EXPORTERS)
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -95,12 +161,25 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Version(argparse.Action):
+    """--version, looked up when asked for (importlib.metadata costs a start-up more than the rest of --help)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show the version and exit", default=argparse.SUPPRESS)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        parser.exit(message=f"nr-run {_version()}\n")
+
+
+def build_parser(only: str | None = _ALL) -> argparse.ArgumentParser:
+    """The whole parser; with `only` (a subcommand, or None), the options of that subcommand alone."""
     parser = argparse.ArgumentParser(prog="nr-run", description="Runbook for lossless RoCEv2 AI back-end fabrics.",
                                      epilog="Exit codes (every command): 0 success, 1 failure, 2 differences pending, "
                                             "3 invalid input, 4 could not check (docs/exit-codes.md)")
-    parser.add_argument("--version", action="version", version=f"nr-run {_version()}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action=_Version)
+    action = parser.add_subparsers(dest="command", required=True)
+    sub: Any = action if only == _ALL else _OnlyOne(action, only)
 
     inv = sub.add_parser("inventory", help="inventory commands")
     inv_sub = inv.add_subparsers(dest="action", required=True)
@@ -142,6 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
     chk.add_argument("--format", default="table", help="table or csv (findings, one row each, on stdout)")
     _filters(chk)
     _check_options(chk)
+    _cluster(chk)
 
     job = sub.add_parser("job-check", help="check the fabric under a job's nodes (Slurm prolog): exit 0 ok, 1 drain, "
                                            "4 not checked")
@@ -180,10 +260,17 @@ def build_parser() -> argparse.ArgumentParser:
     ana.add_argument("--out", type=types.folder, help="report folder (default: artifacts run folder)")
     ana.add_argument("--only", help="comma-separated analysis names (default: all registered)")
 
-    from nr_run.lab.twin.faults import help_text
+    ex = sub.add_parser("export", help="write the fabric for a scheduler: Slurm topology files, Kubernetes labels, "
+                                       "the NCCL/UCX environment")
+    ex.add_argument("kind", choices=_export_kinds() if only in (_ALL, "export") else [],
+                    help="slurm: topology.conf (tree) and a topology/block file; "
+                         "k8s-labels: node labels per tier; nccl: nccl.env")
+    _common(ex)
+    ex.add_argument("--out", type=types.folder, help="output folder (default: artifacts run folder)")
+    ex.add_argument("--artifacts", type=types.folder, default=".nr-run", help="artifacts folder (default .nr-run)")
 
     lab = sub.add_parser("lab", help="the embedded lab twin (serves a containerlab topology file)",
-                         epilog=help_text(), formatter_class=argparse.RawDescriptionHelpFormatter)
+                         epilog=_FAULT_KINDS, formatter_class=_LabHelp)
     lab.add_argument("action", choices=["up", "down", "status", "reset", "fault", "topology"],
                      help="reset: every device back to day 0, faults cleared; a running lab keeps running")
     _common(lab)
@@ -212,6 +299,7 @@ HANDLERS = {
     "report": "nr_run.cli.report:report",
     "analyze": "nr_run.cli.analyze:analyze",
     "lab": "nr_run.cli.lab:lab",
+    "export": "nr_run.cli.export:export",
 }
 
 
@@ -224,9 +312,11 @@ def _handler(args: argparse.Namespace) -> Callable[[argparse.Namespace], int]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    command = _command(words)
+    parser = build_parser(command if command in HANDLERS else None)
     try:
-        args, extra = parser.parse_known_args(argv)
+        args, extra = parser.parse_known_args(words)
         # `lab fault KIND key=value ...` may come after the options; argparse alone would refuse it
         if extra and args.command == "lab" and args.action == "fault" and not any(e.startswith("-") for e in extra):
             args.fault_args = [*args.fault_args, *extra]

@@ -62,9 +62,11 @@ def report(args: argparse.Namespace) -> int:
         intent, _ = load_intent(args, console)
         if intent is None:
             return EXIT_INVALID
-        ports = scope_of(intent, nodes).port_set()
+        scope = scope_of(intent, nodes)
+        ports = scope.port_set()
         devices = set(nodes)
-        job.update(nodes_expanded=nodes, ports=[{"device": d, "port": p} for d, p in sorted(ports)])
+        job.update(nodes_expanded=nodes, ports=[{"device": d, "port": p} for d, p in sorted(ports)],
+                   span=scope.span.as_dict())
     path = history_path(args.artifacts, args.site)
     if not path.exists():
         console.print(f"no history for {args.site} yet ({path}): run check, compliance or watch first")
@@ -114,6 +116,11 @@ def print_report(doc: dict[str, Any], console: Console, verbose: bool = False, q
     job = doc.get("job")
     scope = f"job {job['id']} ({job['nodes']}, {len(job['ports'])} ports)" if job else doc["site"]
     runs = doc["runs"]
+    span = job.get("span") if job else None
+    if span:
+        zones = ", ".join(f"z{z}" for z in span["zones"])
+        console.print(f"job spans {('zone(s) ' + zones + '; ') if zones else ''}CTSWs {', '.join(span['ctsws']) or '-'}"
+                      + (f"; {span['warning']}" if span["warning"] else ""), highlight=False, markup=False)
     f = doc["findings"]
     last = (f"{scope}: {doc['since']} .. {doc['until']}: {runs['count']} collections "
             f"({', '.join(f'{k} {v}' for k, v in runs['by_kind'].items()) or 'none'}); findings: {len(f['new'])} new, "

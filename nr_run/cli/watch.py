@@ -8,12 +8,14 @@ and the exporter say what they were.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from nr_run.cli.check import parse_options
+from nr_run.cli.check import site_options
 from nr_run.cli.commands import announce_lab, load_intent
 from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, make_console, verbosity
 
@@ -60,7 +62,7 @@ def prepare(args: argparse.Namespace, console: Any) -> tuple[Any, dict[str, dict
     site's intent (None: its preflight findings were printed). Returns (intent, options)."""
     from nr_run.runbooks.watch import SOURCES
 
-    options = parse_options(args.options)
+    options = site_options(args)          # the catalog's thresholds, --option over them
     if args.source not in SOURCES:
         raise UsageError(f"--source {args.source!r}: one of {', '.join(sorted(SOURCES))}")
     intent, _ = load_intent(args, console)
@@ -82,11 +84,28 @@ def show_tick(tick: Any, args: argparse.Namespace, console: Any, verbose_from: i
     return d
 
 
-def watch(args: argparse.Namespace) -> int:
+@contextlib.contextmanager
+def _source(args: argparse.Namespace, intent: Any, options: Any) -> Iterator[Any]:
+    """The watch's collection source: --source over the site's Nornir, or with --cluster polls on Dask workers."""
+    if getattr(args, "cluster", None):
+        if args.source != "poll":
+            raise UsageError("--cluster polls: gNMI subscriptions stay on this host (--source poll)")
+        from nr_run.cli.check import cluster_checks
+        from nr_run.runbooks.distributed import DistributedSource
+
+        with cluster_checks(args, options) as run:
+            yield DistributedSource(run, intent)
+        return
     from nr_run.cli.lab import device_session
+    from nr_run.runbooks.watch import SOURCES
+
+    with device_session(args, intent) as nr:
+        yield SOURCES[args.source](nr, intent, options, "watch")
+
+
+def watch(args: argparse.Namespace) -> int:
     from nr_run.runbooks.history import HistoryRecorder, history_path
     from nr_run.runbooks.interrupt import Stop
-    from nr_run.runbooks.watch import SOURCES
     from nr_run.runbooks.watch import watch as watch_loop
 
     console = make_console(stderr=args.json)
@@ -105,8 +124,7 @@ def watch(args: argparse.Namespace) -> int:
     if verbosity(args) >= 0:
         console.print(f"watching {args.site} every {args.every} s ({args.source}) into "
                       f"{history_path(args.artifacts, args.site)}; Ctrl-C stops", highlight=False, markup=False)
-    with Stop() as stop, device_session(args, intent) as nr:
-        source = SOURCES[args.source](nr, intent, options, "watch")
+    with Stop() as stop, _source(args, intent, options) as source:
         made = watch_loop(source, float(args.every), args.count, stop, on_tick, recorder)
         recorder.close()
         if stop.is_set():

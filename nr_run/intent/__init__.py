@@ -7,9 +7,11 @@ CLI's argument checks) does not import the compiler, pydantic models and YAML lo
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False   # no typing import for the CLI's argument checks (a tenth of `nr-run --help`)
 if TYPE_CHECKING:
+    from typing import Any
+
     from nr_run.intent.compile import compile_site
     from nr_run.intent.errors import Finding, InventoryError
     from nr_run.intent.models import DeviceIntent, FabricIntent

@@ -11,6 +11,9 @@ import ipaddress
 from typing import TYPE_CHECKING
 
 from nr_run.intent.errors import Finding
+from nr_run.intent.plan import Slots
+from nr_run.intent.schema import MAX_ASN
+from nr_run.intent.shapes import SHAPES
 
 if TYPE_CHECKING:
     from nr_run.intent.models import FabricIntent
@@ -21,8 +24,10 @@ Net = ipaddress.IPv4Network
 
 def _pools(fabric: FabricFile) -> list[tuple[str, Net]]:
     p = fabric.pools
-    return [("pools.loopback.ctsw", p.loopback.ctsw), ("pools.loopback.rtsw", p.loopback.rtsw),
-            ("pools.fabric_p2p", p.fabric_p2p), ("pools.host_p2p", p.host_p2p)]
+    named = [("pools.loopback.ctsw", p.loopback.ctsw), ("pools.loopback.rtsw", p.loopback.rtsw),
+             ("pools.loopback.atsw", p.loopback.atsw), ("pools.fabric_p2p", p.fabric_p2p),
+             ("pools.host_p2p", p.host_p2p)]
+    return [(name, net) for name, net in named if net is not None]
 
 
 def _overlaps(intent: FabricIntent, fabric: FabricFile, ff: str, hf: str) -> list[Finding]:
@@ -99,17 +104,17 @@ def _inside(intent: FabricIntent, fabric: FabricFile, ff: str) -> list[Finding]:
         return net
 
     for name, dev in sorted(intent.devices.items()):
-        if dev.loopback:
-            pool = p.loopback.ctsw if dev.role == "ctsw" else p.loopback.rtsw
-            need(dev.loopback.split("/")[0], pool, name, "loopback", f"pools.loopback.{dev.role}")
+        loopback_pool = getattr(p.loopback, dev.role, None) if dev.tier else None
+        if dev.loopback and loopback_pool is not None:
+            need(dev.loopback.split("/")[0], loopback_pool, name, "loopback", f"pools.loopback.{dev.role}")
         block = host_block(dev.host_block) if dev.host_block else None
         if block is not None and not block.subnet_of(p.host_p2p):
             out.append(Finding("error", "address-outside-pool", ff, name, "pools.host_p2p",
                                f"{name} host block {block} is outside {p.host_p2p}"))
         for itf in dev.interfaces:
-            if itf.role == "fabric":
+            if itf.role == "fabric" and p.fabric_p2p is not None:
                 need(itf.ip, p.fabric_p2p, name, f"port {itf.name}", "pools.fabric_p2p")
-            elif block is not None and dev.role == "rtsw":
+            elif block is not None and dev.tier == 1:
                 need(itf.ip, block, name, f"port {itf.name}", "pools.host_p2p")
         for nic in dev.nics:
             leaf = intent.devices.get(nic.peer_device)
@@ -123,3 +128,58 @@ def check_address_plan(intent: FabricIntent, fabric: FabricFile, fabric_file: st
     """Every address-plan finding of the site (errors only; an empty list proves the plan)."""
     return (_overlaps(intent, fabric, fabric_file, hosts_file) + _unique(intent, fabric, fabric_file, hosts_file)
             + _inside(intent, fabric, fabric_file))
+
+
+def check_plan_capacity(fabric: FabricFile, intent: FabricIntent, ff: str) -> list[Finding]:
+    """With a plan, the pools and ASN ranges must hold every device the plan's capacities allow, not only the
+    ones that exist: then no growth inside the plan can exhaust a pool or collide, and nothing is renumbered."""
+    plan = fabric.plan
+    if plan is None:
+        return []
+    slots = Slots(plan)
+    spec = SHAPES[fabric.shape]
+    out: list[Finding] = []
+    leaves = slots.leaf_capacity()
+    spines = plan.zones * plan.ctsw_per_zone if "ctsw" in spec.tiers else 0
+    aggs = plan.atsw if "atsw" in spec.tiers else 0
+    p = fabric.pools
+
+    def room(pool: Net | None, key: str, count: int, what: str) -> None:
+        if count and pool is not None and count + 1 >= pool.num_addresses:
+            out.append(Finding("error", "plan-capacity", ff, "", key,
+                               f"{key} {pool} holds {max(0, pool.num_addresses - 2)} loopbacks; the plan allows "
+                               f"{count} {what}: widen the pool or lower the plan"))
+
+    room(p.loopback.rtsw, "pools.loopback.rtsw", leaves, "RTSW slots (plan.zones x a power of two of "
+         "plan.units_per_zone x plan.rtsw_per_unit)")
+    room(p.loopback.ctsw, "pools.loopback.ctsw", spines, "CTSWs (plan.zones x plan.ctsw_per_zone)")
+    room(p.loopback.atsw, "pools.loopback.atsw", aggs, "ATSWs (plan.atsw)")
+    if spines and p.fabric_p2p is not None:
+        links = slots.fabric_p2p_capacity()
+        if 2 * links > p.fabric_p2p.num_addresses:
+            out.append(Finding("error", "plan-capacity", ff, "", "pools.fabric_p2p",
+                               f"pools.fabric_p2p {p.fabric_p2p} holds {p.fabric_p2p.num_addresses // 2} /31s; the "
+                               f"plan's switch links need {links}: widen the pool or lower the plan"))
+    block = next((d.host_block for d in intent.devices.values() if d.host_block), None)
+    if block is not None:
+        size = ipaddress.IPv4Network(block).num_addresses
+        if leaves * size > p.host_p2p.num_addresses:
+            out.append(Finding("error", "plan-capacity", ff, "", "pools.host_p2p",
+                               f"pools.host_p2p {p.host_p2p} holds {p.host_p2p.num_addresses // size} host blocks of "
+                               f"/{ipaddress.IPv4Network(block).prefixlen}; the plan has {leaves} RTSW slots"))
+    asn = fabric.asn
+    ranges: list[tuple[str, int, int]] = [("asn.rtsw_base", asn.rtsw_base, asn.rtsw_base + leaves - 1)]
+    if spines and asn.ctsw is not None:
+        ranges.append(("asn.ctsw", asn.ctsw, asn.ctsw + plan.zones - 1))
+    if aggs and asn.atsw is not None:
+        ranges.append(("asn.atsw", asn.atsw, asn.atsw))
+    for key, lo, hi in ranges:
+        if hi > MAX_ASN:
+            out.append(Finding("error", "plan-capacity", ff, "", key,
+                               f"{key}: the plan's ASNs {lo}-{hi} go past {MAX_ASN}"))
+    for i, (key_a, lo_a, hi_a) in enumerate(ranges):
+        for key_b, lo_b, hi_b in ranges[i + 1:]:
+            if lo_a <= hi_b and lo_b <= hi_a:
+                out.append(Finding("error", "plan-capacity", ff, "", key_b,
+                                   f"{key_b} ASNs {lo_b}-{hi_b} overlap {key_a} ASNs {lo_a}-{hi_a} of the plan"))
+    return out

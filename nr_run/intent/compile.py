@@ -31,10 +31,13 @@ from nr_run.intent.models import (
     Interface,
     Link,
     Nic,
+    PowerBudget,
     Roce,
     Scheduler,
     Watchdog,
 )
+from nr_run.intent.nic import nic_qos
+from nr_run.intent.plan import Place, Slots
 from nr_run.intent.preflight import check_fabric, rail_count
 from nr_run.intent.schema import (
     MAX_ASN,
@@ -45,8 +48,10 @@ from nr_run.intent.schema import (
     LeafSpineRule,
     RailRule,
     RoceProfileSettings,
+    SpineAggregationRule,
     speed_to_mbps,
 )
+from nr_run.intent.shapes import SHAPES, tier_of
 from nr_run.intent.source import FABRIC, HOSTS, SiteSource, load_site
 
 
@@ -56,7 +61,12 @@ class Host:
     mgmt: str
     data: HostData
     hw: Hardware
-    ordinal: int          # position within its role, ordered by (su, index)
+    ordinal: int          # position within its role, ordered by (zone, su, index)
+    tier: int = 0         # 0 servers, 1 leaves, 2 spines, 3 aggregation
+
+    @property
+    def place(self) -> Place:
+        return Place(self.data.role, self.data.zone, self.data.su, self.data.index, self.ordinal)
 
 
 @dataclass
@@ -89,7 +99,7 @@ def _trusted(model: type[M], **values: Any) -> M:
     return model.model_construct(_ALL_FIELDS[model], **values)
 
 
-_RULE_TAGS = {"leaf-spine", "rail"}
+_RULE_TAGS = {"leaf-spine", "spine-aggregation", "rail"}
 
 
 def _loc(error: ErrorDetails) -> tuple[str, ...]:
@@ -183,6 +193,8 @@ def _parse(source: SiteSource) -> tuple[FabricFile | None, dict[str, Host], list
             continue
         checked.append((name, mgmt, data))
     parsed = checked
+    findings += _shape_findings(fabric, fabric_file)
+    spec = SHAPES[fabric.shape]
     by_role: dict[str, list[tuple[str, str, HostData]]] = {}
     for name, mgmt, data in parsed:
         if data.hardware not in fabric.hardware:
@@ -202,22 +214,99 @@ def _parse(source: SiteSource) -> tuple[FabricFile | None, dict[str, Host], list
             findings.append(Finding("error", "schema", fabric_file, name, f"roles.{data.role}",
                                     f"role {data.role!r} has no settings in fabric.yaml roles"))
             continue
-        if data.role in ("rtsw", "gpu") and data.su is None:
+        tier = tier_of(fabric.shape, data.role)
+        if tier is None:
+            findings.append(Finding("error", "shape", hosts_file, name, "data.role",
+                                    f"role {data.role!r} is not part of shape {fabric.shape!r} ({spec.what}; its "
+                                    f"roles: {', '.join(spec.tiers)}): change data.role or fabric.yaml shape"))
+            continue
+        if tier <= 1 and data.su is None:
             findings.append(Finding("error", "schema", hosts_file, name, "data.su",
                                     f"a {data.role} needs the scalable unit 'su'"))
             continue
+        problem = _place_problem(fabric, data, tier)
+        if problem:
+            findings.append(Finding("error", "shape", hosts_file, name, problem[0], problem[1]))
+            continue
         by_role.setdefault(data.role, []).append((name, mgmt, data))
     for _role, members in sorted(by_role.items()):
-        members.sort(key=lambda m: (m[2].su or 0, m[2].index, m[0]))
-        seen: dict[tuple[int, int], str] = {}
+        members.sort(key=lambda m: (m[2].zone or 0, m[2].su or 0, m[2].index, m[0]))
+        seen: dict[tuple[int, int, int], str] = {}
         for ordinal, (name, mgmt, data) in enumerate(members):
-            key = (data.su or 0, data.index)
+            key = (data.zone or 0, data.su or 0, data.index)
             if key in seen:
+                where = f"zone {data.zone} " if data.zone else ""
                 findings.append(Finding("error", "duplicate-index", hosts_file, name, "data.index",
-                                        f"{data.role} su {data.su} index {data.index} is also used by {seen[key]}"))
+                                        f"{data.role} {where}su {data.su} index {data.index} is also used by {seen[key]}"))
             seen[key] = name
-            hosts[name] = Host(name, mgmt, data, fabric.hardware[data.hardware], ordinal)
+            hosts[name] = Host(name, mgmt, data, fabric.hardware[data.hardware], ordinal,
+                               tier_of(fabric.shape, data.role) or 0)
     return fabric, hosts, findings
+
+
+def _shape_findings(fabric: FabricFile, file: str) -> list[Finding]:
+    """What the declared shape cannot have: roles and cabling rules of other shapes, a missing plan."""
+    spec = SHAPES[fabric.shape]
+    out: list[Finding] = []
+    for role in sorted(fabric.roles):
+        if role not in spec.tiers:
+            out.append(Finding("error", "shape", file, "", f"roles.{role}",
+                               f"shape {fabric.shape!r} ({spec.what}) has no role {role!r}; its roles: "
+                               f"{', '.join(spec.tiers)}"))
+    for i, rule in enumerate(fabric.cabling.rules):
+        if rule.type not in spec.rules:
+            out.append(Finding("error", "shape", file, "", f"cabling.rules.{i}.type",
+                               f"shape {fabric.shape!r} ({spec.what}) has no {rule.type} links; its rules: "
+                               f"{', '.join(spec.rules)}"))
+            continue
+        want = {"rail": (("server_role", 0), ("leaf_role", 1)), "leaf-spine": (("leaf_role", 1), ("spine_role", 2)),
+                "spine-aggregation": (("spine_role", 2), ("aggregation_role", 3))}[rule.type]
+        for key, tier in want:
+            role = getattr(rule, key)
+            if tier_of(fabric.shape, role) != tier:
+                out.append(Finding("error", "shape", file, "", f"cabling.rules.{i}.{key}",
+                                   f"{role!r} is not the {('server', 'leaf', 'spine', 'aggregation')[tier]} tier of "
+                                   f"shape {fabric.shape!r} (that is {spec.tiers[tier]!r})"))
+    if spec.zoned and fabric.plan is None:
+        out.append(Finding("error", "shape", file, "", "plan",
+                           "shape 'multi-zone' needs a plan: (zones, units_per_zone, rtsw_per_unit, ctsw_per_zone, "
+                           "atsw): zones are numbered from their capacities, so adding one renumbers nothing"))
+    if fabric.plan is not None and "ctsw" in spec.tiers and fabric.plan.ctsw_per_zone < 1:
+        out.append(Finding("error", "shape", file, "", "plan.ctsw_per_zone",
+                           f"shape {fabric.shape!r} has a CTSW tier: plan.ctsw_per_zone must be at least 1"))
+    if fabric.plan is not None and "atsw" in spec.tiers and fabric.plan.atsw < 1:
+        out.append(Finding("error", "shape", file, "", "plan.atsw",
+                           "shape 'multi-zone' has an aggregation tier: plan.atsw must be at least 1"))
+    if fabric.plan is not None and not spec.zoned and fabric.plan.zones != 1:
+        out.append(Finding("error", "shape", file, "", "plan.zones",
+                           f"shape {fabric.shape!r} has no zones: plan.zones must be 1 (or use shape: multi-zone)"))
+    if spec.zoned and fabric.policy.cross_zone_oversubscription is None:
+        out.append(Finding("error", "shape", file, "", "policy.cross_zone_oversubscription",
+                           "shape 'multi-zone' needs the declared cross-zone oversubscription (CTSW bandwidth "
+                           "toward its RTSWs / toward the ATSWs, e.g. 4.0 for 4:1)"))
+    return out
+
+
+def _place_problem(fabric: FabricFile, data: HostData, tier: int) -> tuple[str, str] | None:
+    """(field, why) when a host's zone/unit/index does not fit its shape and the plan's capacities."""
+    spec, plan = SHAPES[fabric.shape], fabric.plan
+    top = len(spec.tiers) - 1
+    if spec.zoned and tier < top and data.zone is None:
+        return "data.zone", f"a {data.role} of a multi-zone site needs its 'zone'"
+    if data.zone is not None and (not spec.zoned or tier == top):
+        what = f"shape {fabric.shape!r} has no zones" if not spec.zoned else f"the {data.role} tier spans the zones"
+        return "data.zone", f"{what}: remove data.zone"
+    if plan is None:
+        return None
+    if data.zone is not None and data.zone > plan.zones:
+        return "data.zone", f"zone {data.zone} is beyond plan.zones ({plan.zones})"
+    if tier <= 1 and (data.su or 1) > plan.units_per_zone:
+        return "data.su", f"su {data.su} is beyond plan.units_per_zone ({plan.units_per_zone})"
+    limits = {1: ("plan.rtsw_per_unit", plan.rtsw_per_unit), 2: ("plan.ctsw_per_zone", plan.ctsw_per_zone),
+              3: ("plan.atsw", plan.atsw)}
+    if tier in limits and data.index > limits[tier][1]:
+        return "data.index", f"{data.role} index {data.index} is beyond {limits[tier][0]} ({limits[tier][1]})"
+    return None
 
 
 def _generate_links(fabric: FabricFile, hosts: dict[str, Host], file: str) -> tuple[list[RawLink], list[Finding]]:
@@ -242,48 +331,76 @@ def _generate_links(fabric: FabricFile, hosts: dict[str, Host], file: str) -> tu
             return None
         return host.hw.port(slot)
 
+    slots = Slots(fabric.plan)
+
+    def by_zone(members: list[Host]) -> dict[int, list[Host]]:
+        out: dict[int, list[Host]] = {}
+        for m in members:
+            out.setdefault(m.data.zone or 0, []).append(m)
+        return out
+
     for i, rule in enumerate(fabric.cabling.rules):
         where = f"cabling.rules.{i}"
         speed = speed_to_mbps(rule.speed)
         if isinstance(rule, LeafSpineRule):
-            spines, leaves = role_members(rule.spine_role), role_members(rule.leaf_role)
-            for j, spine in enumerate(spines):
-                short = sorted({lf.data.hardware for lf in leaves
-                                if lf.hw.uplinks is not None and lf.hw.uplinks.count is not None
-                                and j >= lf.hw.uplinks.count})
-                if short:
-                    findings.append(Finding("warning", "ctsw-no-uplinks", file, spine.name,
-                                            f"hardware.{short[0]}.uplinks.count",
-                                            f"{spine.name} is {rule.spine_role} #{j + 1}; RTSWs of hardware "
-                                            f"{', '.join(short)} have fewer uplinks, so they do not connect to it"))
-            for leaf in leaves:
-                for j, spine in enumerate(spines):
-                    a_port = slot_port(leaf, "uplinks", j, where)
+            spines_of, leaves_of_zone = by_zone(role_members(rule.spine_role)), by_zone(role_members(rule.leaf_role))
+            for zone in sorted(set(spines_of) | set(leaves_of_zone)):
+                spines, leaves = spines_of.get(zone, []), leaves_of_zone.get(zone, [])
+                for spine in spines:
+                    j = slots.spine_in_zone(spine.place)
+                    short = sorted({lf.data.hardware for lf in leaves
+                                    if lf.hw.uplinks is not None and lf.hw.uplinks.count is not None
+                                    and j >= lf.hw.uplinks.count})
+                    if short:
+                        findings.append(Finding("warning", "ctsw-no-uplinks", file, spine.name,
+                                                f"hardware.{short[0]}.uplinks.count",
+                                                f"{spine.name} is {rule.spine_role} #{j + 1}; RTSWs of hardware "
+                                                f"{', '.join(short)} have fewer uplinks, so they do not connect to it"))
+                for leaf in leaves:
+                    for spine in spines:
+                        a_port = slot_port(leaf, "uplinks", slots.spine_in_zone(spine.place), where)
+                        if a_port is None:
+                            continue
+                        b_port = slot_port(spine, "downlinks", slots.leaf_in_zone(leaf.place), where)
+                        if b_port is None:
+                            continue
+                        links.append(RawLink(leaf.name, a_port, spine.name, b_port, speed, rule.cable_length_m, where))
+        elif isinstance(rule, SpineAggregationRule):
+            aggs = role_members(rule.aggregation_role)
+            for spine in role_members(rule.spine_role):
+                for agg in aggs:
+                    a_port = slot_port(spine, "uplinks", slots.aggregation(agg.place), where)
                     if a_port is None:
                         continue
-                    b_port = slot_port(spine, "downlinks", leaf.ordinal, where)
+                    b_port = slot_port(agg, "downlinks", slots.spine(spine.place), where)
                     if b_port is None:
                         continue
-                    links.append(RawLink(leaf.name, a_port, spine.name, b_port, speed, rule.cable_length_m, where))
+                    links.append(RawLink(spine.name, a_port, agg.name, b_port, speed, rule.cable_length_m, where))
         elif isinstance(rule, RailRule):
             # grouped by unit once: a scan of every device per unit grows with the square of the site
-            leaves_of: dict[int, dict[int, Host]] = {}
+            leaves_of: dict[tuple[int, int], dict[int, Host]] = {}
             for lf in role_members(rule.leaf_role):
-                leaves_of.setdefault(lf.data.su or 0, {})[lf.data.index] = lf
-            servers_of: dict[int, list[Host]] = {}
+                leaves_of.setdefault((lf.data.zone or 0, lf.data.su or 0), {})[lf.data.index] = lf
+            servers_of: dict[tuple[int, int], list[Host]] = {}
             for s in role_members(rule.server_role):
-                servers_of.setdefault(s.data.su or 0, []).append(s)
-            for su in sorted(servers_of):
-                unit_leaves = leaves_of.get(su, {})
-                for position, server in enumerate(servers_of[su]):
-                    for rail in range(rail_count(server.hw)):
-                        rail_leaf = unit_leaves.get(rail + 1)
+                servers_of.setdefault((s.data.zone or 0, s.data.su or 0), []).append(s)
+            per_leaf = rule.nics_per_leaf
+            for unit in sorted(servers_of):
+                unit_leaves = leaves_of.get(unit, {})
+                for position, server in enumerate(servers_of[unit]):
+                    if fabric.plan is not None:
+                        position = server.data.index - 1
+                    for nic in range(rail_count(server.hw)):
+                        leaf_index = nic // per_leaf + 1
+                        rail_leaf = unit_leaves.get(leaf_index)
                         if rail_leaf is None:
+                            in_zone = f"zone {unit[0]} " if unit[0] else ""
                             findings.append(Finding("error", "cabling", file, server.name, where,
-                                                    f"no {rule.leaf_role} with index {rail + 1} in su {su} for rail {rail + 1}"))
+                                                    f"no {rule.leaf_role} with index {leaf_index} in {in_zone}su {unit[1]} "
+                                                    f"for rail {nic + 1}"))
                             continue
-                        a_port = slot_port(server, "downlinks", rail, where)
-                        b_port = slot_port(rail_leaf, "downlinks", position, where)
+                        a_port = slot_port(server, "downlinks", nic, where)
+                        b_port = slot_port(rail_leaf, "downlinks", position * per_leaf + nic % per_leaf, where)
                         if a_port and b_port:
                             links.append(RawLink(rail_leaf.name, b_port, server.name, a_port, speed, rule.cable_length_m, where))
     return links, findings
@@ -400,6 +517,7 @@ class _Compiler:
         self.findings: list[Finding] = []
         self.fabric_file = source.file(FABRIC)
         self.headrooms: dict[tuple[int, int, int, int], Headroom] = {}
+        self.slots = Slots(fabric.plan)
 
     def profile_of(self, host: Host) -> str:
         return host.data.roce_profile or self.fabric.roles[host.data.role].roce_profile
@@ -425,32 +543,65 @@ class _Compiler:
         return f"{host.mgmt}/{self.fabric.management.prefix_length}", str(gateway) if gateway else ""
 
     def asn_and_loopback(self, host: Host) -> tuple[int | None, str | None]:
-        if host.data.role == "gpu":
+        """Leaves: an ASN each (asn.rtsw_base + slot). Spines share one ASN per zone (asn.ctsw + zone - 1) and
+        the aggregation tier one ASN (asn.atsw), RFC 7938's scheme: a tier's shared ASN makes BGP's loop
+        check refuse every path that would go down and up again (valley-free). Loopback: pool + slot + 1."""
+        role, place, asns = host.data.role, host.place, self.fabric.asn
+        if host.tier == 0:
             return None, None
-        pools = self.fabric.pools.loopback
-        pool = pools.ctsw if host.data.role == "ctsw" else pools.rtsw
-        asn: int | None = self.fabric.asn.ctsw if host.data.role == "ctsw" else self.fabric.asn.rtsw_base + host.ordinal
+        slot = {"rtsw": self.slots.leaf, "ctsw": self.slots.spine, "atsw": self.slots.aggregation}[role](place)
+        shared = {"ctsw": asns.ctsw, "atsw": asns.atsw}
+        asn: int | None
+        if role in shared:
+            base = shared[role]
+            asn = None if base is None else base + ((host.data.zone or 1) - 1)
+            if base is None:
+                self.findings.append(Finding("error", "schema", self.fabric_file, host.name, f"asn.{role}",
+                                             f"the {role} tier needs asn.{role}"))
+        else:
+            asn = asns.rtsw_base + slot
         if asn is not None and asn > MAX_ASN:
-            self.findings.append(Finding("error", "asn-range", self.fabric_file, host.name, "asn.rtsw_base",
-                                         f"rtsw #{host.ordinal + 1} would get ASN {asn}, above {MAX_ASN}: lower "
-                                         f"asn.rtsw_base to at most {MAX_ASN - host.ordinal}"))
+            self.findings.append(Finding("error", "asn-range", self.fabric_file, host.name, f"asn.{role}" if role in shared
+                                         else "asn.rtsw_base",
+                                         f"{role} #{slot + 1} would get ASN {asn}, above {MAX_ASN}: lower "
+                                         f"asn.rtsw_base to at most {MAX_ASN - slot}"))
             asn = None
-        if host.ordinal + 1 >= pool.num_addresses:
-            self.findings.append(Finding("error", "pool-exhausted", self.fabric_file, host.name,
-                                         f"pools.loopback.{host.data.role}",
-                                         f"pool {pool} has no address for {host.data.role} #{host.ordinal + 1}"))
+        pool = getattr(self.fabric.pools.loopback, role)
+        if pool is None:
+            self.findings.append(Finding("error", "schema", self.fabric_file, host.name, f"pools.loopback.{role}",
+                                         f"the {role} tier needs a loopback pool pools.loopback.{role}"))
             return asn, None
-        return asn, f"{pool.network_address + host.ordinal + 1}/32"
+        if slot + 1 >= pool.num_addresses:
+            self.findings.append(Finding("error", "pool-exhausted", self.fabric_file, host.name,
+                                         f"pools.loopback.{role}",
+                                         f"pool {pool} has no address for {role} #{slot + 1}"))
+            return asn, None
+        return asn, f"{pool.network_address + slot + 1}/32"
 
     def host_block_prefixlen(self) -> int:
         """One block size for the whole site: the smallest power of two holding a /31 per downlink slot of
         every RTSW hardware model, so blocks of RTSWs with different port layouts cannot overlap."""
         capacity = 1
         for host in self.hosts.values():
-            if host.data.role == "rtsw":
-                first = host.hw.downlinks.from_ if host.hw.downlinks else 0
-                capacity = max(capacity, host.hw.ports - first)
+            if host.tier == 1:
+                block = host.hw.downlinks
+                first = block.from_ if block else 0
+                slots = block.count if block and block.count else host.hw.ports - first
+                capacity = max(capacity, min(slots, host.hw.ports - first))
         return 32 - math.ceil(math.log2(2 * capacity))
+
+    def zone_summary(self, zone: int) -> ipaddress.IPv4Network | None:
+        """The one prefix holding every host block the plan gives zone `zone` (its CTSWs announce it)."""
+        per_zone = self.slots.leaves_per_zone
+        if not per_zone:
+            return None
+        size = 2 ** (32 - self.block_prefixlen)
+        pool = self.fabric.pools.host_p2p
+        prefixlen = self.block_prefixlen - (per_zone.bit_length() - 1)
+        base = int(pool.network_address) + (zone - 1) * per_zone * size
+        if prefixlen < pool.prefixlen or base + per_zone * size > int(pool.broadcast_address) + 1:
+            return None
+        return ipaddress.IPv4Network((base, prefixlen))
 
     def host_block(self, leaf: Host) -> ipaddress.IPv4Network | None:
         """The RTSW's block of host /31s: one /31 per downlink slot, so it can be summarized.
@@ -461,10 +612,11 @@ class _Compiler:
         prefixlen = self.block_prefixlen
         pool = self.fabric.pools.host_p2p
         size = 2 ** (32 - prefixlen)
-        base = int(pool.network_address) + leaf.ordinal * size
+        slot = self.slots.leaf(leaf.place)
+        base = int(pool.network_address) + slot * size
         if prefixlen < pool.prefixlen or base + size > int(pool.broadcast_address) + 1:
             self.findings.append(Finding("error", "pool-exhausted", self.fabric_file, leaf.name, "pools.host_p2p",
-                                         f"pool {pool} has no /{prefixlen} host block for rtsw #{leaf.ordinal + 1}"))
+                                         f"pool {pool} has no /{prefixlen} host block for rtsw #{slot + 1}"))
             return None
         return ipaddress.IPv4Network((base, prefixlen))
 
@@ -475,11 +627,10 @@ class _Compiler:
         slot inside that RTSW's host block, so adding servers or RTSWs never renumbers others.
         """
         out: dict[tuple[str, str], tuple[str, str, str]] = {}
-        tier = {"ctsw": 0, "rtsw": 1, "gpu": 2}
         fabric_n = 0
 
         def ends(lk: RawLink) -> tuple[tuple[str, str], tuple[str, str]]:
-            lower = max((lk.a, lk.a_port), (lk.b, lk.b_port), key=lambda e: tier[self.hosts[e[0]].data.role])
+            lower = min((lk.a, lk.a_port), (lk.b, lk.b_port), key=lambda e: self.hosts[e[0]].tier)
             upper = (lk.b, lk.b_port) if lower == (lk.a, lk.a_port) else (lk.a, lk.a_port)
             return upper, lower
 
@@ -488,18 +639,30 @@ class _Compiler:
             lh, uh = self.hosts[lower[0]], self.hosts[upper[0]]
             return (lh.data.role, lh.ordinal, lh.hw.slot_of(lower[1]) or 0, uh.ordinal, upper, lower)
 
-        fabric = sorted(order(lk) for lk in links if "gpu" not in (self.hosts[lk.a].data.role, self.hosts[lk.b].data.role))
+        def planned(upper: tuple[str, str], lower: tuple[str, str]) -> int:
+            uh, lh = self.hosts[upper[0]], self.hosts[lower[0]]
+            if lh.tier == 1:
+                return self.slots.leaf_spine_p2p(lh.place, uh.place)
+            return self.slots.spine_aggregation_p2p(lh.place, uh.place)
+
+        fabric = sorted(order(lk) for lk in links if self.hosts[lk.a].tier and self.hosts[lk.b].tier)
+        pool = self.fabric.pools.fabric_p2p
+        if fabric and pool is None:
+            self.findings.append(Finding("error", "schema", self.fabric_file, fabric[0][-2][0], "pools.fabric_p2p",
+                                         "switch-to-switch links need the pool pools.fabric_p2p"))
+            fabric = []
         for *_rest, upper, lower in fabric:
-            pool = self.fabric.pools.fabric_p2p
-            if 2 * fabric_n + 1 >= pool.num_addresses:
+            assert pool is not None
+            n = planned(upper, lower) if self.fabric.plan is not None else fabric_n
+            if 2 * n + 1 >= pool.num_addresses:
                 self.findings.append(Finding("error", "pool-exhausted", self.fabric_file, upper[0], "pools.fabric_p2p",
-                                             f"pool {pool} has no /31 left for link #{fabric_n + 1}"))
+                                             f"pool {pool} has no /31 left for link #{n + 1}"))
                 continue
             fabric_n += 1
-            out[upper], out[lower] = _p31_ends(pool, fabric_n - 1)
+            out[upper], out[lower] = _p31_ends(pool, n)
         for lk in links:
             upper, lower = ends(lk)
-            if self.hosts[lower[0]].data.role != "gpu":
+            if self.hosts[lower[0]].tier != 0:
                 continue
             leaf = self.hosts[upper[0]]
             block = self.blocks.get(leaf.name)
@@ -517,7 +680,7 @@ class _Compiler:
         self.block_prefixlen = self.host_block_prefixlen()
         self.host_routes = str(self.fabric.pools.host_p2p)
         self.blocks = {h.name: self.host_block(h) for h in sorted(self.hosts.values(), key=lambda h: h.name)
-                       if h.data.role == "rtsw"}
+                       if h.tier == 1}
         addressing = self.address_links(links)
         idents = {h.name: self.asn_and_loopback(h) for h in self.hosts.values()}
         roces = {n: _roce(n, p) for n, p in sorted(self.fabric.roce_profiles.items())}
@@ -536,7 +699,7 @@ class _Compiler:
             roce = roces[profile]
             ends = sorted(by_end.get(name, []), key=lambda e: host.hw.slot_of(e[0]) or 0)
             asn, loopback = idents[name]
-            if host.data.role == "gpu":
+            if host.tier == 0:
                 devices[name] = self._server(host, roce, ends, addressing)
                 continue
             interfaces, peers = [], []
@@ -545,7 +708,7 @@ class _Compiler:
                     continue
                 address, ip, peer_ip = addressing[(name, port)]
                 peer_host = self.hosts[peer]
-                role: Literal["fabric", "host"] = "host" if peer_host.data.role == "gpu" else "fabric"
+                role: Literal["fabric", "host"] = "host" if peer_host.tier == 0 else "fabric"
                 mtu = self.mtu_of(host)
                 slot = host.hw.slot_of(port) or 0
                 headroom = self.headroom(lk.speed_mbps, lk.cable_length_m, mtu, host.hw.buffer_cell_bytes or 1)
@@ -571,8 +734,12 @@ class _Compiler:
             if host.hw.buffer_cell_bytes is not None:
                 shared_xoff = sum(i.headroom.xoff_bytes * len(roce.lossless_priorities) for i in interfaces if i.headroom)
                 buffers = Buffers(cell_bytes=host.hw.buffer_cell_bytes, headroom_bytes=shared_xoff)
+            summary = self.zone_summary(host.data.zone) if host.tier == 2 and host.data.zone else None
             devices[name] = DeviceIntent(
-                name=name, site=self.fabric.site, role=host.data.role, platform=host.hw.platform, mgmt_address=host.mgmt,
+                name=name, site=self.fabric.site, role=host.data.role, tier=host.tier, zone=host.data.zone,
+                rack=host.data.rack, power_kw=host.hw.power_kw or 0.0,
+                zone_summary=str(summary) if summary else None,
+                platform=host.hw.platform, mgmt_address=host.mgmt,
                 mgmt_prefix=self.mgmt(host)[0], mgmt_gateway=self.mgmt(host)[1], mgmt_vrf=self.fabric.management.vrf,
                 model=host.hw.model, hardware=_hardware(host.hw, host.data.hardware, self.source.directory), su=host.data.su, index=host.data.index,
                 asn=asn, loopback=loopback, router_id=router_id, interfaces=interfaces, bgp=bgp, roce=roce,
@@ -580,7 +747,9 @@ class _Compiler:
                 buffers=buffers,
             )
         return FabricIntent(
-            site=self.fabric.site, lab=self.fabric.lab, devices=devices, fabric_file=self.fabric_file,
+            site=self.fabric.site, lab=self.fabric.lab, shape=self.fabric.shape, devices=devices,
+            fabric_file=self.fabric_file,
+            power=PowerBudget(**self.fabric.power.model_dump()) if self.fabric.power else None,
             links=sorted((_link(lk, self.hosts) for lk in links), key=lambda lk: (lk.a_device, lk.a_port, lk.b_device)),
         )
 
@@ -588,15 +757,18 @@ class _Compiler:
                 addressing: dict[tuple[str, str], tuple[str, str, str]]) -> DeviceIntent:
         nics = []
         host_routes = self.host_routes
+        first = host.hw.downlinks.from_ if host.hw.downlinks else 0     # rail r: the r-th compute NIC
         for port, lk, peer, peer_port in ends:
             if (host.name, port) not in addressing:
                 continue
             address, ip, peer_ip = addressing[(host.name, port)]
             nics.append(_trusted(Nic,name=port, address=address, ip=ip, gateway=peer_ip, mtu=self.mtu_of(host),
-                            rail=self.hosts[peer].data.index, peer_device=peer, peer_port=peer_port,
+                            rail=(host.hw.slot_of(port) or 0) - first + 1, peer_device=peer, peer_port=peer_port,
                             speed_mbps=lk.speed_mbps, lossless_priorities=roce.lossless_priorities, trust=roce.trust,
-                            routes=[host_routes]))
-        return DeviceIntent(name=host.name, site=self.fabric.site, role="gpu", platform=host.hw.platform,
+                            routes=[host_routes], qos=nic_qos(self.fabric.nic, roce)))
+        return DeviceIntent(name=host.name, site=self.fabric.site, role="gpu", zone=host.data.zone,
+                            rack=host.data.rack, power_kw=host.hw.power_kw or 0.0,
+                            platform=host.hw.platform,
                             mgmt_address=host.mgmt, mgmt_prefix=self.mgmt(host)[0],
                             mgmt_gateway=self.mgmt(host)[1], model=host.hw.model,
                             hardware=_hardware(host.hw, host.data.hardware, self.source.directory), su=host.data.su, index=host.data.index,
@@ -610,7 +782,7 @@ def _rail_ports(hw: Hardware) -> list[str]:
 
 def _link(lk: RawLink, hosts: dict[str, Host]) -> Link:
     (a, ap), (b, bp) = sorted(lk.ends())
-    role: Literal["fabric", "host"] = "host" if "gpu" in (hosts[a].data.role, hosts[b].data.role) else "fabric"
+    role: Literal["fabric", "host"] = "host" if 0 in (hosts[a].tier, hosts[b].tier) else "fabric"
     return _trusted(Link, a_device=a, a_port=ap, b_device=b, b_port=bp, role=role, speed_mbps=lk.speed_mbps,
                 cable_length_m=lk.cable_length_m)
 

@@ -10,6 +10,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, StringConstraints
 
+from nr_run.intent.nic import NicQos
+
 # A platform plug-in name (an entry point of the nr_run.platforms group); safe in file names and messages.
 PLATFORM_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
 PlatformName = Annotated[str, StringConstraints(pattern=PLATFORM_PATTERN)]
@@ -146,12 +148,17 @@ class Nic(Frozen):
     lossless_priorities: list[int]
     trust: str
     routes: list[str] = []     # prefixes reached through this NIC's rail gateway (source-routed per NIC)
+    qos: NicQos | None = None  # what the NIC runs for RoCE (nr_run.intent.nic)
 
 
 class DeviceIntent(Frozen):
     name: str
     site: str
-    role: Literal["ctsw", "rtsw", "gpu"]
+    role: Literal["ctsw", "rtsw", "gpu", "atsw"]
+    tier: int = 0                        # 0 servers, 1 leaves, 2 spines, 3 aggregation (nr_run.intent.shapes)
+    zone: int | None = None              # multi-zone: the zone of a server, leaf or spine
+    rack: str | None = None              # power and space: the rack it stands in
+    power_kw: float = 0.0                # its hardware's typical draw
     platform: PlatformName
     mgmt_address: str                    # "172.20.20.21"
     mgmt_prefix: str = ""                # "172.20.20.21/24"
@@ -165,6 +172,7 @@ class DeviceIntent(Frozen):
     loopback: str | None = None          # "10.255.0.1/32"
     router_id: str | None = None
     host_block: str | None = None        # RTSW: the summary of its host /31s, advertised into BGP
+    zone_summary: str | None = None      # multi-zone CTSW: its zone's host blocks, one prefix toward the ATSWs
     interfaces: list[Interface] = []
     bgp: Bgp | None = None
     roce: Roce
@@ -185,15 +193,29 @@ class Link(Frozen):
     cable_length_m: int
 
 
+class PowerBudget(Frozen):
+    """fabric.yaml `power:` (the budgets analyze compares each rack and zone with)."""
+
+    rack_kw: float
+    racks_per_zone: int | None = None
+    zone_kw: float | None = None
+
+
 class FabricIntent(Frozen):
     site: str
     lab: bool
+    shape: Literal["star", "clos", "multi-zone"] = "clos"
     devices: dict[str, DeviceIntent]
     links: list[Link]
     fabric_file: str = ""     # the fabric.yaml it was compiled from, for findings that name a file
+    power: PowerBudget | None = None
 
     def switches(self) -> list[DeviceIntent]:
-        return [d for d in self.devices.values() if d.role != "gpu"]
+        return [d for d in self.devices.values() if d.tier > 0]
 
     def servers(self) -> list[DeviceIntent]:
-        return [d for d in self.devices.values() if d.role == "gpu"]
+        return [d for d in self.devices.values() if d.tier == 0]
+
+    def zones(self) -> list[int]:
+        """The zones that have devices (empty outside multi-zone)."""
+        return sorted({d.zone for d in self.devices.values() if d.zone is not None})

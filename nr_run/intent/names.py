@@ -3,14 +3,13 @@
 A name that matches can be used as a config token, a JSON string and a file name: ASCII letters, digits,
 `_` and `-` (and, in device names, single dots between them); no spaces, quotes, control characters or
 path separators, and never `.` or `..`.
+No pydantic here: the CLI checks its arguments with these patterns before anything heavy loads (the schema's
+constrained types built on them are in nr_run.intent.nametypes).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Annotated
-
-from pydantic import StringConstraints
 
 # devices, groups, hardware models: a DNS-label-like name, dots only between other characters
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*$"
@@ -22,18 +21,14 @@ SITE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"
 IDENT_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,31}$"
 # free-text facts that reach configs (hardware model, vendor platform string): one token
 TOKEN_PATTERN = r"^(?:[A-Za-z0-9][A-Za-z0-9_.+-]{0,63})?$"
-# port naming: a fixed prefix, one {n}, an optional suffix that starts with a separator (no ambiguity)
-PORT_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9/_-]{0,31}\{n\}(?:[/_-][A-Za-z0-9/_-]{0,15})?$"
+# port naming: a fixed prefix, one {n}, an optional suffix that starts with a separator or a letter, never a
+# digit (so the number is unambiguous): Ethernet{n}/1, eth{n}, and Linux's RoCE NIC names ens{n}np0 or
+# enp65s0f{n}np0 (the predictable name of a PCI function plus the `np<port>` of its phys_port_name)
+PORT_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9/_-]{0,31}\{n\}(?:[A-Za-z/_-][A-Za-z0-9/_-]{0,15})?$"
 PORT_PATTERN = r"^[A-Za-z][A-Za-z0-9/_-]{0,63}$"
 
 _NAME = re.compile(NAME_PATTERN)
 _SITE = re.compile(SITE_PATTERN)
-
-Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN, max_length=NAME_MAX)]
-SiteName = Annotated[str, StringConstraints(pattern=SITE_PATTERN)]
-Ident = Annotated[str, StringConstraints(pattern=IDENT_PATTERN)]
-Token = Annotated[str, StringConstraints(pattern=TOKEN_PATTERN)]
-PortName = Annotated[str, StringConstraints(pattern=PORT_NAME_PATTERN)]
 
 
 def is_safe_name(value: object) -> bool:

@@ -6,12 +6,15 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from nr_run.intent.addressplan import check_address_plan
+from nr_run.intent.addressplan import check_address_plan, check_plan_capacity
 from nr_run.intent.errors import Finding
+from nr_run.intent.nic import check_nics
+from nr_run.intent.power import check_power
+from nr_run.intent.shapes import SHAPES, top_tier
 from nr_run.intent.source import FABRIC, HOSTS
 
 if TYPE_CHECKING:
-    from nr_run.intent.models import FabricIntent, Nic
+    from nr_run.intent.models import DeviceIntent, FabricIntent
     from nr_run.intent.schema import FabricFile, Hardware
     from nr_run.intent.source import SiteSource
 
@@ -37,13 +40,15 @@ def check_fabric(intent: FabricIntent, fabric: FabricFile, source: SiteSource) -
 
     dupes("management address", "duplicate-mgmt", {n: d.mgmt_address for n, d in devices.items()}, hf, "hostname")
     dupes("loopback", "duplicate-loopback", {n: d.loopback for n, d in devices.items()}, ff, "pools.loopback")
-    # the CTSW tier shares one ASN by design; any other reuse is an error
-    asns = {n: d.asn for n, d in devices.items() if d.role == "rtsw"}
-    asns["CTSW tier"] = fabric.asn.ctsw
+    # a CTSW tier (per zone) and the ATSW tier share one ASN each by design; any other reuse is an error
+    asns: dict[str, str | int | None] = {n: d.asn for n, d in devices.items() if d.tier == 1}
+    for d in devices.values():
+        if d.tier >= 2:
+            asns[f"{d.role.upper()} tier" + (f" of zone {d.zone}" if d.zone else "")] = d.asn
     dupes("ASN", "duplicate-asn", asns, ff, "asn")
 
-    ctsws = [d for d in devices.values() if d.role == "ctsw"]
-    if len(ctsws) < fabric.policy.min_ctsw:
+    ctsws = [d for d in devices.values() if d.tier == 2]
+    if "ctsw" in SHAPES[fabric.shape].tiers and len(ctsws) < fabric.policy.min_ctsw:
         out.append(Finding("warning", "min-ctsw", ff, "", "policy.min_ctsw",
                            f"{len(ctsws)} CTSW(s), policy recommends at least {fabric.policy.min_ctsw}"))
 
@@ -63,6 +68,12 @@ def check_fabric(intent: FabricIntent, fabric: FabricFile, source: SiteSource) -
             return hf, "data.mtu"
         return ff, f"roles.{role}.mtu"
 
+    # a server's cabled ports come from the links, not from its addressed NICs: a NIC left without an address
+    # (an exhausted pool, reported on its own) is still on its rail
+    cabled: dict[str, set[str]] = {}
+    for lk in intent.links:
+        cabled.setdefault(lk.a_device, set()).add(lk.a_port)
+        cabled.setdefault(lk.b_device, set()).add(lk.b_port)
     for name, dev in sorted(devices.items()):
         mtus = [(i.name, i.mtu) for i in dev.interfaces] + [(n.name, n.mtu) for n in dev.nics]
         small = [(port_name, mtu) for port_name, mtu in mtus if mtu < ROCE_MIN_MTU]
@@ -80,12 +91,16 @@ def check_fabric(intent: FabricIntent, fabric: FabricFile, source: SiteSource) -
                 out.append(Finding("error", "mtu-mismatch", file, name, key,
                                    f"NIC {nic.name} MTU {nic.mtu} > {nic.peer_device}:{port.name} MTU {port.mtu}: "
                                    f"lower {key} or raise the switch's MTU"))
-        if dev.role == "rtsw":
+        if dev.tier == 2 and fabric.policy.cross_zone_oversubscription is not None:
+            out += _cross_zone(dev, devices, fabric, ff)
+        if dev.tier == 1:
             hw = dev.hardware.name
             up = sum(i.speed_mbps for i in dev.interfaces if i.role == "fabric")
             down = sum(i.speed_mbps for i in dev.interfaces if i.role == "host")
             ratio = down / up if up else float("inf")
-            if down and ratio > fabric.policy.max_oversubscription + 1e-9:
+            # a star's switches have no tier above: every path stays on the switch
+            spine_tier = top_tier(fabric.shape) >= 2
+            if spine_tier and down and ratio > fabric.policy.max_oversubscription + 1e-9:
                 need = "no uplink" if not up else f"raise policy.max_oversubscription to {ratio:.2f}"
                 out.append(Finding("error", "oversubscription", ff, name, "policy.max_oversubscription",
                                    f"host {down // 1000}G / uplink {up // 1000}G = {ratio:.2f}:1 exceeds "
@@ -96,10 +111,15 @@ def check_fabric(intent: FabricIntent, fabric: FabricFile, source: SiteSource) -
                 out.append(Finding("error", "ecmp-width", ff, name, "bgp.maximum_paths",
                                    f"{uplinks} equal-cost uplinks but maximum-paths {dev.bgp.maximum_paths}: "
                                    f"raise bgp.maximum_paths to {uplinks} or lower hardware.{hw}.uplinks.count"))
-        if dev.role == "gpu":
-            out += _missing_rails(name, dev.nics, fabric, source, hf)
+        if dev.tier == 0:
+            out += _missing_rails(name, cabled.get(name, set()), fabric, source, hf)
 
     out += check_address_plan(intent, fabric, ff, hf)
+    out += check_nics(intent, fabric.nic, ff, hf)
+    out += check_plan_capacity(fabric, intent, ff)
+    if fabric.power is not None:
+        used = sorted({str(src.data.get("hardware")) for src in source.hosts.values()} & set(fabric.hardware))
+        out += check_power(intent, ff, hf, [hw for hw in used if fabric.hardware[hw].power_kw is None])
     for pname, prof in sorted(fabric.roce_profiles.items()):
         where = f"roce_profiles.{pname}"
         mapped = prof.dscp_to_tc.get(prof.cnp.dscp, prof.default_tc)
@@ -122,6 +142,25 @@ def check_fabric(intent: FabricIntent, fabric: FabricFile, source: SiteSource) -
     return out
 
 
+def _cross_zone(dev: DeviceIntent, devices: Mapping[str, DeviceIntent], fabric: FabricFile,
+                ff: str) -> list[Finding]:
+    """A zone's CTSW carries at most the declared cross-zone oversubscription (down toward its RTSWs / up
+    toward the ATSWs); more is an error, as a cross-zone job would get less than the site promises."""
+    declared = fabric.policy.cross_zone_oversubscription
+    assert declared is not None
+    up = sum(i.speed_mbps for i in dev.interfaces if devices[i.peer_device].tier > dev.tier)
+    down = sum(i.speed_mbps for i in dev.interfaces if devices[i.peer_device].tier < dev.tier)
+    if not down:
+        return []
+    ratio = down / up if up else float("inf")
+    if ratio <= declared + 1e-9:
+        return []
+    return [Finding("error", "oversubscription", ff, dev.name, "policy.cross_zone_oversubscription",
+                    f"toward its RTSWs {down // 1000}G / toward the ATSWs {up // 1000}G = {ratio:.2f}:1 exceeds the "
+                    f"declared cross-zone {declared}:1 (raise policy.cross_zone_oversubscription, or add uplinks: "
+                    f"hardware.{dev.hardware.name}.uplinks.count)")]
+
+
 def rail_count(hw: Hardware) -> int:
     """Compute NICs a server of this hardware puts on rails: its downlink block (`from`, `count`, or every
     port after `from`); other ports (storage, management) are not on rails."""
@@ -132,17 +171,16 @@ def rail_count(hw: Hardware) -> int:
     return min(block.count, rest) if block.count else rest
 
 
-def _missing_rails(name: str, nics: list[Nic], fabric: FabricFile, source: SiteSource, hf: str) -> list[Finding]:
+def _missing_rails(name: str, cabled: set[str], fabric: FabricFile, source: SiteSource, hf: str) -> list[Finding]:
     """A warning per compute NIC without a rail link (an override removed it, or its RTSW is missing)."""
     src = source.hosts.get(name)
     hw = fabric.hardware.get(str(src.data.get("hardware"))) if src else None
     if hw is None:
         return []
-    cabled = {n.name for n in nics}
     first = hw.downlinks.from_ if hw.downlinks else 0
     missing = [hw.port(first + k) for k in range(rail_count(hw)) if hw.port(first + k) not in cabled]
     if not missing:
         return []
     return [Finding("warning", "rail-link-missing", hf, name, "cabling",
                     f"compute NIC(s) {', '.join(missing)} have no rail link (removed by an override?): "
-                    f"{name} runs with {len(cabled)} of {rail_count(hw)} rails")]
+                    f"{name} runs with {rail_count(hw) - len(missing)} of {rail_count(hw)} rails")]

@@ -22,16 +22,21 @@ from pydantic import (
 )
 
 from nr_run.intent.models import PlatformName
-from nr_run.intent.names import Ident, Name, PortName, SiteName, Token
+from nr_run.intent.nametypes import Ident, Name, Port, PortName, SiteName, Token
+from nr_run.intent.nic import NicSettings
 
 # Port speeds nr-run knows the PFC response delay of (nr_run.intent.headroom), as written in the inventory.
 SPEEDS: dict[str, int] = {"25G": 25_000, "50G": 50_000, "100G": 100_000, "200G": 200_000, "400G": 400_000,
                           "800G": 800_000}
 MAX_ASN = 4_294_967_295
-MAX_PORTS = 1024           # front-panel ports of one device
+# front-panel ports of one device: a 16-slot modular chassis (e.g. Arista 7816R3: 16 x 36 400G, 2,304 ports
+# with 2x200G breakouts) fits, with room for 4-way breakouts of its 800G generation
+MAX_PORTS = 4608
 MAX_CABLE_M = 10_000       # longest cable whose headroom nr-run computes (10 km single-mode)
 
-Role = Literal["ctsw", "rtsw", "gpu"]
+Role = Literal["ctsw", "rtsw", "gpu", "atsw"]
+Shape = Literal["star", "clos", "multi-zone"]
+MAX_ZONES = 64
 
 
 def _speed(value: Any) -> str:
@@ -56,19 +61,33 @@ class Strict(BaseModel):
 
 
 class AsnPlan(Strict):
-    ctsw: int = Field(ge=1, le=MAX_ASN)
+    # the CTSW tier of a clos shares one ASN; in a multi-zone site zone z's CTSWs share ctsw + z - 1
+    ctsw: int | None = Field(default=None, ge=1, le=MAX_ASN)
     rtsw_base: int = Field(ge=1, le=MAX_ASN)   # the last RTSW's ASN is checked at compile time
+    atsw: int | None = Field(default=None, ge=1, le=MAX_ASN)   # the aggregation tier shares one ASN
 
 
 class LoopbackPools(Strict):
-    ctsw: ipaddress.IPv4Network
+    ctsw: ipaddress.IPv4Network | None = None
     rtsw: ipaddress.IPv4Network
+    atsw: ipaddress.IPv4Network | None = None
 
 
 class Pools(Strict):
     loopback: LoopbackPools
-    fabric_p2p: ipaddress.IPv4Network
+    fabric_p2p: ipaddress.IPv4Network | None = None    # switch-to-switch /31s (none in a star)
     host_p2p: ipaddress.IPv4Network
+
+
+class Plan(Strict):
+    """Capacities fixed on day one. Every address, ASN and port is a function of a device's place (zone, unit,
+    index) within them, never of how many devices exist, so growth inside them renumbers nothing."""
+
+    zones: int = Field(default=1, ge=1, le=MAX_ZONES)
+    units_per_zone: int = Field(ge=1, le=4096)
+    rtsw_per_unit: int = Field(ge=1, le=64)           # = compute NICs (rails) per server, or fewer in a star
+    ctsw_per_zone: int = Field(default=0, ge=0, le=512)
+    atsw: int = Field(default=0, ge=0, le=512)
 
 
 class PortBlock(Strict):
@@ -87,7 +106,10 @@ class Hardware(Strict):
     # the vendor's hardware platform string; `sonic_platform` is its earlier name
     platform_id: Token = Field(default="", validation_alias=AliasChoices("platform_id", "sonic_platform"))
     asic: str = Field(default="", pattern=r"^[a-z0-9_]{0,32}$")
-    port_name: PortName           # e.g. "Ethernet{n}", "Ethernet{n}/1", "eth{n}"
+    port_name: PortName | None = None   # e.g. "Ethernet{n}", "Ethernet{n}/1", "eth{n}", "ens{n}np0"
+    # the names slot by slot where no formula gives them (a server's PCI-derived NIC names, e.g.
+    # [enp65s0f0np0, enp65s0f1np0, enp129s0f0np0]); one name per port, instead of port_name
+    port_names: list[Port] | None = Field(default=None, max_length=MAX_PORTS)
     first_port: int = Field(default=1, ge=0, le=10_000)
     port_step: int = Field(default=1, ge=1, le=64)
     lanes_per_port: int = Field(default=0, ge=0, le=16)
@@ -101,16 +123,34 @@ class Hardware(Strict):
     sku_dir: str = Field(default="", max_length=200,
                          pattern=r"^([A-Za-z0-9_+-][A-Za-z0-9_.+-]*(/[A-Za-z0-9_+-][A-Za-z0-9_.+-]*)*)?$")
     uplinks: PortBlock | None = None
+    power_kw: float | None = Field(default=None, ge=0, le=200)   # typical draw of one device (power budgets)
     # switches: ports toward the tier below; servers: the compute NICs that go on rails (from, count);
     # other server ports (storage, management) are outside the block and ignored by the rail rule
     downlinks: PortBlock | None = None
 
+    @model_validator(mode="after")
+    def _one_naming(self) -> Hardware:
+        if (self.port_name is None) == (self.port_names is None):
+            raise ValueError("give either port_name (a pattern with {n}) or port_names (one name per port)")
+        if self.port_names is not None:
+            if len(self.port_names) != self.ports:
+                raise ValueError(f"port_names has {len(self.port_names)} names for {self.ports} ports")
+            if len(set(self.port_names)) != len(self.port_names):
+                raise ValueError("port_names repeats a name")
+        return self
+
     def port(self, slot: int) -> str:
         """Name of the port in 0-based slot `slot` (interned: every device of a model has the same names)."""
+        if self.port_names is not None:
+            return sys.intern(self.port_names[slot])
+        assert self.port_name is not None
         return sys.intern(self.port_name.format(n=self.first_port + slot * self.port_step))
 
     def slot_of(self, name: str) -> int | None:
         """Inverse of port(): the slot of a port name, or None if it is not a port of this model."""
+        if self.port_names is not None:
+            return self.port_names.index(name) if name in self.port_names else None
+        assert self.port_name is not None
         prefix, _, suffix = self.port_name.partition("{n}")
         if not (name.startswith(prefix) and name.endswith(suffix)):
             return None
@@ -130,19 +170,35 @@ class RoleSettings(Strict):
 
 
 class LeafSpineRule(Strict):
+    """Uplink j of every leaf -> spine j of its zone (the site, outside multi-zone)."""
+
     type: Literal["leaf-spine"]
-    leaf_role: Literal["rtsw"]
-    spine_role: Literal["ctsw"]
+    leaf_role: Role = "rtsw"
+    spine_role: Role = "ctsw"
+    speed: Speed
+    cable_length_m: int = Field(ge=0, le=MAX_CABLE_M)
+
+
+class SpineAggregationRule(Strict):
+    """Uplink j of every zone's spine -> aggregation switch j (multi-zone)."""
+
+    type: Literal["spine-aggregation"]
+    spine_role: Role = "ctsw"
+    aggregation_role: Role = "atsw"
     speed: Speed
     cable_length_m: int = Field(ge=0, le=MAX_CABLE_M)
 
 
 class RailRule(Strict):
+    """NIC i of a server -> leaf i // nics_per_leaf + 1 of its unit. nics_per_leaf > 1 puts several NICs of a
+    server on one switch (a star of one or two big switches)."""
+
     type: Literal["rail"]
-    server_role: Literal["gpu"]
-    leaf_role: Literal["rtsw"]
+    server_role: Role = "gpu"
+    leaf_role: Role = "rtsw"
     speed: Speed
     cable_length_m: int = Field(ge=0, le=MAX_CABLE_M)
+    nics_per_leaf: int = Field(default=1, ge=1, le=64)
 
 
 ENDPOINT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}:[A-Za-z][A-Za-z0-9/_-]{0,63}$"
@@ -167,7 +223,7 @@ class LinkOverride(Strict):
 
 
 # picked by `type`, so one typo gives the errors of one rule type, not of both
-CablingRule = Annotated[LeafSpineRule | RailRule, Field(discriminator="type")]
+CablingRule = Annotated[LeafSpineRule | SpineAggregationRule | RailRule, Field(discriminator="type")]
 
 
 class Cabling(Strict):
@@ -203,7 +259,9 @@ class Management(Strict):
 
 class Policy(Strict):
     max_oversubscription: float = Field(default=1.0, gt=0, le=64)
-    min_ctsw: int = Field(default=2, ge=1, le=MAX_PORTS)
+    min_ctsw: int = Field(default=2, ge=0, le=MAX_PORTS)
+    # multi-zone: the most a zone's CTSW may carry down per unit of bandwidth up to the aggregation tier
+    cross_zone_oversubscription: float | None = Field(default=None, gt=0, le=64)
 
 
 class EcnSettings(Strict):
@@ -286,12 +344,23 @@ class RoceProfileSettings(Strict):
         return sorted(v)
 
 
+class PowerPlan(Strict):
+    """Power and space: each rack's budget, how many racks a zone (the site, outside multi-zone) may have, and
+    each zone's budget; a device's draw is its hardware's power_kw, its rack is `data.rack` in hosts.yaml."""
+
+    rack_kw: float = Field(gt=0, le=1000)
+    racks_per_zone: int | None = Field(default=None, ge=1, le=100_000)
+    zone_kw: float | None = Field(default=None, gt=0, le=1_000_000)
+
+
 class FabricFile(Strict):
     """The whole fabric.yaml."""
 
     format: int = Field(default=1, ge=1)     # the inventory format (nr_run.intent.formats: compile reads it)
     site: SiteName
     lab: bool = False
+    shape: Shape = "clos"
+    plan: Plan | None = None
     asn: AsnPlan
     pools: Pools
     hardware: dict[Name, Hardware]
@@ -300,7 +369,9 @@ class FabricFile(Strict):
     management: Management = Management()
     bgp: BgpSettings = BgpSettings()
     policy: Policy = Policy()
+    power: PowerPlan | None = None
     roce_profiles: dict[Ident, RoceProfileSettings]
+    nic: NicSettings = NicSettings()       # GPU servers' RoCE NICs (nr_run.intent.nic)
 
 
 class HostData(Strict):
@@ -310,6 +381,8 @@ class HostData(Strict):
     hardware: Name
     index: int = Field(ge=1, le=100_000)
     su: int | None = Field(default=None, ge=1, le=100_000)
+    zone: int | None = Field(default=None, ge=1, le=MAX_ZONES)
+    rack: Name | None = None
     site: SiteName | None = None
     tier: Ident | None = None
     roce_profile: Ident | None = None

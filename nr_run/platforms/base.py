@@ -12,7 +12,8 @@ A platform is a `Platform` made of four parts, each a small protocol:
   (vendor values are normalized here, so checks compare platform-neutral values).
 
 Optional capabilities are further small protocols a part may also implement (`QosView`, `EcmpHashFields`,
-`PortAliases` on the config builder; `ApplyMethod`, `MarksDevices`, `ReplaceCandidate` on the deploy policy).
+`PortAliases` on the config builder; `ApplyMethod`, `MarksDevices`, `ReplaceCandidate` on the deploy policy;
+`RouteLookup` on the collector).
 `CAPABILITIES` lists them with the commands that cannot run without them; the registry checks them when it
 loads a plug-in and fails closed (`nr_run.platforms.registry.require`) when a command needs one a platform lacks.
 Call sites test for a capability with `isinstance(part, Protocol)`, never by probing attribute names.
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import re
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -174,6 +175,12 @@ class PlacedMarkers:
             del self._by_driver[driver]
 
 
+class LeftUntouched(Exception):
+    """A deploy connection's refusal of one device it cannot change at all (a GPU server's NIC without a knob the
+    intent sets, a server that does not answer): the deploy skips that device with this one line and goes on with
+    the others, as for a device another operator holds."""
+
+
 class DeviceMarker(Protocol):
     """A named, device-side mark of a deploy in progress (EOS: a pending config session; SONiC: a GCU
     checkpoint). `driver` is the host's deploy connection (Transport.deploy_connection)."""
@@ -256,13 +263,24 @@ class ReplaceCandidate(Protocol):
     def replace_candidate(self, running: str, candidate: str) -> str: ...
 
 
+@runtime_checkable
+class RouteLookup(Protocol):
+    """Collector: the routes to named prefixes only, instead of the whole table, so what a device returns per
+    collection depends on what is judged there, not on the size of the site."""
+
+    def route_commands(self, prefixes: Sequence[str]) -> list[Any]: ...
+
+    def apply_routes(self, outputs: Mapping[Any, Any], prefixes: Sequence[str], state: DeviceState) -> None:
+        """Fill state.routes with the routes to `prefixes` found in the outputs (an absent prefix: no route)."""
+
+
 @dataclass(frozen=True)
 class Capability:
     """One optional capability: the protocol, the part that carries it, the commands that fail closed without
     it (empty: truly optional) and what nr-run does when a platform lacks it."""
 
     protocol: type
-    part: str                      # "config" | "deploy"
+    part: str                      # "config" | "deploy" | "collector"
     needed_by: tuple[str, ...]
     without: str
 
@@ -288,6 +306,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability(MarksDevices, "deploy", (COMMIT,),
                "refused: another operator's deploy from another host could not see this one"),
     Capability(ReplaceCandidate, "deploy", (), "a replace loads the rendered config as it is"),
+    Capability(RouteLookup, "collector", (), "the whole routing table is read"),
 )
 
 

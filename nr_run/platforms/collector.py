@@ -28,3 +28,47 @@ class FunctionCollector:
     def apply_section(self, section: str, outputs: Mapping[Any, Any], state: DeviceState, device: DeviceIntent,
                       taken_at: float) -> None:
         self.apply(section, outputs, state, device, taken_at)
+
+
+@dataclass(frozen=True)
+class LookupCollector(FunctionCollector):
+    """A FunctionCollector that also reads the routes to named prefixes (the `RouteLookup` capability)."""
+
+    lookup: Callable[[Sequence[str]], Sequence[Any]]
+    apply_lookup: Callable[[Mapping[Any, Any], Sequence[str], DeviceState], None]
+
+    def route_commands(self, prefixes: Sequence[str]) -> list[Any]:
+        return list(self.lookup(prefixes))
+
+    def apply_routes(self, outputs: Mapping[Any, Any], prefixes: Sequence[str], state: DeviceState) -> None:
+        self.apply_lookup(outputs, prefixes, state)
+
+
+class LazyCollector:
+    """A platform's `Collector` (the module attribute `collector` of `module`) imported on first use, so that
+    loading the plug-in (render, preflight, `inventory validate`) does not import its commands and parsers.
+    Optional capabilities (RouteLookup) are those of the collector it stands for."""
+
+    def __init__(self, module: str) -> None:
+        self._module = module
+
+    def _target(self) -> Any:
+        import importlib
+
+        return importlib.import_module(self._module).collector
+
+    def runner(self, task: Any) -> Runner:
+        runner: Runner = self._target().runner(task)
+        return runner
+
+    def section_commands(self, section: str, device: DeviceIntent) -> list[Any]:
+        return list(self._target().section_commands(section, device))
+
+    def apply_section(self, section: str, outputs: Mapping[Any, Any], state: DeviceState, device: DeviceIntent,
+                      taken_at: float) -> None:
+        self._target().apply_section(section, outputs, state, device, taken_at)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):        # copying or unpickling reads these before __init__ has run
+            raise AttributeError(name)
+        return getattr(self._target(), name)

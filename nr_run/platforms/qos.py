@@ -35,6 +35,7 @@ class PortQos:
     mtu: int                                       # L3 MTU
     watchdog_priorities: frozenset[int]
     trust: str = "dscp"
+    dcqcn: frozenset[int] | None = None            # a NIC: priorities with DCQCN (reaction + notification) on
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,10 @@ def from_intent(device: DeviceIntent) -> DeviceQos:
     roce = device.roce
     wd = roce.watchdog
     ports = {i.name: _intent_port(roce, i.mtu, tuple(i.lossless_priorities)) for i in device.interfaces}
-    ports.update({n.name: _intent_port(roce, n.mtu, tuple(n.lossless_priorities)) for n in device.nics})
+    ports.update({n.name: replace(_intent_port(roce, n.mtu, tuple(n.lossless_priorities)),
+                                  dscp_to_tc={**roce.dscp_to_tc, **n.qos.dscp_to_prio},
+                                  dcqcn=frozenset(n.qos.ecn_priorities)) if n.qos is not None
+                  else _intent_port(roce, n.mtu, tuple(n.lossless_priorities)) for n in device.nics})
     return DeviceQos(source=f"{device.name} intent", ports=ports,
                      strict_queues=frozenset(s.queue for s in roce.schedulers if s.type == "strict"),
                      watchdog=Watchdog(wd.detection_ms, wd.restoration_ms, wd.poll_ms, wd.action) if wd.enabled else None)
@@ -117,7 +121,9 @@ def device_qos(device: DeviceIntent, fabric: FabricIntent | None = None) -> Devi
     if not isinstance(builder, QosView):
         registry.require([device.platform], PREFLIGHT)
         return from_intent(device)     # unreachable: require raised (kept for the type checker's sake)
-    return builder.qos_view(device, builder.structured_config(device, fabric))
+    from nr_run.platforms import built
+
+    return builder.qos_view(device, built.structured_config(builder, device, fabric))
 
 
 # The views of the last fabric asked about: the analyses of one run (and the safety preflight) each read every
@@ -181,10 +187,19 @@ def from_state(device: DeviceIntent, state: DeviceState, base: DeviceQos) -> Dev
             pgs = frozenset(pg for entry in state.buffer_pgs[name] if entry.xoff_bytes for pg in entry.pgs)
         mtu = (itf.mtu if itf is not None and itf.mtu else None) or (nic.mtu if nic is not None and nic.mtu else None)
         trust = (q.trust or "none") if q is not None else (nic.trust or pq.trust if nic is not None else pq.trust)
+        dcqcn = pq.dcqcn
+        if nic is not None:
+            # what the NIC classifies by: its DCB APP table over the default priority 0 (trust DSCP)
+            if nic.dscp_to_prio is not None:
+                dscp = {d: nic.dscp_to_prio.get(d, 0) for d in range(64)}
+            if nic.ecn_rp is not None and nic.ecn_np is not None:
+                dcqcn = frozenset(nic.ecn_rp) & frozenset(nic.ecn_np)
+            elif "dcqcn" in nic.unreadable:
+                dcqcn = frozenset()
         ports[name] = replace(
             pq, dscp_to_tc=dscp, pfc_priorities=pfc, ecn_queues=ecn, lossless_pgs=pgs, mtu=mtu or pq.mtu,
             trust=trust, watchdog_priorities=(pfc if wd.enabled else frozenset()) if wd is not None
-            else pq.watchdog_priorities)
+            else pq.watchdog_priorities, dcqcn=dcqcn)
     strict = {queue for q in state.qos.values() for queue, kind in q.schedulers.items() if kind == "strict"}
     wanted = ("nics",) if device.role == "gpu" else ("interfaces", "pfc", "qos")
     uncollected = {s: state.errors.get(s, "not collected") for s in wanted if s not in got}

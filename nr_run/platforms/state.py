@@ -164,7 +164,13 @@ class NicState:
     mtu: int | None
     addresses: list[str] = field(default_factory=list)          # "10.10.0.1/31"
     pfc_priorities: list[int] | None = None                     # None: could not be read
-    trust: str | None = None
+    trust: str | None = None                                    # the first selector of the DCB APP trust order
+    dscp_to_prio: dict[int, int] | None = None                  # the DCB APP dscp-prio table
+    ecn_rp: list[int] | None = None                             # priorities with the DCQCN reaction point on
+    ecn_np: list[int] | None = None                             # ... and with the notification point on
+    dcqcn: dict[str, int] = field(default_factory=dict)         # DCQCN parameters by their mlx5 sysfs name
+    roce_tos: int | None = None                                 # RDMA CM default ToS of the NIC's port
+    unreadable: dict[str, str] = field(default_factory=dict)    # knob -> why it could not be read
 
 
 @dataclass

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from nornir.core.inventory import ConnectionOptions, Host
+if TYPE_CHECKING:      # Nornir itself loads with the first connection, not with the platform plug-ins
+    from nornir.core.inventory import Host
 
 
 def set_options(host: Host, connection: str, *, port: int | None = None, platform: str | None = None,
                 extras: Mapping[str, Any] | None = None) -> None:
     """Merge `extras` (one level deep for dict values such as NAPALM's optional_args) into the host's options."""
+    from nornir.core.inventory import ConnectionOptions
+
     current = host.connection_options.get(connection)
     merged: dict[str, Any] = dict(current.extras or {}) if current and current.extras else {}
     for key, value in (extras or {}).items():
@@ -71,30 +74,54 @@ def exec_start(transport: Any, command: str, timeout: float = 30.0) -> Any:
     return channel
 
 
-def exec_read(channel: Any, timeout: float, until: str | None = None) -> tuple[int | None, str]:
-    """Read a channel's stdout and stderr until the command exits (-> its exit status) or, with `until`,
-    until that text appears (-> None, the command still runs). TimeoutError after `timeout` seconds."""
-    out: list[bytes] = []
-    err: list[bytes] = []
+# Output held in memory per command at most: a large switch's running config is a few MB; a device that sends
+# more is refused rather than allowed to exhaust this process' memory
+EXEC_MAX_OUTPUT = 256 * 2**20
+
+
+def _drained(channel: Any) -> bool:
+    """The server has sent everything (EOF, or closed the channel) and every byte of it has been read."""
+    return ((channel.eof_received or channel.closed)
+            and not channel.recv_ready() and not channel.recv_stderr_ready())
+
+
+def exec_read(channel: Any, timeout: float, until: str | None = None,
+              limit: int = EXEC_MAX_OUTPUT) -> tuple[int | None, str]:
+    """Read a channel's stdout and stderr to the end of the output (the server's EOF), then its exit status
+    (-> status); with `until`, stop once that text appears (-> None, the command still runs).
+
+    The exit status is no end-of-output mark: a server may send it while output is still queued behind the
+    client's receive window (asyncssh does, at 2 MiB), so stopping there cuts the reply. TimeoutError after
+    `timeout` seconds; OSError past `limit` bytes. A channel closed without a status gives -1."""
+    out, err = bytearray(), bytearray()
     deadline = time.monotonic() + timeout
-    while True:
-        busy = False
-        while channel.recv_ready():
-            out.append(channel.recv(65536))
-            busy = True
-        while channel.recv_stderr_ready():
-            err.append(channel.recv_stderr(65536))
-            busy = True
-        if until is not None and until in b"".join(out + err).decode(errors="replace"):
-            return None, b"".join(out + err).decode(errors="replace")
-        if channel.exit_status_ready() and not channel.recv_ready() and not channel.recv_stderr_ready():
-            status = channel.recv_exit_status()
-            channel.close()
-            return status, b"".join(out + err).decode(errors="replace")
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"no {'output' if until else 'exit'} within {timeout:g} s")
-        if not busy:
-            time.sleep(EXEC_POLL_S)
+    try:
+        while True:
+            busy = False
+            while channel.recv_ready():
+                out += channel.recv(65536)
+                busy = True
+            while channel.recv_stderr_ready():
+                err += channel.recv_stderr(65536)
+                busy = True
+            if len(out) + len(err) > limit:
+                raise OSError(f"more than {limit:,} bytes of output")
+            if until is not None and busy and until in (out + err).decode(errors="replace"):
+                return None, (out + err).decode(errors="replace")
+            if _drained(channel):
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no {'output' if until else 'end of output'} within {timeout:g} s")
+            if not busy:
+                time.sleep(EXEC_POLL_S)
+        if not channel.status_event.wait(max(0.0, deadline - time.monotonic())):
+            raise TimeoutError(f"no exit status within {timeout:g} s")
+        status = channel.exit_status
+    except BaseException:
+        channel.close()
+        raise
+    channel.close()
+    return status, (out + err).decode(errors="replace")
 
 
 def exec_many(transport: Any, commands: list[str], timeout: float = 60.0) -> dict[str, str]:
@@ -151,9 +178,11 @@ def register_ssh_exec() -> None:
 
 
 def secure_ssh_exec(host: Host, insecure: bool) -> None:
+    register_ssh_exec()      # a host that uses the plugin is being set up: Nornir is loaded by now
     set_options(host, SSH_EXEC, extras={"ssh_strict": not insecure})
 
 
 def ssh_exec_lab_overlay(host: Host, endpoint: Mapping[str, Any]) -> None:
     """A twin endpoint: its port, no host-key check (the twin's keys are per lab)."""
+    register_ssh_exec()
     set_options(host, SSH_EXEC, port=int(endpoint["port"]), extras={"ssh_strict": False})

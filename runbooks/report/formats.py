@@ -156,6 +156,10 @@ def to_junit(payload: Payload) -> str:
 
 # ---------------------------------------------------------------- Markdown
 
+def _md(value: Any) -> str:
+    return str(value if value is not None else "").replace("|", "\\|").replace("\n", " ")
+
+
 def to_markdown(payload: Payload) -> str:
     failed = _failed(payload)
     drifted = sorted(d for d, diff in payload.get("drift", {}).items() if diff)
@@ -166,10 +170,14 @@ def to_markdown(payload: Payload) -> str:
               f"- devices with drift: {', '.join(drifted) or 'none'}", ""]
     if failed:
         lines += ["| severity | check | device | target | expected | observed | hint |", "|---|---|---|---|---|---|---|"]
-        for f in failed:
-            cells = [f.get("severity", ""), f["check"], f["device"], f.get("target", ""), f.get("expected", ""),
-                     f.get("observed", ""), f.get("hint", "")]
-            lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
+        for n, (cause, members) in enumerate(_causes(payload), 1):
+            if "causes" in payload:      # the cause's row, its findings under it
+                lines.append(f"| **{n}** | **cause** | | **{_md(cause.get('summary', ''))}** | | "
+                             f"{_md(cause.get('layer', ''))} | {_md(cause.get('hint', ''))} |")
+            for f in members:
+                cells = [f.get("severity", ""), f["check"], f["device"], f.get("target", ""), f.get("expected", ""),
+                         f.get("observed", ""), f.get("hint", "")]
+                lines.append("| " + " | ".join(_md(c) for c in cells) + " |")
     for device in drifted:
         lines += ["", f"## drift on {device}", "", "```diff", payload["drift"][device].rstrip(), "```"]
     return "\n".join(lines) + "\n"

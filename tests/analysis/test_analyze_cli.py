@@ -98,12 +98,18 @@ def test_a_safe_fabric_adds_no_preflight_finding():
     assert preflight_findings(compile_site(DC1)) == []
 
 
-def test_a_site_policy_that_fails_the_proof_is_not_a_preflight_error(capsys, site):
-    # ECN off: PFC alone keeps RoCE lossless, so deploy may go ahead; the proof (ECN on the queue) fails
+def test_ecn_off_is_a_pfc_only_site_or_refused_as_mixed(capsys, site):
+    # ECN off on the switches while the NICs still run DCQCN: a mixed site, refused before anything is pushed
     site.edit("fabric.yaml", lambda d: d["roce_profiles"]["roce"]["ecn"].update(enabled=False))
+    code, out, _ = run(capsys, "inventory", "validate", "--site", "dc1", "--inventory-dir", inventory_dir(site),
+                       "--json")
+    mixed = [f for f in json.loads(out)["findings"] if f["rule"] == "mixed-congestion-control"]
+    assert code == 3 and {f["host"] for f in mixed} == {"ctsw1", "ctsw2", "rtsw1", "rtsw2", "rtsw3", "rtsw4"}
+    assert all(f["field"] == "roce_profiles.roce.ecn.enabled" for f in mixed)
+    # declared PFC-only: valid, and the lossless proof judges it by PFC-only rules (no ECN required)
+    site.edit("fabric.yaml", lambda d: d.update(nic={"congestion_control": "pfc-only"}))
     code, _, _ = run(capsys, "inventory", "validate", "--site", "dc1", "--inventory-dir", inventory_dir(site))
     assert code == 0
     code, out, _ = run(capsys, "analyze", "--site", "dc1", "--inventory-dir", inventory_dir(site), "--json",
                        "--only", "lossless")
-    failed = [f for f in json.loads(out)["analyses"][0]["findings"] if not f["passed"]]
-    assert code == 1 and failed and {f["data"]["check"] for f in failed} == {"ecn"}
+    assert code == 0 and all(f["passed"] for f in json.loads(out)["analyses"][0]["findings"])

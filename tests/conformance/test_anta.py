@@ -28,6 +28,7 @@ from anta.result_manager import ResultManager
 from anta.runner import main as anta_main
 
 from nr_run.intent.models import DeviceIntent
+from nr_run.platforms.eos.structured import eos_speed
 from nr_run.platforms.sonic.config_db import port_facts
 from tests.twin_site import CREDS, FABRIC, TwinSite
 
@@ -42,6 +43,11 @@ def lldp_port_id(device: str, port: str) -> str:
         return port
     itf = next(i for i in peer.interfaces if i.name == port)
     return port_facts(itf, peer)["alias"]
+
+
+def _lanes(speed_mbps: int, d: DeviceIntent) -> int:
+    """The lanes the rendered `speed <rate>-<lanes>` gives the port (EOS)."""
+    return int(eos_speed(speed_mbps, d.hardware).split("-")[1])
 
 
 def device_tests(d: DeviceIntent) -> dict[str, list[dict[str, Any]]]:
@@ -90,7 +96,8 @@ def device_tests(d: DeviceIntent) -> dict[str, list[dict[str, Any]]]:
                                                        for i in d.interfaces], **tag}},
             {"VerifyInterfaceIPv4": {"interfaces": [{"name": i.name, "primary_ip": i.address} for i in d.interfaces],
                                      **tag}},
-            {"VerifyInterfacesSpeed": {"interfaces": [{"name": i.name, "speed": i.speed_mbps // 1000}
+            {"VerifyInterfacesSpeed": {"interfaces": [{"name": i.name, "speed": i.speed_mbps // 1000,
+                                                       "lanes": _lanes(i.speed_mbps, d)}
                                                       for i in d.interfaces], **tag}},
             {"VerifyL3MTU": {"mtu": d.interfaces[0].mtu, "ignored_interfaces": ["Management", "Loopback"], **tag}},
         ],

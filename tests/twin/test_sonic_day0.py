@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from nr_run.runbooks.render import render_device
 from tests.twin.test_sonic_factory_day0 import overlaps
 from tests.twin_site import FABRIC, TwinSite
@@ -29,6 +31,7 @@ def test_a_merged_config_replaces_the_factory_ranges_it_overlaps(twin: TwinSite)
     assert db["BUFFER_PG"]["Ethernet4|3-4"] == {"profile": "pg_lossless_400000_5m_profile"}   # a port left alone
 
 
+@pytest.mark.long
 def test_a_switch_of_another_hwsku_is_refused_before_anything_is_pushed(tmp_path, monkeypatch, capsys):
     """rtsw3 boots as a Nokia-IXR7220-H4-64D (its own day 0: aliases Ethernet1/1...) while dc1 renders the
     7060X6's ports: the deploy reads the switch's PORT table and refuses that device, leaving it as it was."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nr_run.intent.models import FabricIntent
+from nr_run.intent.models import FabricIntent, Nic
 from nr_run.platforms.state import (
     BgpPeerState,
     BufferPgState,
@@ -23,14 +23,26 @@ from nr_run.platforms.state import (
 from nr_run.validators.rdma import plan_pairs
 
 
+def healthy_nic(n: Nic) -> NicState:
+    """A NIC running exactly its intent."""
+    st = NicState(n.name, True, n.mtu, [n.address], list(n.lossless_priorities), n.trust)
+    qos = n.qos
+    if qos is not None:
+        st.dscp_to_prio = dict(qos.dscp_to_prio)
+        st.ecn_rp, st.ecn_np = list(qos.ecn_priorities), list(qos.ecn_priorities)
+        st.dcqcn = {**qos.rp.model_dump(), "min_time_between_cnps": qos.np.min_time_between_cnps,
+                    "cnp_dscp": qos.cnp_dscp, "cnp_802p_prio": qos.cnp_priority}
+        st.roce_tos = qos.roce_tos
+    return st
+
+
 def healthy_states(fabric: FabricIntent, pattern: str = "auto") -> dict[str, DeviceState]:
     states = {}
     for d in fabric.devices.values():
         s = DeviceState(d.name, d.platform)
         roce = d.roce
         if d.role == "gpu":
-            s.nics = {n.name: NicState(n.name, True, n.mtu, [n.address], list(n.lossless_priorities), n.trust)
-                      for n in d.nics}
+            s.nics = {n.name: healthy_nic(n) for n in d.nics}
             s.sections |= {"nics", "rdma"}
             states[d.name] = s
             continue

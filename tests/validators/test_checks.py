@@ -27,7 +27,8 @@ def failed_checks(states):
 
 
 def test_registry_select_by_name_and_tag():
-    assert ALL == ["bgp", "buffers", "cabling", "counters", "ecmp", "ecn", "host", "interfaces", "pfc", "rails", "rdma"]
+    assert ALL == ["bgp", "buffers", "cabling", "counters", "ecmp", "ecn", "host", "host-link", "interfaces", "pfc",
+                   "rails", "rdma"]
     assert [c.name for c in select(["pfc"])] == ["pfc"]
     assert [c.name for c in select(["routing"])] == ["bgp", "ecmp"]
     assert [c.name for c in select(["host"])] == ["host"]          # a name wins over a tag
@@ -147,7 +148,8 @@ def test_host_nic_without_pfc(states):
     fs = failures(states)
     assert failed_checks(states) == ["host", "pfc"]
     host = next(f for f in fs if f.check == "host")
-    assert (host.device, host.target, host.expected, host.observed) == ("gpu2", "eth2", "pfc 3", "pfc none")
+    assert (host.device, host.target, host.expected, host.observed) == ("gpu2", "eth2 pfc", "pfc 3", "pfc none")
+    assert (host.port, host.kind) == ("eth2", "nic-pfc")
     [agree] = [f for f in fs if f.check == "pfc"]    # reported once, from the switch end of the link
     assert agree.device == "rtsw2" and agree.target == "Ethernet4 <-> gpu2:eth2" and "gpu2:eth2=none" in agree.observed
 

@@ -177,8 +177,10 @@ def test_linux_ip_addr():
 def test_linux_dcb():
     assert linux.parse_dcb_pfc(j("linux/dcb_pfc.json")) == [3]
     assert linux.parse_dcb_pfc({"prio_pfc": [{"prio": p, "enabled": p == 4} for p in range(8)]}) == [4]
-    assert linux.parse_dcb_app_trust(j("linux/dcb_app.json")) == "dscp"
-    assert linux.parse_dcb_app_trust({"dscp_prio": []}) is None
+    assert linux.parse_dcb_app(j("linux/dcb_app.json")) == {26: 3, 48: 6}
+    assert linux.parse_dcb_app({"dscp_prio": [{"dscp": 26, "prio": 3}]}) == {26: 3}
+    assert linux.parse_dcb_apptrust({"order": ["dscp", "pcp"]}) == "dscp"
+    assert linux.parse_dcb_apptrust({"order": []}) is None
 
 
 def test_linux_ping():
@@ -271,3 +273,12 @@ def test_driver_collects_through_the_platform_plugin():
     assert state.interfaces["Ethernet1"].mtu == 9214 and state.qos["Ethernet1"].dscp_map == "complete"
     # one batch first, then each section alone; the shared running-config is asked once per batch
     assert sum(c == ("show running-config", "text") for c in calls[0]) == 1 and len(calls) == 1 + 4
+
+
+def test_linux_mlnx_qos_trust_and_the_script_for_a_kernel_without_apptrust():
+    from nr_run.platforms.linux.nicstate import mlnx_qos_trust, with_mlnx_qos
+
+    assert mlnx_qos_trust("DCBX mode: OS controlled\nPriority trust state: dscp\n") == "dscp"
+    assert mlnx_qos_trust("bash: mlnx_qos: command not found\n") is None
+    script = "dcb apptrust set dev eth1 order dscp\ndcb apptrust set dev eth2 order dscp pcp\n"
+    assert with_mlnx_qos(script, ["eth2"]) == "dcb apptrust set dev eth1 order dscp\nmlnx_qos -i eth2 --trust=dscp\n"

@@ -10,7 +10,7 @@ from nr_run.intent.models import DeviceIntent, FabricIntent
 from nr_run.platforms.state import DeviceState
 from nr_run.validators.base import Check, CheckOptions, Finding, Where, register
 from nr_run.validators.probes import Probe, RdmaPairs
-from nr_run.validators.rdma import AUTO_ALL_MAX_PAIRS, Pair, plan_pairs
+from nr_run.validators.rdma import AUTO_ALL_MAX_PAIRS, Pair, path_rate_mbps, plan_pairs
 
 
 class RdmaOptions(CheckOptions):
@@ -48,10 +48,12 @@ class RdmaCheck(Check):
         speed = {n.name: n.speed_mbps for n in intent.nics}
 
         def line_rate(pair: Pair) -> float:
-            """Gb/s the pair can carry at most: the slower of its two NICs."""
+            """Gb/s the pair can carry at most: the slower of its two NICs and of the fabric links between them
+            (an oversubscribed site may run 400G NICs over 100G uplinks)."""
             far = fabric.devices.get(pair.dst_device)
             dst = next((n.speed_mbps for n in far.nics if n.name == pair.dst_nic), 0) if far else 0
-            return min(speed.get(pair.src_nic, 0), dst or speed.get(pair.src_nic, 0)) / 1000
+            nics = min(speed.get(pair.src_nic, 0), dst or speed.get(pair.src_nic, 0))
+            return min(nics, path_rate_mbps(fabric, pair) or nics) / 1000
 
         out: list[Finding] = []
         for pair in plan_pairs(fabric, self.options.pattern, self.options.max_pairs):

@@ -8,6 +8,7 @@ stops the request (CommandFailed with the outputs so far).
 from __future__ import annotations
 
 import difflib
+import hashlib
 import re
 import time
 from collections.abc import Callable
@@ -18,7 +19,8 @@ from nr_run.lab.twin.eos.interp import interpret
 from nr_run.lab.twin.fabric import Fabric
 from nr_run.lab.twin.state import DeviceState
 
-VERSION = "4.32.1F"
+VERSION = "4.32.1F"          # a node whose containerlab image names no EOS release
+_RELEASE = re.compile(r"(\d+\.\d+\.\d+[A-Z]*(?:\.\d+)?)$")
 MODEL = "cEOSLab"
 
 
@@ -58,12 +60,26 @@ def day0_config(hostname: str, mgmt_prefix: str, ports: list[str]) -> str:
     return "\n".join(lines)
 
 
+def image_version(image: str) -> str:
+    """The EOS release a containerlab cEOS image runs: its tag ("ceos:4.32.0F" -> "4.32.0F"), else VERSION."""
+    m = _RELEASE.search(image.rsplit(":", 1)[-1]) if ":" in image else None
+    return m.group(1) if m else VERSION
+
+
+def system_mac(name: str, salt: str = "") -> str:
+    """A cEOS node's system MAC (salt: one interface's burned-in MAC), stable per node name, Arista's OUI."""
+    h = hashlib.sha1((name + salt).encode()).hexdigest()
+    return "00:1c:73:" + ":".join(h[i:i + 2] for i in (0, 2, 4))
+
+
 class EosDevice:
     def __init__(self, name: str, fabric: Fabric, running: str, startup: str | None = None,
                  files: dict[str, str] | None = None, boot_time: float | None = None,
                  on_change: Callable[[EosDevice], None] | None = None) -> None:
         self.name = name
         self.fabric = fabric
+        node = fabric.topology.nodes.get(name)
+        self.version = image_version(node.image if node else "")
         self.running = parse(running)
         self.startup = startup if startup is not None else self.render_running()
         self.files: dict[str, str] = dict(files or {})
@@ -76,7 +92,9 @@ class EosDevice:
     # ---- state ---------------------------------------------------------------------------------
     def install(self) -> None:
         """Re-interpret the running config into the fabric."""
-        self.fabric.set_state(self.name, interpret(self.running, self.name))
+        st = interpret(self.running, self.name)
+        st.system_mac = system_mac(self.name)
+        self.fabric.set_state(self.name, st)
 
     def state(self) -> DeviceState:
         return self.fabric.states[self.name]
@@ -111,10 +129,12 @@ class EosDevice:
     def apply_drift(self, lines: list[str]) -> None:
         """Out-of-band change: lines applied straight to the running config."""
         self.running.reset_cursor()
-        for line in lines:
-            self.running.apply(line)
-        self.running.reset_cursor()
-        self._changed()
+        try:
+            for line in lines:
+                self.running.apply(line)
+        finally:                # a refused line stops there; the lines before it are in the running config
+            self.running.reset_cursor()
+            self._changed()
 
     # ---- sessions ------------------------------------------------------------------------------
     def _open_session(self, name: str) -> Session:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 
 from nr_run.lab.twin.eos.config import CfgNode, ConfigTree, routing_policy
 from nr_run.lab.twin.state import (
@@ -119,9 +120,8 @@ def interpret(tree: ConfigTree, default_hostname: str) -> DeviceState:
         ifs.mtu = next((int(ln.split()[1]) for ln in lines if ln.startswith("mtu ")), 1500)
         ifs.ipv4 = ipv4 if "no switchport" in lines else None   # a switchport ignores IP config
         ifs.description = next((ln.split(None, 1)[1] for ln in lines if ln.startswith("description ")), "")
-        speed = next((ln.split()[-1] for ln in lines if ln.startswith("speed ")), "")
-        if speed[:-1].isdigit():
-            ifs.speed_mbps = int(speed[:-1]) * (1000 if speed[-1].lower() == "g" else 1)
+        speed = next((ln.split(None, 1)[1] for ln in lines if ln.startswith("speed ")), "")
+        ifs.speed_mbps, ifs.lanes = port_speed(speed)
         prof = next((ln.split()[1] for ln in lines if ln.startswith("service-profile ")), None)
         if prof:
             ifs.qos_profile = prof
@@ -178,6 +178,8 @@ def _bgp(block: CfgNode) -> BgpConfig:
                 out["shutdown"] = "1"
             elif t[2] == "bfd":
                 out["bfd"] = "1"
+            elif t[2] == "timers" and len(t) >= 5 and t[3].isdigit() and t[4].isdigit():
+                out["keepalive"], out["hold"] = t[3], t[4]
             elif t[2:4] == ["peer", "group"] and len(t) == 5:
                 out["group"] = t[4]
             elif t[2] == "peer-group":
@@ -197,5 +199,19 @@ def _bgp(block: CfgNode) -> BgpConfig:
         bgp.neighbors[ip] = BgpNeighborConfig(
             remote_as=int(merged["remote_as"]) if merged.get("remote_as", "").isdigit() else None,
             description=merged.get("description", ""), shutdown=bool(merged.get("shutdown")),
-            bfd=bool(merged.get("bfd")), peer_group=own.get("group"), activated=act)
+            bfd=bool(merged.get("bfd")), peer_group=own.get("group"), activated=act,
+            keepalive_s=int(merged.get("keepalive", 60)), hold_s=int(merged.get("hold", 180)))
     return bgp
+
+
+_SPEED = re.compile(r"(?:forced )?(\d+)([gm])(?:-(\d+))?(?:full)?$", re.IGNORECASE)
+
+
+def port_speed(text: str) -> tuple[int | None, int | None]:
+    """(Mb/s, lanes) of a port's `speed` setting: "800g-8" -> (800000, 8), "100g-1" -> (100000, 1), "100gfull" ->
+    (100000, None: the speed's usual lanes); auto or nothing -> (None, None): the port's native speed."""
+    m = _SPEED.match(text.strip())
+    if not m:
+        return None, None
+    mbps = int(m.group(1)) * (1000 if m.group(2).lower() == "g" else 1)
+    return mbps, int(m.group(3)) if m.group(3) else None

@@ -26,7 +26,7 @@ class EosPersonality:
                    ("openconfig-if-ethernet", "OpenConfig working group", "2.13.0"),
                    ("openconfig-qos", "OpenConfig working group", "0.7.0"),
                    ("arista-eos-native", "Arista Networks, Inc.", ""))
-    fault_kinds = frozenset(KINDS)
+    fault_kinds = frozenset(KINDS) - {"appl_lag"}          # appl_lag: SONiC's swss daemons lagging CONFIG_DB
 
     def port_name(self, endpoint: str, port_map: list[str]) -> str | None:
         if ALIAS.match(endpoint):

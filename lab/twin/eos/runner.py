@@ -6,7 +6,7 @@ import json
 import re
 from collections.abc import Callable
 
-from nr_run.lab.twin.eos import show, show_ops, show_routing
+from nr_run.lab.twin.eos import show, show_ops, show_routing, text
 from nr_run.lab.twin.eos.config import CfgNode, ConfigError, ConfigTree
 from nr_run.lab.twin.eos.device import _SESSION, CommandFailed, EosDevice
 
@@ -46,62 +46,14 @@ def _text_default(data: dict) -> str:
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 
-def _version_text(dev: EosDevice) -> str:
-    v = show.version(dev)
-    return (f"Arista {v['modelName']}\nHardware version: \nSerial number: {v['serialNumber']}\n"
-            f"Hardware MAC address: {v['systemMacAddress']}\nSystem MAC address: {v['systemMacAddress']}\n\n"
-            f"Software image version: {v['version']}\nArchitecture: x86_64\n"
-            f"Internal build version: {v['internalVersion']}\n\nUptime: {int(v['uptime'])} seconds\n"
-            f"Total memory: {v['memTotal']} kB\nFree memory: {v['memFree']} kB\n")
-
-
-def _lldp_text(dev: EosDevice) -> str:
-    rows = show.lldp_neighbors(dev)["lldpNeighbors"]
-    out = ["Last table change time   : 0:00:10 ago", f"Number of table inserts  : {len(rows)}",
-           "Number of table deletes  : 0", "Number of table drops    : 0", "Number of table age-outs : 0", "",
-           f"{'Port':<10} {'Neighbor Device ID':<22} {'Neighbor Port ID':<18} TTL",
-           f"{'-' * 10} {'-' * 22} {'-' * 18} ---"]
-    out += [f"{r['port']:<10} {r['neighborDevice']:<22} {r['neighborPort']:<18} {r['ttl']}" for r in rows]
-    return "\n".join(out) + "\n"
-
-
-def _bgp_summary_text(dev: EosDevice) -> str:
-    data = show.ip_bgp_summary(dev)["vrfs"].get("default")
-    if not data:
-        return ""
-    out = ["BGP summary information for VRF default",
-           f"Router identifier {data['routerId']}, local AS number {data['asn']}",
-           "Neighbor Status Codes: m - Under maintenance",
-           f"  {'Description':<20} {'Neighbor':<15} V AS           MsgRcvd   MsgSent  InQ OutQ  Up/Down State   PfxRcd PfxAcc"]
-    for ip, p in data["peers"].items():
-        out.append(f"  {p['description'][:20]:<20} {ip:<15} 4 {p['asn']:<12} {0:>7} {0:>9} {0:>4} {0:>4} 00:00:10 "
-                   f"{p['peerState']:<11} {p['prefixReceived']:>6} {p['prefixAccepted']:>6}")
-    return "\n".join(out) + "\n"
-
-
-def _route_text(dev: EosDevice) -> str:
-    data = show.ip_route(dev)["vrfs"]["default"]
-    out = ["VRF: default", "Codes: C - connected, S - static, B E - eBGP", ""]
-    for pfx, r in data["routes"].items():
-        code = {"connected": "C", "static": "S", "eBGP": "B E"}[r["routeType"]]
-        first = True
-        for via in r["vias"]:
-            lead = f" {code:<6} {pfx}" if first else " " * (8 + len(pfx))
-            if "nexthopAddr" in via:
-                out.append(f"{lead} [{r.get('preference', 0)}/0] via {via['nexthopAddr']}, {via['interface']}")
-            else:
-                out.append(f"{lead} is directly connected, {via['interface']}")
-            first = False
-    return "\n".join(out) + "\n"
-
-
 # (pattern, json builder, text builder or None); the first match wins
 ShowFn = Callable[[EosDevice, re.Match], dict]
 _VRF = r"(?: vrf (?:all|default))?"
 SHOWS: list[tuple[re.Pattern, ShowFn, Callable[[EosDevice, re.Match], str] | None]] = [
     # system and management plane (show_ops)
     (re.compile(r"show uptime$"), lambda d, m: show_ops.uptime(d), None),
-    (re.compile(r"show reload cause( full)?$"), lambda d, m: show_ops.reload_cause(d), None),
+    (re.compile(r"show reload cause( full)?$"), lambda d, m: show_ops.reload_cause(d),
+     lambda d, m: text.reload_cause(d)),
     (re.compile(r"show system coredump$"), lambda d, m: show_ops.coredump(d), None),
     (re.compile(r"show agent logs crash$"), lambda d, m: {}, lambda d, m: ""),
     (re.compile(r"show processes top once$"), lambda d, m: show_ops.processes_top(d),
@@ -115,9 +67,10 @@ SHOWS: list[tuple[re.Pattern, ShowFn, Callable[[EosDevice, re.Match], str] | Non
     (re.compile(r"show errdisable recovery$"), lambda d, m: {}, lambda d, m: show_ops.errdisable_recovery_text(d)),
     (re.compile(r"show management ssh$"), lambda d, m: {}, lambda d, m: show_ops.management_ssh_text(d)),
     (re.compile(r"show management api http-commands$"), lambda d, m: show_ops.management_api_http(d), None),
-    (re.compile(r"show clock$"), lambda d, m: show_ops.clock(d), None),
+    (re.compile(r"show clock$"), lambda d, m: show_ops.clock(d), lambda d, m: text.clock_text(d)),
     (re.compile(r"show users accounts$"), lambda d, m: show_ops.users_accounts(d), None),
-    (re.compile(r"show vrf$"), lambda d, m: show_ops.vrfs(d), None),
+    (re.compile(r"show vrf$"), lambda d, m: show_ops.vrfs(d), lambda d, m: text.vrf(d)),
+    (re.compile(r"show inventory$"), lambda d, m: show_ops.inventory(d), lambda d, m: text.inventory(d)),
     (re.compile(r"show snmp v2-mib chassis$"), lambda d, m: show_ops.snmp_chassis(d), None),
     (re.compile(r"show snmp v2-mib location$"), lambda d, m: show_ops.snmp_location(d), None),
     (re.compile(r"show snmp v2-mib contact$"), lambda d, m: show_ops.snmp_contact(d), None),
@@ -125,16 +78,18 @@ SHOWS: list[tuple[re.Pattern, ShowFn, Callable[[EosDevice, re.Match], str] | Non
     (re.compile(r"show system environment temperature$"), lambda d, m: show_ops.environment_temperature(d), None),
     (re.compile(r"show system environment power$"), lambda d, m: show_ops.environment_power(d), None),
     (re.compile(r"show mac address-table$"), lambda d, m: show_ops.mac_address_table(d), None),
-    (re.compile(r"show (?:arp|ip arp)" + _VRF + "$"), lambda d, m: show_ops.arp(d), None),
+    (re.compile(r"show (?:arp|ip arp)" + _VRF + "$"), lambda d, m: show_ops.arp(d), lambda d, m: text.arp(d)),
     # interfaces
     (re.compile(r"show interfaces transceiver$"), lambda d, m: show_ops.transceivers(d), None),
     (re.compile(r"show interfaces counters errors$"), lambda d, m: show_ops.counters_errors(d), None),
     (re.compile(r"show interfaces counters discards$"), lambda d, m: show_ops.counters_discards(d), None),
     (re.compile(r"show interfaces counters rates$"), lambda d, m: show_ops.counters_rates(d), None),
     (re.compile(r"show interfaces status errdisabled$"), lambda d, m: show_ops.errdisabled(d), None),
-    (re.compile(r"show interfaces description$"), lambda d, m: show_ops.interfaces_description(d), None),
+    (re.compile(r"show interfaces description$"), lambda d, m: show_ops.interfaces_description(d),
+     lambda d, m: text.interfaces_description(d)),
     (re.compile(r"show lacp counters all-ports$"), lambda d, m: show_ops.lacp_counters(d), None),
-    (re.compile(r"show ip interface brief$"), lambda d, m: show_ops.ip_interface_brief(d), None),
+    (re.compile(r"show ip interface brief$"), lambda d, m: show_ops.ip_interface_brief(d),
+     lambda d, m: text.ip_interface_brief(d)),
     (re.compile(r"show ip interface( (\S+))?$"), lambda d, m: show_ops.ip_interface(d, m.group(2)), None),
     # routing (show_routing)
     (re.compile(r"show ip route summary$"), lambda d, m: show_routing.route_summary(d), None),
@@ -148,18 +103,21 @@ SHOWS: list[tuple[re.Pattern, ShowFn, Callable[[EosDevice, re.Match], str] | Non
     (re.compile(r"show ip bgp( (\d[\d./]*))?( longer-prefixes)?" + _VRF + "( detail)?$"),
      lambda d, m: show_routing.ip_bgp(d, m.group(2), bool(m.group(3))), None),
     (re.compile(r"show bfd peers( detail)?" + _VRF + "$"), lambda d, m: show_routing.bfd_peers(d), None),
-    (re.compile(r"show version( detail)?$"), lambda d, m: show.version(d), lambda d, m: _version_text(d)),
+    (re.compile(r"show version( detail)?$"), lambda d, m: show.version(d), lambda d, m: text.version(d)),
     (re.compile(r"show hostname$"), lambda d, m: show.hostname(d),
      lambda d, m: f"Hostname: {d.state().hostname}\nFQDN:     {d.state().hostname}\n"),
-    (re.compile(r"show interfaces status$"), lambda d, m: show.interfaces_status(d), None),
+    (re.compile(r"show interfaces status$"), lambda d, m: show.interfaces_status(d),
+     lambda d, m: text.interfaces_status(d)),
     (re.compile(r"show interfaces counters queue( detail)?$"), lambda d, m: show.queue_counters(d), None),
-    (re.compile(r"show interfaces( (\S+))?$"), lambda d, m: _one_if(show.interfaces(d), d, m.group(2)), None),
-    (re.compile(r"show lldp neighbors detail$"), lambda d, m: show.lldp_neighbors_detail(d), None),
-    (re.compile(r"show lldp neighbors$"), lambda d, m: show.lldp_neighbors(d), lambda d, m: _lldp_text(d)),
+    (re.compile(r"show interfaces( (\S+))?$"), lambda d, m: _one_if(show.interfaces(d), d, m.group(2)),
+     lambda d, m: _interfaces_text(d, m.group(2))),
+    (re.compile(r"show lldp neighbors detail$"), lambda d, m: show.lldp_neighbors_detail(d),
+     lambda d, m: text.lldp_neighbors_detail(d)),
+    (re.compile(r"show lldp neighbors$"), lambda d, m: show.lldp_neighbors(d), lambda d, m: text.lldp_neighbors(d)),
     (re.compile(r"show ip bgp summary( vrf (all|default))?$"), lambda d, m: show.ip_bgp_summary(d),
-     lambda d, m: _bgp_summary_text(d)),
+     lambda d, m: text.ip_bgp_summary(d)),
     (re.compile(r"show bgp ipv4 unicast summary( vrf (all|default))?$"), lambda d, m: show.ip_bgp_summary(d),
-     lambda d, m: _bgp_summary_text(d)),
+     lambda d, m: text.ip_bgp_summary(d)),
     (re.compile(r"show ipv6 bgp summary( vrf (all|default))?$"), lambda d, m: show.ipv6_bgp_summary(d), None),
     (re.compile(r"show (ip )?bgp neighbors( vrf (all|default))?$"), lambda d, m: show.ip_bgp_neighbors(d),
      lambda d, m: show_routing.bgp_neighbors_text(d)),
@@ -168,17 +126,18 @@ SHOWS: list[tuple[re.Pattern, ShowFn, Callable[[EosDevice, re.Match], str] | Non
     (re.compile(r"show ipv6 bgp (peers|neighbors)( vrf (all|default))?$"), lambda d, m: show.ipv6_bgp_peers(d),
      lambda d, m: ""),
     (re.compile(r"show ipv6 interface( brief)?$"), lambda d, m: {"interfaces": {}}, None),
-    (re.compile(r"show vlan$"), lambda d, m: show_ops.vlans(d), None),
+    (re.compile(r"show vlan$"), lambda d, m: show_ops.vlans(d), lambda d, m: text.vlans(d)),
     (re.compile(r"show ntp associations$"), lambda d, m: {"peers": {}}, lambda d, m: "NTP is disabled.\n"),
     (re.compile(r"show ntp status$"), lambda d, m: {"status": "disabled"}, lambda d, m: "NTP is disabled.\n"),
     (re.compile(r"show bgp summary( vrf (all|default))?$"), lambda d, m: show.bgp_summary(d), None),
-    (re.compile(r"show ip route( vrf (all|default))?$"), lambda d, m: show.ip_route(d), lambda d, m: _route_text(d)),
+    (re.compile(r"show ip route( vrf (all|default))?$"), lambda d, m: show.ip_route(d), lambda d, m: text.ip_route(d)),
     (re.compile(r"show priority-flow-control counters( detail)?$"), lambda d, m: show.pfc_counters(d), None),
     (re.compile(r"show priority-flow-control( interfaces (\S+)| status)?$"),
-     lambda d, m: show.pfc(d, m.group(2)), None),
+     lambda d, m: show.pfc(d, m.group(2)), lambda d, m: text.pfc(d, m.group(2))),
     (re.compile(r"show qos interfaces ecn counters queue$"), lambda d, m: show.ecn_counters(d), None),
     (re.compile(r"show queue-monitor length$"), lambda d, m: show.queue_monitor_length(d), None),
-    (re.compile(r"show qos interfaces( (\S+))?$"), lambda d, m: show.qos_interfaces(d, m.group(2)), None),
+    (re.compile(r"show qos interfaces( (\S+))?$"), lambda d, m: show.qos_interfaces(d, m.group(2)),
+     lambda d, m: text.qos_interfaces(d, m.group(2))),
     (re.compile(r"show configuration sessions( detail)?$"),
      lambda d, m: d.sessions_json(bool(m.group(1))), None),
     (re.compile(r"show running-config( all)?( sanitized)?$"), lambda d, m: _running_json(d.running.root),
@@ -217,6 +176,12 @@ def _session_json(dev: EosDevice, name: str) -> dict:
 
 def _session_text(dev: EosDevice, name: str) -> str:
     return _header(dev, f"show session-config named {name}") + _session_tree(dev, name).render()
+
+
+def _interfaces_text(dev: EosDevice, arg: str | None) -> str:
+    """`show interfaces [INTF]` in text: the same checks as the JSON form (an unknown interface is refused)."""
+    only = _one_if(show.interfaces(dev), dev, arg)["interfaces"]
+    return text.interfaces(dev, next(iter(only)) if arg else None)
 
 
 def _one_if(data: dict, dev: EosDevice, arg: str | None) -> dict:

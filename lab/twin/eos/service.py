@@ -7,9 +7,11 @@ import socket
 
 from aiohttp import web
 
-from nr_run.lab.twin.eos.config import parse
+from nr_run.lab.twin.eos.config import ConfigError, parse
 from nr_run.lab.twin.eos.device import EosDevice, day0_config
 from nr_run.lab.twin.eos.server import make_app
+from nr_run.lab.twin.eos.syntax import hash_secrets
+from nr_run.lab.twin.faults import FaultError
 from nr_run.lab.twin.platforms import LOOPBACK, LabContext
 from nr_run.lab.twin.topology import Node
 
@@ -54,7 +56,7 @@ class EosService:
             startup = startup_p.read_text() if startup_p.exists() else None
             running = running_p.read_text() if running_p.exists() else startup
             if running is None:     # first boot: the topology's startup-config, else cEOS's own day 0
-                startup = node.startup_config
+                startup = hash_secrets(node.startup_config) if node.startup_config is not None else None
                 running = with_ports(startup, node.ports) if startup is not None else \
                     day0_config(node.name, node.mgmt_prefix, list(node.ports))
             files = json.loads(flash_p.read_text()) if flash_p.exists() else {}
@@ -122,7 +124,10 @@ class EosService:
             self._runner = None
 
     def apply_drift(self, node: str, lines: list[str]) -> None:
-        self.devices[node].apply_drift(lines)
+        try:
+            self.devices[node].apply_drift(lines)
+        except ConfigError as exc:      # the lines before the refused one stay applied, as typed into the CLI
+            raise FaultError(f"drift: {node}: {exc.args[0]}") from None
 
     def reboot(self, node: str) -> None:
         dev = self.devices[node]

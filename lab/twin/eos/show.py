@@ -19,14 +19,11 @@ import re
 import time
 from typing import Any
 
-from nr_run.lab.twin.eos.device import MODEL, VERSION, CommandFailed, EosDevice
+from nr_run.lab.twin.eos.device import MODEL, CommandFailed, EosDevice
+from nr_run.lab.twin.eos.device import system_mac as _mac
 from nr_run.lab.twin.eos.show_routing import neighbor_details
 from nr_run.lab.twin.fabric import pause_totals
-
-
-def _mac(name: str, salt: str = "") -> str:
-    h = hashlib.sha1((name + salt).encode()).hexdigest()
-    return "00:1c:73:" + ":".join(h[i:i + 2] for i in (0, 2, 4))
+from nr_run.lab.twin.model.bgp import message_counts
 
 
 def _iface_names(dev: EosDevice) -> list[str]:
@@ -43,19 +40,39 @@ def _if_block_lines(dev: EosDevice, name: str) -> list[str]:
     return blk.lines() if blk else []
 
 
+NATIVE_MBPS, NATIVE_LANES = 400_000, 8      # a cEOS-lab front-panel port without `speed`
+# a speed's usual serdes lanes where `speed` names none ("100gfull"): 100G-4 NRZ, 400G-8 PAM4 ...
+USUAL_LANES = {800_000: 8, 400_000: 8, 200_000: 4, 100_000: 4, 50_000: 2, 40_000: 4, 25_000: 1, 10_000: 1, 1_000: 1}
+
+
 def _port_speed_mbps(dev: EosDevice, port: str) -> int:
     st = dev.state().interfaces.get(port)
     if st and st.speed_mbps:
         return st.speed_mbps
-    return 400_000      # no `speed` configured: the port's native speed
+    return NATIVE_MBPS
+
+
+def _media(mbps: int, lanes: int) -> str:
+    """The copper media type EOS names for a port running `mbps` over `lanes` lanes (400GBASE-CR8, 100GBASE-CR)."""
+    return f"{mbps // 1000}GBASE-CR{lanes if lanes > 1 else ''}"
+
+
+def port_lanes(dev: EosDevice, port: str) -> int:
+    """The lanes a port runs on: as its `speed` says ("800g-8", "100g-1"), else the speed's usual count."""
+    st = dev.state().interfaces.get(port)
+    if st and st.lanes:
+        return st.lanes
+    if st and st.speed_mbps:
+        return USUAL_LANES.get(st.speed_mbps, 1)
+    return NATIVE_LANES
 
 
 def version(dev: EosDevice) -> dict:
     serial = hashlib.sha1(dev.name.encode()).hexdigest()[:12].upper()
     return {"mfgName": "Arista", "modelName": MODEL, "hardwareRevision": "", "serialNumber": serial,
             "systemMacAddress": _mac(dev.name), "hwMacAddress": "00:00:00:00:00:00",
-            "configMacAddress": "00:00:00:00:00:00", "version": VERSION, "architecture": "x86_64",
-            "internalVersion": f"{VERSION}-36932781.4321F", "internalBuildId": "twin",
+            "configMacAddress": "00:00:00:00:00:00", "version": dev.version, "architecture": "x86_64",
+            "internalVersion": f"{dev.version}-36932781.{dev.version.replace('.', '')}", "internalBuildId": "twin",
             "imageFormatVersion": "1.0", "imageOptimization": "None", "kernelVersion": "5.15.0",
             "bootupTimestamp": dev.boot_time, "uptime": dev.uptime(), "memTotal": 8_000_000,
             "memFree": 5_000_000, "isIntlVersion": False}
@@ -96,7 +113,8 @@ def interfaces(dev: EosDevice) -> dict:
             "interfaceAddress": [], "description": next(
                 (ln.split(None, 1)[1] for ln in lines if ln.startswith("description ")), ""),
             "mtu": mtu, "l3MtuConfigured": any(ln.startswith("mtu ") for ln in lines), "l2Mru": 0,
-            "lastStatusChangeTimestamp": dev.boot_time, "bandwidth": 0,
+            "lastStatusChangeTimestamp": max([dev.boot_time] + [t or 0.0 for t in dev.fabric.link_times(dev.name, name)]),
+            "bandwidth": 0,
             "interfaceMembership": "", "duplex": "duplexFull",
         }
         if routed and addr:
@@ -107,15 +125,17 @@ def interfaces(dev: EosDevice) -> dict:
                                           "broadcastAddress": "255.255.255.255", "dhcp": False}]
         if name.startswith("Ethernet"):
             entry["bandwidth"] = _port_speed_mbps(dev, name) * 1_000_000
-            # forced speed on a cEOS front-panel port; lanes as the speed's usual electrical lanes (UNVERIFIED)
+            # forced speed on a cEOS front-panel port; lanes as `speed <rate>-<lanes>` configures them
             entry["autoNegotiate"] = "unknown"
-            entry["lanes"] = {400_000: 8, 200_000: 4, 100_000: 4, 50_000: 2}.get(_port_speed_mbps(dev, name), 1)
+            entry["lanes"] = port_lanes(dev, name)
             entry["physicalAddress"] = entry["burnedInAddress"] = _mac(dev.name, name)
             drops = sum(dev.fabric.queue_drops(dev.name, name).values())
             rx_pause, tx_pause = pause_totals(dev.fabric.pfc_counters(dev.name, name))
+            in_octets, in_pkts, out_octets, out_pkts = dev.fabric.traffic(dev.name, name)
             entry["interfaceCounters"] = {
-                "inOctets": 0, "inUcastPkts": 0, "inMulticastPkts": 0, "inBroadcastPkts": 0, "inDiscards": 0,
-                "inTotalPkts": 0, "outOctets": 0, "outUcastPkts": 0, "outMulticastPkts": 0, "outBroadcastPkts": 0,
+                "inOctets": in_octets, "inUcastPkts": in_pkts, "inMulticastPkts": 0, "inBroadcastPkts": 0,
+                "inDiscards": 0, "inTotalPkts": in_pkts, "outOctets": out_octets, "outUcastPkts": out_pkts,
+                "outMulticastPkts": 0, "outBroadcastPkts": 0,
                 "outDiscards": drops, "totalInErrors": 0, "totalOutErrors": 0,
                 "linkStatusChanges": dev.fabric.link_changes(dev.name, name),
                 "counterRefreshTime": time.time(),
@@ -153,7 +173,8 @@ def interfaces_status(dev: EosDevice) -> dict:
         out[name] = {"linkStatus": istatus, "lineProtocolStatus": proto, "duplex": "duplexFull",
                      "bandwidth": speed * 1_000_000, "autoNegotiateActive": False,
                      "description": next((ln.split(None, 1)[1] for ln in lines if ln.startswith("description ")), ""),
-                     "interfaceType": "400GBASE-CR8" if speed == 400_000 else "EbraTestPhyPort",
+                     "interfaceType": _media(speed, port_lanes(dev, name)) if name.startswith("Ethernet")
+                     else "10/100/1000",
                      "vlanInformation": {"interfaceMode": "routed" if routed else "bridged",
                                          "interfaceForwardingModel": "routed" if routed else "bridged"}}
     return {"interfaceStatuses": out}
@@ -176,7 +197,7 @@ def lldp_neighbors_detail(dev: EosDevice) -> dict:
         info = []
         n = by_port.get(name)
         if n:
-            info.append({"chassisIdType": "macAddress", "chassisId": _mac(n.device).replace(":", ""),
+            info.append({"chassisIdType": "macAddress", "chassisId": n.chassis_mac.replace(":", ""),
                          "systemName": n.hostname, "systemDescription": "", "ttl": 120,
                          "lastChangeTime": dev.boot_time, "lastContactTime": time.time(),
                          "neighborDiscoveryTime": dev.boot_time,
@@ -195,8 +216,10 @@ def _vrf_summary(dev: EosDevice, v6: bool) -> dict:
         return {"vrfs": {}}
     peers = {}
     if not v6:
+        now = time.time()
         for s in dev.fabric.bgp_sessions(dev.name):
-            entry = {"description": s.description, "version": 4, "msgReceived": 0, "msgSent": 0,
+            received, sent = message_counts(s, now, dev.fabric.timers(dev.name, s)[0] or 60)
+            entry = {"description": s.description, "version": 4, "msgReceived": received, "msgSent": sent,
                      "inMsgQueue": 0, "outMsgQueue": 0, "asn": str(s.remote_as or ""),
                      "prefixAccepted": s.prefixes_received, "prefixReceived": s.prefixes_received,
                      "upDownTime": s.since, "underMaintenance": False, "peerState": s.state}
@@ -221,13 +244,14 @@ def ip_bgp_neighbors(dev: EosDevice) -> dict:
         return {"vrfs": {}}
     plist = []
     for s in dev.fabric.bgp_sessions(dev.name):
+        keepalive, hold = dev.fabric.timers(dev.name, s)
         entry = {"peerAddress": s.peer_ip, "localAsn": str(s.local_as), "asn": str(s.remote_as or ""),
                  "routerId": s.peer_router_id, "state": s.state, "prefixesReceived": s.prefixes_received,
                  "prefixesSent": s.prefixes_sent, "v6PrefixesReceived": 0, "v6PrefixesSent": 0,
                  "description": s.description, "vrf": "default", "localRouterId": st.bgp.router_id or "0.0.0.0",
                  "peerTcpInfo": {"outputQueueLength": 0, "inputQueueLength": 0, "state": "ESTABLISHED"
                                  if s.state == "Established" else "CLOSED"},
-                 "updownTime": s.since, "holdTime": 9, "keepaliveTime": 3, "bfdState": "up"
+                 "updownTime": s.since, "holdTime": hold, "keepaliveTime": keepalive, "bfdState": "up"
                  if s.state == "Established" else "down"}
         if s.state == "Established":
             entry["establishedTime"] = int(time.time() - s.since)

@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 from nr_run.lab.twin.eos.device import CommandFailed, EosDevice
+from nr_run.lab.twin.topology import natural_key
 
 
 def uptime(dev: EosDevice) -> dict:
@@ -236,15 +237,25 @@ def users_accounts(dev: EosDevice) -> dict:
 
 
 def vrfs(dev: EosDevice) -> dict:
-    """`show vrf`: the default VRF and its routed interfaces (NAPALM test data show_vrf.json)."""
+    """`show vrf`: the default VRF and every `vrf instance` (MGMT ...), each with its routed interfaces and
+    whether it routes (`[no] ip routing [vrf NAME]`), as in NAPALM's test data show_vrf.json."""
     from nr_run.lab.twin.eos.show import interfaces
 
-    names = sorted(n for n, i in interfaces(dev)["interfaces"].items() if i["forwardingModel"] == "routed")
-    protocols = {"ipv4": {"supported": True, "protocolState": "up",
-                          "routingState": "up" if dev.state().ip_routing else "down"},
-                 "ipv6": {"supported": True, "protocolState": "up", "routingState": "down"}}
-    return {"vrfs": {"default": {"routeDistinguisher": "", "protocols": protocols, "vrfState": "up",
-                                 "interfacesV4": names, "interfacesV6": [], "interfaces": names}}}
+    root = dev.running.root
+    member = {b.line.split()[1]: next((ln.split()[1] for ln in b.lines() if ln.startswith("vrf ")), "default")
+              for b in root.blocks("interface ")}
+    routed = sorted((n for n, i in interfaces(dev)["interfaces"].items() if i["forwardingModel"] == "routed"),
+                    key=natural_key)
+    names = ["default"] + sorted(b.line.split()[2] for b in root.blocks("vrf instance "))
+    out = {}
+    for vrf in names:
+        routing = dev.state().ip_routing if vrf == "default" else root.has(f"ip routing vrf {vrf}")
+        protocols = {"ipv4": {"supported": True, "protocolState": "up", "routingState": "up" if routing else "down"},
+                     "ipv6": {"supported": True, "protocolState": "up", "routingState": "down"}}
+        mine = [n for n in routed if member.get(n, "default") == vrf]
+        out[vrf] = {"routeDistinguisher": "", "protocols": protocols, "vrfState": "up",
+                    "interfacesV4": mine, "interfacesV6": [], "interfaces": mine}
+    return {"vrfs": out}
 
 
 def vlans(dev: EosDevice) -> dict:
@@ -325,3 +336,20 @@ def environment_temperature(dev: EosDevice) -> dict:
 
 def environment_power(dev: EosDevice) -> dict:
     return {"powerSupplies": {}}
+
+
+def inventory(dev: EosDevice) -> dict:
+    """`show inventory` of a cEOS-lab node: the chassis (serial as show version), no power supplies or fans, one
+    transceiver slot per front-panel port, none of them populated (a container has no optics)."""
+    from nr_run.lab.twin.eos.show import version
+
+    v = version(dev)
+    node = dev.fabric.topology.nodes.get(dev.name)
+    ports = sorted({int(p[len("Ethernet"):].split("/")[0]) for p in (node.ports if node else ())
+                    if p.startswith("Ethernet")})
+    return {"systemInformation": {"name": v["modelName"], "description": v["modelName"], "mfgDate": "",
+                                  "hardwareRev": v["hardwareRevision"], "serialNum": v["serialNumber"]},
+            "powerSupplySlots": {}, "fanTraySlots": {}, "portCount": len(ports) + 1, "switchedPortCount": len(ports),
+            "internalPortCount": 0, "managementPortCount": 1, "xcvrSlots": {
+                str(p): {"mfgName": "Not Present", "modelName": "", "serialNum": "", "hardwareRev": ""}
+                for p in ports}, "cardSlots": {}, "storageDevices": {}}

@@ -18,7 +18,7 @@ from collections import Counter
 from typing import Any
 
 from nr_run.lab.twin.eos.device import CommandFailed, EosDevice
-from nr_run.lab.twin.fabric import Route
+from nr_run.lab.twin.fabric import NextHop, Route
 
 DEFAULT_MAX_ROUTES = 12000          # EOS's default `neighbor ... maximum-routes`
 BFD_INTERVAL_US = 300_000           # EOS default: 300 ms tx/rx, multiplier 3
@@ -77,12 +77,14 @@ def routes_of(dev: EosDevice, protocol: str) -> dict:
 
 def route_lookup(dev: EosDevice, vrf: str, target: str, longer: bool = False) -> dict:
     """`show ip route vrf V <address|prefix> [longer-prefixes] [detail]`: the longest match, or the prefix."""
-    if vrf not in ("default", "all"):
+    if vrf not in ("default", "all") and not dev.running.root.child(f"vrf instance {vrf}"):
         raise CommandFailed([f"% IP Routing table for VRF {vrf} does not exist."], 1000, "could not run command")
     try:
         net = ipaddress.ip_network(target, strict=False)
     except ValueError:
         raise CommandFailed([f"Invalid input (at token 5: '{target}')"]) from None
+    if vrf not in ("default", "all"):
+        return _vrf_lookup(dev, vrf, net, "/" in target, longer)
     table = dev.fabric.routes(dev.name)
     found: dict[str, Route] = {}
     if longer:
@@ -98,6 +100,43 @@ def route_lookup(dev: EosDevice, vrf: str, target: str, longer: bool = False) ->
                "allRoutesProgrammedKernel": True, "defaultRouteState": "notSet",
                "routes": {p: route_entry(dev, p, r) for p, r in found.items()}}
     return {"vrfs": {"default": vrf_out}}
+
+
+def vrf_routes(dev: EosDevice, vrf: str) -> dict[str, Route]:
+    """A non-default VRF's table (MGMT): its interfaces' connected subnets and its `ip route vrf` statics."""
+    out: dict[str, Route] = {}
+    for block in dev.running.root.blocks("interface "):
+        lines = block.lines()
+        addr = next((ln.split()[2] for ln in lines if ln.startswith("ip address ")), None)
+        if f"vrf {vrf}" in lines and addr and "shutdown" not in lines:
+            net = str(ipaddress.ip_interface(addr).network)
+            out[net] = Route(net, "connected", [NextHop(None, block.line.split()[1])])
+    for node in dev.running.root.blocks(f"ip route vrf {vrf} "):
+        words = node.line.split()
+        pfx = str(ipaddress.ip_network(words[4], strict=False))
+        if len(words) > 5 and pfx not in out:
+            hop = next((r.next_hops[0].interface for p, r in out.items() if r.protocol == "connected"
+                        and ipaddress.ip_address(words[5]) in ipaddress.ip_network(p)), None)
+            if hop:
+                out[pfx] = Route(pfx, "static", [NextHop(words[5], hop)], (), 1)
+    return out
+
+
+def _vrf_lookup(dev: EosDevice, vrf: str, net: ipaddress.IPv4Network | ipaddress.IPv6Network, exact: bool,
+                longer: bool) -> dict:
+    table = vrf_routes(dev, vrf)
+    nets = {p: ipaddress.ip_network(p) for p in table}
+    if longer:
+        found = [p for p, n in nets.items() if n.version == net.version and n.subnet_of(net)]  # type: ignore[arg-type]
+    elif exact:
+        found = [str(net)] if str(net) in table else []
+    else:
+        matching = [p for p, n in nets.items() if n.version == net.version and net.subnet_of(n)]  # type: ignore[arg-type]
+        found = [max(matching, key=lambda p: nets[p].prefixlen)] if matching else []
+    vrf_out = {"routingDisabled": not dev.running.root.has(f"ip routing vrf {vrf}"), "allRoutesProgrammedHardware":
+               True, "allRoutesProgrammedKernel": True, "defaultRouteState": "notSet",
+               "routes": {p: route_entry(dev, p, table[p]) for p in found}}
+    return {"vrfs": {vrf: vrf_out}}
 
 
 def ip_bgp(dev: EosDevice, target: str | None = None, longer: bool = False) -> dict:
@@ -155,7 +194,9 @@ def bfd_peers(dev: EosDevice) -> dict:
             port = dev.fabric._local_if_for(dev.name, s.peer_ip) or ""
             neighbors[s.peer_ip] = {"peerStats": {"": {
                 "peerAddr": s.peer_ip, "status": "up" if up else "down", "authType": "None", "kernelIfIndex": 0,
-                "lastDown": dev.boot_time, "lastDiag": "diagNone", "l3intf": port,
+                # a session up since boot never went down (0.0); else it last went down when its link did
+                "lastDown": (dev.fabric.link_times(dev.name, port)[0] or 0.0) if up and port else s.since,
+                "lastUp": s.since if up else 0.0, "lastDiag": "diagNone", "l3intf": port,
                 "remoteDisc": _disc(s.peer_ip, s.local_ip or "") if up else 0,
                 "localDisc": _disc(s.local_ip or "", s.peer_ip),
                 "peerStatsDetail": {"operTxInterval": BFD_INTERVAL_US, "operRxInterval": BFD_INTERVAL_US,
@@ -229,14 +270,10 @@ def bgp_neighbors_text(dev: EosDevice, neighbor: str | None = None) -> str:
     for s in dev.fabric.bgp_sessions(dev.name):
         if neighbor and s.peer_ip != neighbor:
             continue
-        keep, hold = 3, 9           # EOS defaults, unless this neighbor or its peer group sets timers
         nb = st.bgp.neighbors.get(s.peer_ip)
-        # the peer group's lines first: the neighbor's own settings override what it inherits
-        for ln in (_neighbor_lines(dev, nb.peer_group) if nb and nb.peer_group else []) + \
-                _neighbor_lines(dev, s.peer_ip):
-            m = re.search(r" timers (\d+) (\d+)$", ln)
-            if m:
-                keep, hold = int(m.group(1)), int(m.group(2))
+        # configured: the neighbor's or its peer group's `timers` (EOS' 60/180 otherwise); in force: negotiated
+        keep_cfg, hold_cfg = (nb.keepalive_s, nb.hold_s) if nb else (60, 180)
+        keep, hold = dev.fabric.timers(dev.name, s)
         est = s.state == "Established"
         link = "internal" if s.remote_as == s.local_as else "external"
         lines = [f"BGP neighbor is {s.peer_ip}, remote AS {s.remote_as or 0}, {link} link"]
@@ -248,7 +285,7 @@ def bgp_neighbors_text(dev: EosDevice, neighbor: str | None = None) -> str:
         lines += ["  Negotiated BGP version 4" if est else "  Negotiated BGP version 0",
                   "  Last read 00:00:01, last write 00:00:01",
                   f"  Hold time is {hold if est else 0}, keepalive interval is {keep if est else 0} seconds",
-                  f"  Configured hold time is {hold}, keepalive interval is {keep} seconds",
+                  f"  Configured hold time is {hold_cfg}, keepalive interval is {keep_cfg} seconds",
                   "  Connect timer is inactive", "  Idle-restart timer is inactive",
                   f"  BGP state is {s.state}, up for {_hms(time.time() - s.since)}" if est else
                   f"  BGP state is {s.state}",

@@ -7,6 +7,7 @@ returns the canonical tokens (None: the tokens as written). The longest matching
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import re
 from collections.abc import Callable
@@ -228,6 +229,49 @@ def _random_detect(t: list[str], neg: bool) -> None:
         need_int(t, 9, 1, 100)
 
 
+def sha512_crypt(clear: str, salt_from: str) -> str:
+    """`$6$<salt>$<hash>`, the SHA-512 crypt EOS stores a `secret` as; the salt is derived from `salt_from` so the
+    same config renders the same text (EOS draws a random one)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import crypt
+
+    alphabet = "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+    digest = hashlib.sha256(salt_from.encode()).digest()
+    salt = "".join(alphabet[b % 64] for b in digest[:16])
+    return crypt.crypt(clear, f"$6${salt}$")
+
+
+def _username(t: list[str], neg: bool) -> list[str] | None:
+    """`username NAME ... secret [0] CLEAR` is stored as `secret sha512 $6$...`, as EOS stores it."""
+    if "secret" not in t:
+        return None
+    i = t.index("secret")
+    if i + 1 >= len(t):
+        raise bad(t, i + 1)
+    if t[i + 1] in ("sha512", "5"):
+        if i + 2 >= len(t):
+            raise bad(t, i + 2)
+        return None
+    clear_at = i + 2 if t[i + 1] == "0" else i + 1
+    if clear_at >= len(t):
+        raise bad(t, clear_at)
+    return t[:i + 1] + ["sha512", sha512_crypt(t[clear_at], t[1] + t[clear_at])] + t[clear_at + 1:]
+
+
+def hash_secrets(text: str) -> str:
+    """A config text with every clear-text user secret replaced by its stored sha512 form."""
+    out = []
+    for line in text.splitlines(keepends=True):
+        if line.startswith("username ") and " secret " in line:
+            body = line.rstrip("\n")
+            line = " ".join(_username(body.split(), False) or body.split()) + line[len(body):]
+        out.append(line)
+    return "".join(out)
+
+
 _BGP = ("router-bgp", "address-family")
 RULES: tuple[Rule, ...] = (
     Rule(("interface",), ("mtu",), _mtu),
@@ -246,6 +290,7 @@ RULES: tuple[Rule, ...] = (
     Rule(_BGP, ("redistribute",), _redistribute, negated=True),
     Rule(_BGP, ("network",), _network),
     Rule(("global",), ("hostname",), _one_arg),
+    Rule(("global",), ("username",), _username),
     Rule(("global",), ("qos", "map", "dscp"), _dscp_map),
     Rule(("global",), ("ip", "route"), _ip_route),
     Rule(("global",), ("ip", "routing"), _ip_routing, negated=True),

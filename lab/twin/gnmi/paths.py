@@ -107,7 +107,10 @@ def sonic_tables(fabric: Fabric, dev: str, running: Mapping[str, Any], now: floa
     queues: dict[str, dict[str, str]] = {}
     pfcwd: dict[str, dict[str, str]] = {}
     for port, alias in sorted(aliases.items()):     # every port of CONFIG_DB, as the counter tables have them
-        fields: dict[str, str] = {"SAI_PORT_STAT_IF_IN_OCTETS": "0", "SAI_PORT_STAT_IF_OUT_OCTETS": "0"}
+        in_octets, in_pkts, out_octets, out_pkts = fabric.traffic(dev, port)
+        fields: dict[str, str] = {"SAI_PORT_STAT_IF_IN_OCTETS": str(in_octets), "SAI_PORT_STAT_IF_OUT_OCTETS":
+                                  str(out_octets), "SAI_PORT_STAT_IF_IN_UCAST_PKTS": str(in_pkts),
+                                  "SAI_PORT_STAT_IF_OUT_UCAST_PKTS": str(out_pkts)}
         pfc = fabric.pfc_counters(dev, port, now)
         drops = fabric.queue_drops(dev, port, now)
         fields["SAI_PORT_STAT_IF_OUT_DISCARDS"] = str(sum(drops.values()))

@@ -19,7 +19,7 @@ class LinuxPersonality:
     credentials = ("admin", "admin")
     channels = (API_CHANNEL,)
     gnmi_models: tuple[tuple[str, str, str], ...] = ()
-    fault_kinds = frozenset(KINDS)
+    fault_kinds = frozenset(KINDS) - {"appl_lag", "commit_rejected"}   # a server has no config commits
 
     def port_name(self, endpoint: str, port_map: list[str]) -> str | None:
         return endpoint

@@ -109,6 +109,10 @@ def _simple(dev: Device, argv: list[str], stdin: str | None, last_rc: int) -> tu
     else:
         rc, out, err = dev.run(argv, stdin)
     if target is not None:
+        write = getattr(dev, "special_write", None)
+        done = write(target, out) if write is not None and rc == 0 else None
+        if done is not None:          # a kernel file (sysfs, configfs): the device takes the value or refuses it
+            return done[0], "", err + done[1]
         dev.files[target] = (dev.files.get(target, "") if append else "") + out
         out = ""
     return rc, out, err

@@ -40,7 +40,7 @@ class Addressing(Links):
         def build() -> dict[str, str]:
             st = self.states.get(dev)
             out: dict[str, str] = {}
-            if not st or not self.reachable(dev):
+            if not st:
                 return out
             for name, pfx in st.loopbacks.items():
                 out.setdefault(str(_iface(pfx).network), name)

@@ -51,6 +51,15 @@ class _Session:
 
 
 
+def message_counts(s: BgpSessionView, now: float, keepalive_s: float) -> tuple[int, int]:
+    """(received, sent) BGP messages of a session at `now`: OPEN and the first KEEPALIVE, an UPDATE per prefix
+    and End-of-RIB each way, then a KEEPALIVE every keepalive_s while it stays Established (0 before it ever was)."""
+    if s.state != "Established":
+        return 0, 0
+    ticks = int(max(0.0, now - s.since) / keepalive_s)
+    return 3 + s.prefixes_received + ticks, 3 + s.prefixes_sent + ticks
+
+
 class Bgp(Addressing):
     def _session_check(self, dev: str, peer_ip: str) -> tuple[str, str, str | None, str | None, str | None]:
         """(state, idle_reason, peer_device, local_ip, port) of dev's configured neighbor peer_ip."""
@@ -60,7 +69,7 @@ class Bgp(Addressing):
         if nb.shutdown:
             return "Idle", "Administratively shut down", None, None, None
         port = self._local_if_for(dev, peer_ip)
-        if port is None or not self.reachable(dev):
+        if port is None:
             return "Active", "", None, None, None
         local_ip = st.interfaces[port].ipv4.split("/")[0]  # type: ignore[union-attr]
         far = self.peer(dev, port)
@@ -214,6 +223,19 @@ class Bgp(Addressing):
         for gone in set(self._session_since) - seen:
             del self._session_since[gone]
         self._tracked_key = key
+
+    def timers(self, dev: str, s: BgpSessionView) -> tuple[int, int]:
+        """(keepalive, hold) seconds a session of `dev` negotiates: the lower hold time of both ends, and the
+        local keepalive unless it exceeds a third of that hold time (RFC 4271 4.2)."""
+        st = self.states[dev]
+        assert st.bgp is not None
+        mine = st.bgp.neighbors[s.peer_ip]
+        hold = mine.hold_s
+        pst = self.states.get(s.peer_device) if s.peer_device else None
+        theirs = pst.bgp.neighbors.get(s.local_ip or "") if pst and pst.bgp else None
+        if theirs is not None:
+            hold = min(hold, theirs.hold_s)
+        return min(mine.keepalive_s, hold // 3) if hold else 0, hold
 
     def bgp_sessions(self, dev: str) -> list[BgpSessionView]:
         st = self.states.get(dev)

@@ -30,6 +30,8 @@ class FabricCore:
         self._tracked_key: tuple[int, int] = (-1, -1)
         # (device, watermark kind) -> when the device's watermarks of that kind were last cleared
         self._wm_cleared: dict[tuple[str, str], float] = {}
+        # (device, port) -> [in octets, in packets, out octets, out packets] the probes' traffic added
+        self._traffic: dict[Port, list[int]] = {}
 
     # ---- inputs -------------------------------------------------------------------------------
     def set_state(self, device: str, state: DeviceState) -> None:

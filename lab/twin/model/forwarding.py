@@ -7,6 +7,7 @@ import zlib
 from dataclasses import dataclass, field
 
 from nr_run.lab.twin.model.bgp import Bgp
+from nr_run.lab.twin.model.core import Port
 from nr_run.lab.twin.model.route import NextHop, Route
 
 
@@ -20,12 +21,15 @@ class PingResult:
 
 
 
+ETHERNET_OVERHEAD = 18      # Ethernet header and FCS on top of the IP packet
+
+
 class Forwarding(Bgp):
     def routes(self, dev: str) -> dict[str, Route]:
         """The RIB: connected, static (resolvable), BGP (ECMP), best distance per prefix."""
         def build() -> dict[str, Route]:
             st = self.states.get(dev)
-            if not st or not self.reachable(dev):
+            if not st:
                 return {}
             rib: dict[str, Route] = {}
             for pfx, name in self.connected(dev).items():
@@ -81,8 +85,10 @@ class Forwarding(Bgp):
                 return best
         return None
 
-    def _trace(self, dev: str, src: str, dst: str, size: int, df: bool) -> tuple[str, list[str]]:
-        """Walk the forwarding path; returns ("", hops) on delivery or (reason, hops)."""
+    def _trace(self, dev: str, src: str, dst: str, size: int, df: bool,
+               links: list[tuple[Port, Port, int]] | None = None) -> tuple[str, list[str]]:
+        """Walk the forwarding path; returns ("", hops) on delivery or (reason, hops). links, when given, gets each
+        cable the packet crossed: (egress port, ingress port, bytes on the wire)."""
         owners = self.owners()
         packet = size + 28
         cur, hops = dev, [dev]
@@ -91,7 +97,7 @@ class Forwarding(Bgp):
             if owner and owner[0] == cur:
                 return "", hops
             st = self.states.get(cur)
-            if st is None or not self.reachable(cur):
+            if st is None:
                 return f"{cur} unreachable", hops
             if cur != dev and not st.ip_routing:
                 return f"{cur} does not forward", hops
@@ -126,6 +132,8 @@ class Forwarding(Bgp):
                 return f"{far[0]}:{far[1]} MTU {pif.mtu} drops {packet}-byte packets", hops
             if nh.ip is None and tgt_owner is None:
                 return f"{target} does not answer on {cur}:{nh.interface}", hops
+            if links is not None:
+                links.append(((cur, nh.interface), far, packet + ETHERNET_OVERHEAD))
             cur = far[0]
             hops.append(cur)
         return "TTL exceeded", hops
@@ -158,11 +166,15 @@ class Forwarding(Bgp):
         src = src_ip or self.source_for(dev, dst)
         if src is None:
             return PingResult(count, 0, "Network is unreachable")
-        err, path = self._trace(dev, src, dst, size, df)
+        there: list[tuple[Port, Port, int]] = []
+        err, path = self._trace(dev, src, dst, size, df, there)
         if not err:
-            back_err, back = self._trace(owners[dst][0], dst, src, size, df)
+            back: list[tuple[Port, Port, int]] = []
+            back_err, back_path = self._trace(owners[dst][0], dst, src, size, df, back)
+            self.record_traffic(there, count)       # the echo requests crossed these cables
             if back_err:
-                return PingResult(count, 0, "reply lost: " + back_err, src, path + back[1:])
+                return PingResult(count, 0, "reply lost: " + back_err, src, path + back_path[1:])
+            self.record_traffic(back, count)
             return PingResult(count, count, "", src, path)
         return PingResult(count, 0, err, src, path)
 

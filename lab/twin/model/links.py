@@ -15,10 +15,30 @@ class LldpNeighbor:
     neighbor_port: str      # the port ID the neighbor sends (its interface name, or SONiC's PORT alias)
     neighbor_port_descr: str = ""
     port_id_subtype: str = "ifname"     # LLDP port ID subtype: ifname (interface name) | local (locally assigned)
+    chassis_mac: str = ""               # the neighbor's system MAC (its LLDP chassis ID)
 
 
 
 class Links(FabricCore):
+    def record_traffic(self, crossed: list[tuple[Port, Port, int]], packets: int) -> None:
+        """`packets` packets crossed each (egress, ingress, bytes per packet) cable: the ports' counters move."""
+        for egress, ingress, size in crossed:
+            out = self._traffic.setdefault(egress, [0, 0, 0, 0])
+            out[2] += packets * size
+            out[3] += packets
+            into = self._traffic.setdefault(ingress, [0, 0, 0, 0])
+            into[0] += packets * size
+            into[1] += packets
+
+    def traffic(self, dev: str, port: str) -> tuple[int, int, int, int]:
+        """(in octets, in packets, out octets, out packets) of a port: what pings and RDMA tests sent through it."""
+        c = self._traffic.get((dev, port), [0, 0, 0, 0])
+        return c[0], c[1], c[2], c[3]
+
+    def clear_traffic(self) -> None:
+        """A lab reset: every device boots with zero counters."""
+        self._traffic.clear()
+
     def cabling(self) -> dict[Port, Port]:
         """(dev, port) -> far end, after cable-swap faults."""
         def build() -> dict[Port, Port]:
@@ -48,14 +68,14 @@ class Links(FabricCore):
         return bool(ifs and ifs.admin_up)
 
     def link_up(self, dev: str, port: str) -> bool:
-        """Both ends admin up, cabled, no link-down fault on either end, both devices reachable."""
+        """Both ends admin up, cabled, no link-down fault on either end (an unreachable management plane does
+        not touch the data plane: its links stay up and keep forwarding)."""
         far = self.peer(dev, port)
         if far is None:
             return False
         pdev, pport = far
         return (self._port_admin_up(dev, port) and self._port_admin_up(pdev, pport)
-                and not self.faults.is_link_down(dev, port) and not self.faults.is_link_down(pdev, pport)
-                and self.reachable(dev) and self.reachable(pdev))
+                and not self.faults.is_link_down(dev, port) and not self.faults.is_link_down(pdev, pport))
 
     def lldp_neighbors(self, dev: str) -> list[LldpNeighbor]:
         out = []
@@ -68,7 +88,8 @@ class Links(FabricCore):
                 port_id = ifs.lldp_port_id if ifs and ifs.lldp_port_id else far[1]
                 descr = ifs.description if ifs else ""
                 subtype = "local" if ifs and ifs.lldp_port_id else "ifname"
-                out.append(LldpNeighbor(port, far[0], st.hostname if st else far[0], port_id, descr, subtype))
+                out.append(LldpNeighbor(port, far[0], st.hostname if st else far[0], port_id, descr, subtype,
+                                        st.system_mac if st else ""))
         return out
 
     def link_times(self, dev: str, port: str) -> tuple[float | None, float | None]:

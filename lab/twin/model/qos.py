@@ -49,7 +49,33 @@ class Qos(Links):
                 prio = out[int(f.params["priority"])]
                 prio["tx"] += self._grown(f, PFC_STORM_FRAMES_PER_S, now)
                 prio["tx_us"] += int(f.active_s(now) * 1_000_000)
+        # PFC-only backpressure: a lossless queue congested without ECN on another port of a device makes it
+        # pause its senders on every PFC port (this one sends; the port facing such a device receives)
+        for side, owner, facing in [("tx", dev, port)] + ([("rx", far[0], far[1])] if far else []):
+            for f in self.faults.counted("congestion", device=owner):
+                q = int(f.params["queue"]) % 8
+                if f.params.get("port") != facing and q in ifs.pfc_priorities and \
+                        self.paced(owner, str(f.params.get("port")), q):
+                    out[q][side] += self._grown(f, PFC_STORM_FRAMES_PER_S / 10, now)
+                    out[q][f"{side}_us"] += int(f.active_s(now) * 500_000)
         return out
+
+    def paced(self, dev: str, port: str, q: int) -> bool:
+        """A congested lossless queue without ECN marking (a PFC-only design): the device holds it by pausing
+        its senders instead of dropping, as long as every other cabled port pauses its far end on `q` (PFC on
+        at both ends). A sender with PFC off ignores the pauses: the queue then drops."""
+        ifs = self._ifstate(dev, port)
+        if not ifs or q in ifs.ecn or q not in ifs.pfc_priorities:
+            return False
+        node = self.topology.nodes.get(dev)
+        for p in node.ports if node else ():
+            if p == port or not self.link_up(dev, p):
+                continue
+            mine, far = self._ifstate(dev, p), self.peer(dev, p)
+            theirs = self._ifstate(*far) if far else None
+            if not mine or not theirs or q not in mine.pfc_priorities or q not in theirs.pfc_priorities:
+                return False
+        return True
 
     def watchdog_status(self, dev: str, port: str, now: float | None = None) -> dict[int, dict[str, int | bool]]:
         """Per lossless priority: whether the watchdog holds the queue stormed now, storms detected and
@@ -81,7 +107,8 @@ class Qos(Links):
         return out
 
     def queue_drops(self, dev: str, port: str, now: float | None = None) -> dict[int, int]:
-        """Egress drops per queue: lossless-drop faults, congestion without ECN, watchdog drops."""
+        """Egress drops per queue: lossless-drop faults, congestion without ECN (unless PFC paces it: see
+        paced), watchdog drops."""
         now = time.time() if now is None else now
         out = dict.fromkeys(range(8), 0)
         ifs = self._ifstate(dev, port)
@@ -91,7 +118,7 @@ class Qos(Links):
             out[int(f.params["queue"]) % 8] += self._grown(f, DROPS_PER_S, now)
         for f in self.faults.counted("congestion", device=dev, port=port):
             q = int(f.params["queue"]) % 8
-            if q not in ifs.ecn:
+            if q not in ifs.ecn and not self.paced(dev, port, q):
                 out[q] += self._grown(f, DROPS_PER_S, now)
         for prio, wd in self.watchdog_status(dev, port, now).items():
             out[prio] += int(wd["droppedPackets"])
@@ -106,7 +133,8 @@ class Qos(Links):
         out = {int(f.params["queue"]) % 8 for f in self.faults.of("lossless_drops", device=dev, port=port)
                if f.active(now)}
         out |= {int(f.params["queue"]) % 8 for f in self.faults.of("congestion", device=dev, port=port)
-                if f.active(now) and int(f.params["queue"]) % 8 not in ifs.ecn}
+                if f.active(now) and int(f.params["queue"]) % 8 not in ifs.ecn
+                and not self.paced(dev, port, int(f.params["queue"]) % 8)}
         wd = ifs.watchdog
         if wd and wd.action == "drop":
             out |= {p for p, st in self.watchdog_status(dev, port, now).items() if st["stormDetected"]}

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from nr_run.lab.twin.fabric import Fabric
-from nr_run.lab.twin.sonic import factory, gcu, show, show_ops, watermarks
+from nr_run.lab.twin.sonic import config_cli, factory, gcu, show, show_ops, watermarks
 from nr_run.lab.twin.sonic.interpret import to_state
 from nr_run.lab.twin.sonic.release import version_string
 from nr_run.lab.twin.topology import Node
@@ -22,9 +22,16 @@ STARTUP = "/etc/sonic/config_db.json"
 Result = tuple[int, str, str]
 
 
+# A startup config_db holding any of these is a whole switch config: the switch boots it as it is.
+CONFIGURED_TABLES = ("BUFFER_POOL", "BUFFER_PROFILE", "BUFFER_PG", "BUFFER_QUEUE", "PORT_QOS_MAP", "QUEUE")
+
+
 def boot_config(node: Node) -> dict[str, Any]:
-    """First boot: the HWSKU's factory day 0 (factory.py) with the topology's startup config_db loaded onto it
-    key by key, as `config load` does; a HWSKU the twin has no folder for boots the startup config alone."""
+    """First boot. A startup config_db that carries buffers or QoS is a whole config and is booted as it is
+    (config_db.json replaced, as containerlab's startup-config does); a bare day-0 file (metadata, management,
+    ports: what `nr-run lab topology` writes) is loaded key by key onto the HWSKU's factory day 0
+    (factory.py), as `config load` on a factory switch does; a HWSKU the twin has no folder for boots the file
+    alone."""
     doc = None
     if node.startup_config:
         try:
@@ -33,6 +40,8 @@ def boot_config(node: Node) -> dict[str, Any]:
             doc = None
     if not isinstance(doc, dict):
         return factory_config(node)
+    if any(doc.get(table) for table in CONFIGURED_TABLES):
+        return doc
     hwsku = str(doc.get("DEVICE_METADATA", {}).get("localhost", {}).get("hwsku", ""))
     base = factory.day0(hwsku)
     if base is None:
@@ -129,7 +138,9 @@ class SonicDevice:
             tmp.replace(self.state_file)
 
     def publish(self) -> None:
-        self.fabric.set_state(self.node.name, to_state(self.running, self.node.name))
+        st = to_state(self.running, self.node.name)
+        st.system_mac = st.system_mac or _mac(self.node.name)     # DEVICE_METADATA mac, else the image's
+        self.fabric.set_state(self.node.name, st)
 
     def set_running(self, db: dict[str, Any]) -> None:
         self.appl_prev, self.appl_changed = self.running, time.time()    # APPL_DB lags under `appl_lag`
@@ -209,6 +220,12 @@ class SonicDevice:
         if not pos:
             return 2, "", "Usage: config [OPTIONS] COMMAND [ARGS]...\n"
         verb, rest = pos[0], pos[1:]
+        if flags & {"-h", "--help", "-?"}:
+            shown = config_cli.help_text(verb)
+            if shown is not None:
+                return shown
+        if verb == "apply-patch" and not rest:
+            return config_cli.usage_error("apply-patch", "Missing argument 'PATCH_FILE_PATH'.")
         if verb in ("apply-patch", "replace") and rest and not dry and \
                 self.fabric.faults.commit_rejected(self.node.name):     # the fault applies to every platform
             what = "apply patch" if verb == "apply-patch" else "replace config"
@@ -270,6 +287,9 @@ class SonicDevice:
             self.files[STARTUP] = json.dumps(self.running, indent=4, sort_keys=True) + "\n"
             self.save()
             return 0, f"Running command: /usr/local/bin/sonic-cfggen -d --print-data > {STARTUP}\n", ""
+        done = config_cli.run(self, verb, rest)
+        if done is not None:
+            return done
         return 2, "", f"Error: No such command \"{verb}\".\n"
 
     # ------------------------------------------------------------ systemd (revert timer)

@@ -20,6 +20,10 @@ def _prios(text: str) -> set[int]:
     return {int(p) for p in text.split(",") if p.strip().isdigit()}
 
 
+def _seconds(value: Any, default: int) -> int:
+    return int(value) if str(value).isdigit() else default
+
+
 def _qindexes(idx: str) -> list[int]:
     lo, _, hi = idx.partition("-")
     return list(range(int(lo), int(hi or lo) + 1))
@@ -27,7 +31,7 @@ def _qindexes(idx: str) -> list[int]:
 
 def to_state(db: dict[str, dict[str, Any]], default_hostname: str) -> DeviceState:
     meta = db.get("DEVICE_METADATA", {}).get("localhost", {})
-    st = DeviceState(hostname=meta.get("hostname", default_hostname))
+    st = DeviceState(hostname=meta.get("hostname", default_hostname), system_mac=str(meta.get("mac", "")))
     for key in db.get("LOOPBACK_INTERFACE", {}):
         name, _, pfx = key.partition("|")
         if pfx and "." in pfx:
@@ -106,6 +110,8 @@ def to_state(db: dict[str, dict[str, Any]], default_hostname: str) -> DeviceStat
             down = f.get("admin_status", "down" if meta.get("default_bgp_status") == "down" else "up") == "down"
             bgp.neighbors[ip] = BgpNeighborConfig(remote_as=int(f["asn"]) if str(f.get("asn", "")).isdigit() else None,
                                                   description=f.get("name", ""), shutdown=down,
-                                                  peer_group="PEER_V4")
+                                                  peer_group="PEER_V4",
+                                                  keepalive_s=_seconds(f.get("keepalive"), 60),
+                                                  hold_s=_seconds(f.get("holdtime"), 180))
         st.bgp = bgp
     return st

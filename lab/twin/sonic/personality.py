@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from nr_run.lab.twin.faults import KINDS
 from nr_run.lab.twin.personality import API_CHANNEL, GNMI_CHANNEL, Leaf
-from nr_run.lab.twin.topology import port_sort
+from nr_run.lab.twin.topology import natural_key
 
 if TYPE_CHECKING:
     from nr_run.lab.twin.fabric import Fabric
@@ -34,7 +34,8 @@ class SonicPersonality:
         return f"Ethernet{4 * (int(m.group(1)) - 1)}" if m else None
 
     def port_map(self, startup: str | None) -> list[str]:
-        """Front-panel ports in index order, from the startup config_db."""
+        """Front-panel ports in the order of the SKU's port_config.ini rows, from the startup config_db: by index,
+        and the ports sharing a cage's index (two 400G halves of an 800G OSFP) by name number."""
         if not startup:
             return []
         try:
@@ -42,9 +43,9 @@ class SonicPersonality:
         except ValueError:
             return []
 
-        def order(item: tuple[str, dict]) -> tuple[int, list]:
+        def order(item: tuple[str, dict]) -> tuple[int, list[int | str]]:
             index = str(item[1].get("index", ""))
-            return (int(index) if index.isdigit() else 1 << 30, port_sort([item[0]]))
+            return (int(index) if index.isdigit() else 1 << 30, natural_key(item[0]))
 
         return [name for name, _ in sorted(ports.items(), key=order)]
 

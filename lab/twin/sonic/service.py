@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from nr_run.lab.twin.faults import FaultError
 from nr_run.lab.twin.linux import sshd
 from nr_run.lab.twin.platforms import LabContext
 from nr_run.lab.twin.sonic.device import SonicDevice
@@ -44,7 +45,9 @@ class SonicService:
         from nr_run.lab.twin.linux import shell
         dev = self.devices[node]
         for line in lines:
-            shell.execute(dev, line)
+            rc, out, err = shell.execute(dev, line)
+            if rc:
+                raise FaultError(f"drift: {node}: `{line}` failed (exit {rc}): {(err or out).strip()}")
 
     def reboot(self, node: str) -> None:
         self.devices[node].reboot()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import time
 from typing import TYPE_CHECKING, Any
@@ -111,7 +112,24 @@ def show(dev: SonicDevice, args: list[str]) -> Result:
         return show_ops.bgp_summary_table(dev)
     if words[:1] == ["pfcwd"]:
         return pfcwd(dev, ["show"] + words[1:])
+    if cmd == "ecn":                    # sonic-utilities: `show ecn` runs `ecnconfig -l`
+        return ecnconfig(dev, ["-l"])
+    if cmd == "buffer_pool":            # a click group: without a subcommand it prints its help
+        return 0, BUFFER_POOL_HELP, ""
     return 2, "", f"Error: No such command \"{' '.join(words[:1])}\".\n"
+
+
+BUFFER_POOL_HELP = """Usage: show buffer_pool [OPTIONS] COMMAND [ARGS]...
+
+  Show details of the buffer pools
+
+Options:
+  -h, -?, --help  Show this message and exit.
+
+Commands:
+  persistent-watermark  Show persistent WM for buffer pools
+  watermark             Show user WM for buffer pools
+"""
 
 
 def _more(dev: SonicDevice, words: list[str]) -> Result | None:
@@ -160,12 +178,14 @@ def vtysh(dev: SonicDevice, command: str) -> Result:
         if not st or not st.bgp:
             return 0, "{}\n", ""
         peers: dict[str, Any] = {}
+        from nr_run.lab.twin.sonic.show_ops import msgs
+
         for s in dev.fabric.bgp_sessions(name):
             est = s.state == "Established"
             up = int(time.time() - s.since)
             peers[s.peer_ip] = {
                 "hostname": s.peer_device or "", "remoteAs": s.remote_as or 0, "localAs": s.local_as, "version": 4,
-                "msgRcvd": 10 + up // 3 if est else 0, "msgSent": 10 + up // 3 if est else 0, "tableVersion": 0,
+                "msgRcvd": msgs(dev, s)[0], "msgSent": msgs(dev, s)[1], "tableVersion": 0,
                 "outq": 0, "inq": 0, "peerUptime": _frr_uptime(up) if est else "never",
                 "peerUptimeMsec": up * 1000 if est else 0, "pfxRcd": s.prefixes_received, "pfxSnt": s.prefixes_sent,
                 "state": s.state if s.state != "Idle" or not s.idle_reason else "Idle (Admin)",
@@ -178,7 +198,13 @@ def vtysh(dev: SonicDevice, command: str) -> Result:
         return 0, json.dumps({"ipv4Unicast": summary}, indent=2) + "\n", ""
     if words[:3] == ["show", "ip", "route"] and "json" in words:
         out: dict[str, list] = {}
-        for pfx, r in dev.fabric.routes(name).items():
+        table = dev.fabric.routes(name)
+        if len(words) == 5:       # `show ip route <prefix|address> json`: that prefix, or the longest match
+            found = _route_lookup(dev, table, words[3])
+            if found is None:
+                return 0, "{}\n", ""
+            table = {found: table[found]}
+        for pfx, r in table.items():
             proto = {"connected": "connected", "static": "static", "bgp": "bgp"}[r.protocol]
             out[pfx] = [{"prefix": pfx, "protocol": proto, "selected": True, "installed": True,
                          "distance": {"bgp": 20, "static": 1}.get(proto, 0), "metric": 0,
@@ -193,6 +219,18 @@ def vtysh(dev: SonicDevice, command: str) -> Result:
     if text is not None:
         return text
     return 1, "", f"% Unknown command: {command}\n"
+
+
+def _route_lookup(dev: SonicDevice, table: dict[str, Any], target: str) -> str | None:
+    """The prefix FRR shows for `show ip route <target>`: the prefix itself, or an address' longest match."""
+    try:
+        net = ipaddress.ip_network(target, strict=False)
+    except ValueError:
+        return None
+    if "/" in target:
+        return str(net) if str(net) in table else None
+    route = dev.fabric.lookup(dev.node.name, target)
+    return route.prefix if route is not None else None
 
 
 def _frr_uptime(secs: int) -> str:

@@ -17,6 +17,8 @@ import time
 import zlib
 from typing import TYPE_CHECKING, Any
 
+from nr_run.lab.twin.model.bgp import message_counts
+from nr_run.lab.twin.sonic import gcu
 from nr_run.lab.twin.sonic.release import version_string
 from nr_run.lab.twin.sonic.show import _frr_running, _kv, _ports, table
 
@@ -43,8 +45,9 @@ def counters(dev: SonicDevice, errors_only: bool) -> Result:
         if errors_only:
             rows.append([p, state, "0", "0", "0", "0", f"{drops:,}", "0"])
         else:
-            rows.append([p, state, "0", "0.00 B/s", "0.00%", "0", "0", "0", "0", "0.00 B/s", "0.00%", "0",
-                         f"{drops:,}", "0"])
+            _, in_pkts, _, out_pkts = dev.fabric.traffic(dev.node.name, p)
+            rows.append([p, state, f"{in_pkts:,}", "0.00 B/s", "0.00%", "0", "0", "0", f"{out_pkts:,}", "0.00 B/s",
+                         "0.00%", "0", f"{drops:,}", "0"])
     head = (["IFACE", "STATE", "RX_ERR", "RX_DRP", "RX_OVR", "TX_ERR", "TX_DRP", "TX_OVR"] if errors_only else
             ["IFACE", "STATE", "RX_OK", "RX_BPS", "RX_UTIL", "RX_ERR", "RX_DRP", "RX_OVR", "TX_OK", "TX_BPS",
              "TX_UTIL", "TX_ERR", "TX_DRP", "TX_OVR"])
@@ -122,8 +125,9 @@ def bgp_summary_table(dev: SonicDevice) -> Result:
     sessions = dev.fabric.bgp_sessions(dev.node.name)
     for s in sessions:
         est, up, state = _session_row(s)
-        rows.append([s.peer_ip, "4", str(s.remote_as or 0), str(10 + up // 3 if est else 0),
-                     str(10 + up // 3 if est else 0), "0", "0", "0", _uptime(up) if est else "never", state,
+        received, sent = msgs(dev, s)
+        rows.append([s.peer_ip, "4", str(s.remote_as or 0), str(received),
+                     str(sent), "0", "0", "0", _uptime(up) if est else "never", state,
                      s.description or s.peer_device or "NotAvailable"])
     head = ["Neighbhor", "V", "AS", "MsgRcvd", "MsgSent", "TblVer", "InQ", "OutQ", "Up/Down", "State/PfxRcd",
             "NeighborName"]
@@ -148,12 +152,17 @@ def frr_bgp_summary(dev: SonicDevice) -> Result:
            "Neighbor        V         AS   MsgRcvd   MsgSent   TblVer  InQ OutQ  Up/Down State/PfxRcd   PfxSnt Desc"]
     for s in sessions:
         est, up, state = _session_row(s)
-        msgs = 10 + up // 3 if est else 0
-        out.append(f"{s.peer_ip:<15} 4 {s.remote_as or 0:>10} {msgs:>9} {msgs:>9} {0:>8} {0:>4} {0:>4} "
+        received, sent = msgs(dev, s)
+        out.append(f"{s.peer_ip:<15} 4 {s.remote_as or 0:>10} {received:>9} {sent:>9} {0:>8} {0:>4} {0:>4} "
                    f"{_uptime(up) if est else 'never':>8} {state:>12} {s.prefixes_sent if est else 0:>8} "
                    f"{s.description or 'N/A'}")
     out += ["", f"Total number of neighbors {len(sessions)}"]
     return 0, "\n".join(out) + "\n", ""
+
+
+def msgs(dev: SonicDevice, s: Any) -> tuple[int, int]:
+    """(received, sent) BGP messages of a session, from its negotiated keepalive (model.bgp.message_counts)."""
+    return message_counts(s, time.time(), dev.fabric.timers(dev.node.name, s)[0] or 60)
 
 
 def _uptime(secs: int) -> str:
@@ -170,15 +179,22 @@ def frr_ip_route(dev: SonicDevice) -> Result:
            "       f - OpenFabric,",
            "       > - selected route, * - FIB route, q - queued, r - rejected, b - backup",
            "       t - trapped, o - offload failure", ""]
+    now = time.time()
+    since = {s.peer_ip: s.since for s in dev.fabric.bgp_sessions(dev.node.name)}
     for pfx, r in dev.fabric.routes(dev.node.name).items():
         code = {"connected": "C", "static": "S", "bgp": "B"}[r.protocol]
         dist = {"connected": "", "static": " [1/0]", "bgp": " [20/0]"}[r.protocol]
+        # a route's age: since the session it came from was established (a BGP route), else since the device booted
+        # or its link last came back
+        learned = max([dev.boot_time] + [since.get(nh.ip or "", 0.0) for nh in r.next_hops]
+                      + [dev.fabric.link_times(dev.node.name, nh.interface)[1] or 0.0 for nh in r.next_hops])
+        age = _uptime(int(now - learned))
         if not r.next_hops:
-            out.append(f"{code}>* {pfx}{dist} unreachable (blackhole), 00:10:00")
+            out.append(f"{code}>* {pfx}{dist} unreachable (blackhole), {age}")
         for i, nh in enumerate(r.next_hops):
             lead = f"{code}>* {pfx}{dist}" if i == 0 else " " * (len(code) + 3 + len(pfx) + len(dist)) + "*"
             via = f"via {nh.ip}, {nh.interface}" if nh.ip else f"is directly connected, {nh.interface}"
-            out.append(f"{lead} {via}, 00:10:00")
+            out.append(f"{lead} {via}, {age}")
     return 0, "\n".join(out) + "\n", ""
 
 
@@ -187,13 +203,14 @@ def running_bgp(dev: SonicDevice) -> Result:
 
 
 def lldp_neighbors(dev: SonicDevice) -> Result:
-    from nr_run.lab.twin.sonic.device import _mac  # the MAC a SONiC node's DEVICE_METADATA gets at day 0
-
     rule = "-" * 79
     out = [rule, "LLDP neighbors:", rule]
-    for n in dev.fabric.lldp_neighbors(dev.node.name):
-        out += [f"Interface:    {n.port}, via: LLDP, RID: 1, Time: 0 day, 00:10:00", "  Chassis:",
-                f"    ChassisID:    mac {_mac(n.device)}", f"    SysName:      {n.hostname}",
+    now = time.time()
+    for rid, n in enumerate(dev.fabric.lldp_neighbors(dev.node.name), 1):
+        seen = int(now - max(dev.boot_time, dev.fabric.link_times(dev.node.name, n.port)[1] or 0.0))
+        out += [f"Interface:    {n.port}, via: LLDP, RID: {rid}, Time: {seen // 86400} day, "
+                f"{seen % 86400 // 3600:02d}:{seen % 3600 // 60:02d}:{seen % 60:02d}", "  Chassis:",
+                f"    ChassisID:    mac {n.chassis_mac}", f"    SysName:      {n.hostname}",
                 "    Capability:   Router, on", "  Port:", f"    PortID:       {n.port_id_subtype} {n.neighbor_port}",
                 f"    PortDescr:    {n.neighbor_port_descr or n.neighbor_port}", "    TTL:          120", rule]
     return 0, "\n".join(out) + "\n", ""
@@ -234,9 +251,20 @@ def _config_keys(dev: SonicDevice) -> dict[str, dict[str, Any]]:
             if isinstance(entries, dict) for key, fields in entries.items() if isinstance(fields, dict)}
 
 
-def _redis(dev: SonicDevice, db: int, words: list[str]) -> Result:
-    """The read commands engineers use on CONFIG_DB (others: empty, as the twin keeps no other database)."""
-    keys = _config_keys(dev) if db == 4 else {}
+def _appl_keys(dev: SonicDevice) -> dict[str, dict[str, Any]]:
+    """APPL_DB as the daemons wrote it: the CONFIG_DB tables they copy, PORT_TABLE with the port's oper_status."""
+    keys: dict[str, dict[str, Any]] = gcu.appl_db(dev)
+    for key, fields in keys.items():
+        if key.startswith("PORT_TABLE:"):
+            port = key.split(":", 1)[1]
+            fields["oper_status"] = "up" if dev.fabric.link_up(dev.node.name, port) else "down"
+    return keys
+
+
+def _redis(dev: SonicDevice, db: int, words: list[str], as_dict: bool = False) -> Result:
+    """The read commands engineers use on CONFIG_DB and APPL_DB (others: empty). as_dict: HGETALL prints a Python
+    dict literal, as sonic-db-cli does (redis-cli prints field and value lines)."""
+    keys = _config_keys(dev) if db == 4 else _appl_keys(dev) if db == 0 else {}
     if not words:
         return 1, "", "(error) ERR wrong number of arguments\n"
     verb = words[0].upper()
@@ -247,6 +275,8 @@ def _redis(dev: SonicDevice, db: int, words: list[str]) -> Result:
         return 0, "".join(f"{k}\n" for k in found), ""
     if verb == "HGETALL" and len(words) == 2:
         fields = keys.get(words[1], {})
+        if as_dict:
+            return 0, repr({str(k): str(v) for k, v in sorted(fields.items())}) + "\n", ""
         return 0, "".join(f"{k}\n{v}\n" for k, v in sorted(fields.items())), ""
     if verb == "HGET" and len(words) == 3:
         value = keys.get(words[1], {}).get(words[2])
@@ -273,7 +303,7 @@ def redis_cli(dev: SonicDevice, args: list[str]) -> Result:
 def sonic_db_cli(dev: SonicDevice, args: list[str]) -> Result:
     if not args or args[0] not in DB_NUMBERS:
         return 1, "", f"Invalid database name input : '{args[0] if args else ''}'\n"
-    return _redis(dev, DB_NUMBERS[args[0]], args[1:])
+    return _redis(dev, DB_NUMBERS[args[0]], args[1:], as_dict=True)
 
 
 def sonic_cfggen(dev: SonicDevice, args: list[str]) -> Result:

@@ -11,6 +11,7 @@ JSON shapes (shared/reference/eos.md §3, ANTA unit-test data):
   show lldp neighbors                     lldpNeighbors[{port, neighborDevice, neighborPort}]
   show ip bgp summary vrf all             vrfs.{vrf}.peers.{ip}.{peerState, prefixReceived, asn}
   show ip route vrf default               vrfs.default.routes.{prefix}.{routeType, vias[{nexthopAddr, interface}]}
+  show ip route vrf default <prefix>      the same shape, holding that prefix only (absent: no route)
   show priority-flow-control counters     interfaceCounters.{if}.{rxFrames, txFrames}
   show interfaces counters queue detail   egressQueueCounters.interfaces.{if}.ucastQueues.trafficClasses.TCn
                                             .dropPrecedences.DPn.droppedPackets
@@ -29,12 +30,13 @@ EOS shows no PFC pause duration in its CLI (only frame counts), so none is read.
 
 from __future__ import annotations
 
+import ipaddress
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from nr_run.intent.models import DeviceIntent
-from nr_run.platforms.collector import FunctionCollector
+from nr_run.platforms.collector import LookupCollector
 from nr_run.platforms.eos.structured import EOS_DEFAULT_DSCP_TO_TC
 from nr_run.platforms.state import (
     BgpPeerState,
@@ -83,19 +85,31 @@ def runner(task: Any) -> Runner:
 
     def results(group: list[str], encoding: str) -> dict[str, Any]:
         replies = device.device.run_commands(group, encoding=encoding)
-        return {c: r if encoding == "json" else r.get("output", "") for c, r in zip(group, replies, strict=True)}
+        return {c: reply(r, encoding) for c, r in zip(group, replies, strict=True)}
+
+    def reply(r: Any, encoding: str) -> Any:
+        return r if encoding == "json" else r.get("output", "")
 
     def run(cmds: list[tuple[str, str]]) -> dict[str, Any]:
+        """One eAPI request per encoding, the optional commands last: eAPI stops at the first command that
+        fails and returns the outputs before it, so a refused optional command costs its data, not a request
+        of its own (nor the required ones' results)."""
         out: dict[str, Any] = {}
         for encoding in ("json", "text"):
             required = [c for c, e in cmds if e == encoding and c not in _OPTIONAL_NAMES]
-            if required:
-                out.update(results(required, encoding))
-            for cmd in (c for c, e in cmds if e == encoding and c in _OPTIONAL_NAMES):
+            todo = required + [c for c, e in cmds if e == encoding and c in _OPTIONAL_NAMES]
+            while todo:
                 try:
-                    out.update(results([cmd], encoding))
-                except CommandError:          # the device refuses it: its data is left out
-                    continue
+                    out.update(results(todo, encoding))
+                    break
+                except CommandError as exc:
+                    # the error's data: pyeapi's `enable`, each command's output, then the failing one's errors
+                    done = list(exc.output or [])[1:-1]
+                    if len(done) < len(required) or len(done) >= len(todo):
+                        raise                 # a required command failed (or the reply says nothing usable)
+                    out.update({c: reply(r, encoding) for c, r in zip(todo, done, strict=False)})
+                    required = required[len(done):]
+                    todo = todo[len(done) + 1:]   # the refused optional command's data is left out
         return out
 
     return run
@@ -379,4 +393,25 @@ def apply_section(section: str, out: Mapping[str, Any], state: DeviceState, devi
     state.sections.add(section)
 
 
-collector = FunctionCollector(runner, section_commands, apply_section)
+def route_command(prefix: str) -> tuple[str, str]:
+    """The lookup of one prefix (a valid IPv4/IPv6 network, so it can add nothing to the command)."""
+    return (f"show ip route vrf default {ipaddress.ip_network(prefix)}", "json")
+
+
+def route_commands(prefixes: Sequence[str]) -> list[tuple[str, str]]:
+    """One lookup per prefix; the runner sends them all in one eAPI request."""
+    return [route_command(p) for p in prefixes]
+
+
+def apply_routes(out: Mapping[Any, Any], prefixes: Sequence[str], state: DeviceState) -> None:
+    routes: dict[str, RouteState] = {}
+    for prefix in prefixes:
+        found = parse_routes(out[route_command(prefix)[0]])
+        key = str(ipaddress.ip_network(prefix))
+        if key in found:
+            routes[key] = found[key]
+    state.routes = routes
+    state.sections.add("routes")
+
+
+collector = LookupCollector(runner, section_commands, apply_section, route_commands, apply_routes)

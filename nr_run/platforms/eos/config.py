@@ -39,6 +39,29 @@ def _env(folder: str) -> Environment:
                        lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
 
 
+# EOS takes the PFC watchdog timeout and recovery-time in seconds with at most two decimals (a 10 ms grid) and the
+# polling-interval with at most three (aristanetworks/avd eos_cli_config_gen schema, priority_flow_control.watchdog:
+# patterns ^\\d+(\\.\\d{1,2})?$ and ^\\d+(\\.\\d{1,3})?$); a value off the grid is refused, not rounded, so what
+# the switch runs is what the inventory says.
+WATCHDOG_GRID_MS = {"detection_ms": 10, "restoration_ms": 10, "poll_ms": 1}
+
+
+def _watchdog_grid(dev: DeviceIntent, file: str) -> list[Finding]:
+    wd = dev.roce.watchdog
+    if not wd.enabled:
+        return []
+    out = []
+    for key, grid in WATCHDOG_GRID_MS.items():
+        value = getattr(wd, key)
+        if value % grid:
+            lower, upper = value - value % grid, value - value % grid + grid
+            out.append(Finding("error", "eos-watchdog-grid", file, dev.name,
+                               f"roce_profiles.{dev.roce.profile}.pfc_watchdog.{key}",
+                               f"EOS takes this watchdog timer in steps of {grid} ms: {value} ms is not one "
+                               f"(use {lower} or {upper})"))
+    return out
+
+
 class EosConfig:
     suffix = ".cfg"
     bgp_neighbor_bfd = True
@@ -78,6 +101,7 @@ class EosConfig:
                 except ValueError as exc:
                     out.append(Finding("error", "eos-hardware", fabric.fabric_file, dev.name,
                                        f"hardware.{dev.hardware.name} port {itf.name}", str(exc)))
+            out += _watchdog_grid(dev, fabric.fabric_file)
         return out
 
     def startup_config(self, device: DeviceIntent) -> str:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-from nornir.core.inventory import Host
+from typing import TYPE_CHECKING, Any
 
 from nr_run.platforms.telemetry import gnmi_lab_overlay, secure_gnmi
 from nr_run.platforms.transport import netmiko_lab_overlay, secure_netmiko, set_options
+
+if TYPE_CHECKING:
+    from nornir.core.inventory import Host
 
 
 class EosTransport:

@@ -7,8 +7,10 @@ Output formats:
   dcb -j pfc show dev X            iproute2 dcb JSON: {"pfc_cap", "macsec_bypass", "delay", "prio_pfc": [...]}
                                    (dcb_pfc.c prints prio_pfc with dcb_print_named_array -> array of on/off
                                    booleans; [{"prio", "enabled"}] items, as the twin prints them, also accepted)
-  dcb -j app show dev X            DCB APP table; DSCP trust = a non-empty dscp-prio map ({"dscp_prio": [[26, 3]]}
-                                   or [{"dscp", "prio"}] items) -- JSON shape UNVERIFIED against a real NIC
+  dcb -j app show dev X dscp-prio  DCB APP table ({"dscp_prio": [[26, 3]]} or [{"dscp", "prio"}] items) -- JSON
+                                   shape UNVERIFIED against a real NIC
+  dcb -j apptrust show dev X       {"order": ["dscp", ...]}: the first selector is the NIC's trust
+  grep -r . /sys/class/net/X/ecn   mlx5 DCQCN knobs; cat .../rdma_cm/D/ports/1/default_roce_tos (nicstate)
   rdma link show                   "link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev eth1"
   ping -M do -s N -Q TOS ...       iputils text ("N packets transmitted, M received, ..% packet loss")
   ib_write_bw --report_gbits ...   perftest text; the result row under "#bytes #iterations BW peak[Gb/sec] ..."
@@ -23,6 +25,9 @@ from typing import Any
 
 from nr_run.intent.models import DeviceIntent
 from nr_run.platforms.collector import FunctionCollector
+from nr_run.platforms.linux.config import NP_KEYS, PRIORITIES, RP_KEYS, rdma_device
+from nr_run.platforms.linux.nicstate import RDMA_CM, ecn_dir, mlnx_qos_trust, parse_dcb_pfc, parse_sysfs
+from nr_run.platforms.linux.nicstate import commands as nic_commands
 from nr_run.platforms.state import DeviceState, NicState
 from nr_run.platforms.transport import (
     SSH_EXEC,
@@ -49,11 +54,15 @@ def runner(task: Any) -> Runner:
     return run
 
 
+def _nic_ports(device: DeviceIntent) -> list[tuple[str, str, int]]:
+    return [(nic.name, rdma_device(i), 1) for i, nic in enumerate(device.nics)]
+
+
 def section_commands(section: str, device: DeviceIntent) -> list[str]:
     if section == "nics":
-        cmds = ["ip -j addr show"]
-        for nic in device.nics:
-            cmds += [f"dcb -j pfc show dev {nic.name}", f"dcb -j app show dev {nic.name}"]
+        cmds = ["ip -j addr show", f"test -d {RDMA_CM} && echo yes"]
+        for nic, rdma, port in _nic_ports(device):
+            cmds += nic_commands(nic, rdma, port)[1:] + [f"mlnx_qos -i {nic}"]
         return cmds
     return []
 
@@ -75,18 +84,52 @@ def parse_ip_addr(data: list[dict[str, Any]]) -> dict[str, NicState]:
     return nics
 
 
-def parse_dcb_pfc(data: dict[str, Any]) -> list[int]:
-    prio = data.get("prio_pfc", [])
-    if isinstance(prio, dict):     # tolerate {"0": false, ...}
-        return sorted(int(k) for k, v in prio.items() if v)
-    if prio and isinstance(prio[0], dict):
-        return sorted(int(p["prio"]) for p in prio if p.get("enabled"))
-    return [i for i, on in enumerate(prio) if on]
+def parse_dcb_apptrust(data: dict[str, Any]) -> str | None:
+    """The NIC's trust: the first selector of its DCB APP trust order ("dscp", "pcp"), None when empty."""
+    order = data.get("order") if isinstance(data, dict) else None
+    return str(order[0]) if order else None
 
 
-def parse_dcb_app_trust(data: dict[str, Any]) -> str | None:
-    """"dscp" when the NIC classifies by DSCP (DCB APP dscp-prio entries present), else None."""
-    return "dscp" if data.get("dscp_prio") else None
+def parse_dcb_app(data: dict[str, Any]) -> dict[int, int]:
+    pairs = data.get("dscp_prio", []) if isinstance(data, dict) else []
+    return dict(sorted((int(d["dscp"]), int(d["prio"])) if isinstance(d, dict) else (int(d[0]), int(d[1]))
+                       for d in pairs))
+
+
+def _read_nic(st: NicState, nic: str, rdma: str, port: int, out: Mapping[str, Any], rdma_cm: bool) -> None:
+    """The DCB, DCQCN and ToS knobs of one NIC into its NicState; an unreadable knob is kept with its reason."""
+    _, trust_cmd, app_cmd, pfc_cmd, ecn_cmd, tos_cmd = nic_commands(nic, rdma, port)
+    for key, cmd, parse, attr in (("pfc", pfc_cmd, parse_dcb_pfc, "pfc_priorities"),
+                                  ("trust", trust_cmd, parse_dcb_apptrust, "trust"),
+                                  ("dscp-prio", app_cmd, parse_dcb_app, "dscp_to_prio")):
+        try:
+            setattr(st, attr, parse(_json(out[cmd])))
+        except (ValueError, KeyError, TypeError, IndexError) as exc:
+            st.unreadable[key] = str(exc)
+    # a kernel without the DCB APP trust knob: the trust state MLNX_OFED's mlnx_qos reports
+    legacy = mlnx_qos_trust(str(out.get(f"mlnx_qos -i {nic}", "")))
+    if st.trust is None and legacy is not None:
+        st.trust = legacy
+        st.unreadable.pop("trust", None)
+    knobs = parse_sysfs(nic, out.get(ecn_cmd, ""))
+    if f"roce_rp/enable/{PRIORITIES[0]}" in knobs:
+        st.ecn_rp = [p for p in PRIORITIES if knobs.get(f"roce_rp/enable/{p}") == "1"]
+        st.ecn_np = [p for p in PRIORITIES if knobs.get(f"roce_np/enable/{p}") == "1"]
+        for key in RP_KEYS:
+            if knobs.get(f"roce_rp/{key}", "").isdigit():
+                st.dcqcn[key] = int(knobs[f"roce_rp/{key}"])
+        for key in NP_KEYS:
+            if knobs.get(f"roce_np/{key}", "").isdigit():
+                st.dcqcn[key] = int(knobs[f"roce_np/{key}"])
+    else:
+        st.unreadable["dcqcn"] = f"no ECN/DCQCN knobs under {ecn_dir(nic)} (not an mlx5 RoCE NIC?)"
+    tos = str(out.get(tos_cmd, "")).strip()
+    if tos.isdigit():
+        st.roce_tos = int(tos)
+    elif rdma_cm:
+        st.roce_tos = 0
+    else:
+        st.unreadable["tos"] = f"no RDMA CM configfs at {RDMA_CM}"
 
 
 def apply_section(section: str, out: Mapping[str, Any], state: DeviceState, device: DeviceIntent | None = None,
@@ -94,18 +137,11 @@ def apply_section(section: str, out: Mapping[str, Any], state: DeviceState, devi
     if section != "nics" or device is None:
         raise KeyError(f"Linux collector has no section {section!r}")
     nics = parse_ip_addr(_json(out["ip -j addr show"]))
-    for nic in device.nics:
-        st = nics.get(nic.name)
-        if st is None:
-            continue
-        try:
-            st.pfc_priorities = parse_dcb_pfc(_json(out[f"dcb -j pfc show dev {nic.name}"]))
-        except ValueError:
-            st.pfc_priorities = None
-        try:
-            st.trust = parse_dcb_app_trust(_json(out[f"dcb -j app show dev {nic.name}"]))
-        except ValueError:
-            st.trust = None
+    rdma_cm = str(out.get(f"test -d {RDMA_CM} && echo yes", "")).strip() == "yes"
+    for nic, rdma, port in _nic_ports(device):
+        st = nics.get(nic)
+        if st is not None:
+            _read_nic(st, nic, rdma, port, out, rdma_cm)
     state.nics = {n: s for n, s in sorted(nics.items())}
     state.sections.add("nics")
 

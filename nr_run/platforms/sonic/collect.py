@@ -23,13 +23,14 @@ sonic-swss portsorch raises on every oper status change since PR #3052, 2024, as
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from nr_run.intent.models import DeviceIntent
-from nr_run.platforms.collector import FunctionCollector
+from nr_run.platforms.collector import LookupCollector
 from nr_run.platforms.sonic.qosview import numbers
 from nr_run.platforms.state import (
     BgpPeerState,
@@ -52,6 +53,8 @@ from nr_run.platforms.transport import drop_connection, exec_many, ssh_transport
 RUNNING = "show runningconfiguration all"
 BGP = "vtysh -c 'show ip bgp summary json'"
 ROUTES = "vtysh -c 'show ip route json'"
+# a route lookup (route_commands): FRR answers an absent prefix with a "%" line, which means no route, no failure
+_LOOKUP = re.compile(r"^vtysh( -c 'show ip route [0-9a-fA-F.:/]+ json')+$")
 # First lines of a failed command in an interactive session (sonic-utilities click, vtysh, bash).
 _ERRORS = ("Error:", "% ", "Usage:", "bash: ")
 WATERMARKS = "show queue watermark unicast"
@@ -121,7 +124,7 @@ def runner(task: Any) -> Runner:
                     continue
                 raise text
             first = text.strip().splitlines()[0] if text.strip() else ""
-            if first.startswith(_ERRORS):
+            if first.startswith(_ERRORS) and not _LOOKUP.match(cmd):    # a lookup's "% Network not in table"
                 if cmd in OPTIONAL:
                     continue
                 raise RuntimeError(f"{cmd!r} failed: {first}")
@@ -396,4 +399,46 @@ def apply_section(section: str, out: Mapping[str, Any], state: DeviceState, devi
     state.sections.add(section)
 
 
-collector = FunctionCollector(runner, section_commands, apply_section)
+# prefixes looked up per vtysh invocation (one exec channel each; FRR prints one JSON object per -c)
+LOOKUPS_PER_COMMAND = 64
+
+
+def route_commands(prefixes: Sequence[str]) -> list[str]:
+    """`show ip route <prefix> json` per prefix (valid networks only, so they can add nothing to the command),
+    several in one vtysh invocation."""
+    nets = [str(ipaddress.ip_network(p)) for p in prefixes]
+    return ["vtysh " + " ".join(f"-c 'show ip route {n} json'" for n in nets[i:i + LOOKUPS_PER_COMMAND])
+            for i in range(0, len(nets), LOOKUPS_PER_COMMAND)]
+
+
+def json_objects(text: str) -> list[Any]:
+    """The JSON objects printed one after another (vtysh with several -c); lines that are no JSON (FRR's
+    "% Network not in table") are skipped."""
+    decoder, pos, out = json.JSONDecoder(), 0, []
+    while pos < len(text):
+        start = text.find("{", pos)
+        if start < 0:
+            break
+        try:
+            obj, pos = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            pos = text.find("\n", start) + 1 or len(text)
+            continue
+        out.append(obj)
+    return out
+
+
+def apply_routes(out: Mapping[Any, Any], prefixes: Sequence[str], state: DeviceState) -> None:
+    wanted = {str(ipaddress.ip_network(p)) for p in prefixes}
+    routes: dict[str, RouteState] = {}
+    for cmd in route_commands(prefixes):
+        text = out[cmd]
+        if isinstance(text, Exception):
+            raise text
+        for obj in json_objects(text):
+            routes.update({p: r for p, r in parse_routes(obj).items() if p in wanted})
+    state.routes = dict(sorted(routes.items()))
+    state.sections.add("routes")
+
+
+collector = LookupCollector(runner, section_commands, apply_section, route_commands, apply_routes)

@@ -71,9 +71,20 @@ def _hardware_findings(dev: DeviceIntent, file: str, hw: str) -> tuple[list[Find
     if dev.hardware.platform_id and prof.platform and dev.hardware.platform_id != prof.platform:
         out.append(Finding("error", "sonic-hardware", file, dev.name, f"{hw}.platform_id",
                            f"HWSKU {dev.model} belongs to platform {prof.platform}, not {dev.hardware.platform_id}"))
+    modes: dict[str, tuple[str, str]] = {}
     for itf in dev.interfaces:
         if dev.hardware.speed_mbps and itf.speed_mbps > dev.hardware.speed_mbps:
             continue        # faster than the hardware's speed: the site's link-speed rule names the cabling key
+        parent = prof.parent_of(itf.name)
+        mode = hwsku.breakout_mode(prof, itf.name, itf.speed_mbps) if parent is not None else None
+        if parent is not None and mode is not None:
+            first = modes.setdefault(parent.name, (mode, itf.name))
+            if first[0] != mode:
+                out.append(Finding("error", "sonic-breakout", file, dev.name, f"cabling ({itf.name})",
+                                   f"{itf.name} at {itf.speed_mbps // 1000}G needs breakout mode {mode} of "
+                                   f"{parent.name}, but {first[1]} on the same cage needs {first[0]}: one cage "
+                                   "runs one mode (platform.json)"))
+                continue
         try:
             hwsku.port_entry(prof, itf.name, itf.speed_mbps)
         except hwsku.HwskuError as exc:
@@ -112,8 +123,8 @@ def _headroom_findings(dev: DeviceIntent, prof: hwsku.HwskuProfile, file: str, h
     out: list[Finding] = []
     low: dict[tuple[int, int, str], list[str]] = {}
     for itf in dev.interfaces:
-        if not itf.lossless_priorities:
-            continue
+        if not itf.lossless_priorities or (dev.hardware.speed_mbps and itf.speed_mbps > dev.hardware.speed_mbps):
+            continue        # a link faster than the hardware: the site's link-speed rule names the cabling key
         try:
             row = pg_row(prof, itf)
         except hwsku.HwskuError as exc:

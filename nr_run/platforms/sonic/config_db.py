@@ -9,12 +9,25 @@ from nr_run.platforms.format import tx_queues
 from nr_run.platforms.sonic import hwsku
 from nr_run.platforms.sonic.buffers import buffer_tables, cable_lengths, sku
 
-DEVICE_TYPES = {"rtsw": "LeafRouter", "ctsw": "SpineRouter"}
+DEVICE_TYPES = {"rtsw": "LeafRouter", "ctsw": "SpineRouter", "atsw": "SpineRouter"}
 
 
 def port_facts(itf: Interface, device: DeviceIntent) -> dict[str, str]:
     """PORT lanes, alias, index and speed of a port: its HWSKU's port_config.ini row at the link's speed."""
     return hwsku.port_entry(sku(device), itf.name, itf.speed_mbps)
+
+
+def breakout_cfg(device: DeviceIntent) -> dict[str, dict[str, str]]:
+    """BREAKOUT_CFG of every platform.json parent a cabled port belongs to: the mode that runs its links
+    (hwsku.breakout_mode; preflight refuses two ports of one parent that need different modes)."""
+    prof = sku(device)
+    out: dict[str, dict[str, str]] = {}
+    for itf in device.interfaces:
+        parent = prof.parent_of(itf.name)
+        mode = hwsku.breakout_mode(prof, itf.name, itf.speed_mbps) if parent is not None else None
+        if parent is not None and mode is not None:
+            out.setdefault(parent.name, {"brkout_mode": mode})
+    return out
 
 
 def management(device: DeviceIntent) -> dict[str, Any]:
@@ -57,6 +70,7 @@ def ports(device: DeviceIntent) -> dict[str, Any]:
         "DEVICE_NEIGHBOR": {itf.name: {"name": itf.peer_device, "port": itf.peer_port, "local_port": itf.name}
                             for itf in device.interfaces},
         "CABLE_LENGTH": {"AZURE": cable_lengths(device)},
+        **({"BREAKOUT_CFG": cfg} if (cfg := breakout_cfg(device)) else {}),
     }
 
 
@@ -126,6 +140,13 @@ def qos(device: DeviceIntent) -> dict[str, Any]:
                         f"{color}_max_threshold": str(ecn.max_bytes),
                         f"{color}_drop_probability": str(ecn.max_mark_probability)}
         out["WRED_PROFILE"] = {wred: profile}
+    else:
+        # ECN off (a PFC-only site): the lossless queue gets a profile that neither marks nor drops early, which
+        # also replaces the factory QoS's ECN profile on that queue (a merge would keep a reference left out)
+        out["WRED_PROFILE"] = {wred: {"ecn": "ecn_none", "wred_green_enable": "false",
+                                      "wred_yellow_enable": "false", "wred_red_enable": "false"}}
+        for itf in device.interfaces:
+            queues.setdefault(f"{itf.name}|{roce.ecn.queue}", {})["wred_profile"] = wred
     return out
 
 

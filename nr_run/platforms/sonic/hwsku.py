@@ -66,6 +66,29 @@ class PgRow:
 
 
 @dataclass(frozen=True)
+class BreakoutParent:
+    """A front-panel port of platform.json: its lanes, per-lane index and breakout modes (mode -> aliases)."""
+
+    name: str
+    lanes: tuple[int, ...]
+    indexes: tuple[str, ...]
+    modes: dict[str, tuple[str, ...]]
+
+
+MODE = re.compile(r"^(\d+)x(\d+)G(?:\[([\dG,]*)\])?(?:\(\d+\))?$")
+
+
+def mode_speeds(mode: str) -> tuple[int, tuple[int, ...]] | None:
+    """(child count, child speeds in Mb/s: the mode's own first, then its bracketed alternatives) of a
+    platform.json breakout mode such as "2x400G[200G,100G]"; None for a form nr-run does not read."""
+    m = MODE.match(mode)
+    if m is None:
+        return None
+    alternatives = [int(x.rstrip("G")) * 1000 for x in (m.group(3) or "").split(",") if x.rstrip("G").isdigit()]
+    return int(m.group(1)), (int(m.group(2)) * 1000, *alternatives)
+
+
+@dataclass(frozen=True)
 class HwskuProfile:
     hwsku: str
     platform: str
@@ -79,6 +102,7 @@ class HwskuProfile:
     fixed_profiles: dict[str, dict[str, str]] = field(default_factory=dict)  # its BUFFER_PROFILE
     default_cable: str = ""        # buffers_defaults' default_cable (what a factory switch writes)
     breakout_modes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # platform.json, per parent port
+    parents: tuple[BreakoutParent, ...] = ()                                  # platform.json's ports
     default_breakout: dict[str, str] = field(default_factory=dict)            # hwsku.json default_brkout_mode
     source: str = ""               # where the folder was read from
 
@@ -93,6 +117,15 @@ class HwskuProfile:
 
     def speeds(self) -> list[int]:
         return sorted({r.speed_mbps for r in self.pg_rows})
+
+    def parent_of(self, port: str) -> BreakoutParent | None:
+        """The platform.json port whose lanes `port` (EthernetN) lies in: N within its lane count."""
+        number = int(port.removeprefix("Ethernet")) if port.removeprefix("Ethernet").isdigit() else -1
+        for parent in self.parents:
+            base = int(parent.name.removeprefix("Ethernet"))
+            if base <= number < base + len(parent.lanes):
+                return parent
+        return None
 
 
 def _read(folder: Traversable, name: str) -> str:
@@ -189,20 +222,28 @@ def parse_buffer_defaults(folder: Traversable, topology: str = "t1") -> tuple[di
     return strs["BUFFER_POOL"], strs["BUFFER_PROFILE"], cable
 
 
-def _breakouts(folder: Traversable) -> tuple[dict[str, tuple[str, ...]], dict[str, str]]:
+def _breakouts(folder: Traversable) -> tuple[dict[str, tuple[str, ...]], dict[str, str], tuple[BreakoutParent, ...]]:
     modes: dict[str, tuple[str, ...]] = {}
     default: dict[str, str] = {}
+    parents: list[BreakoutParent] = []
     if folder.joinpath("platform.json").is_file():
         doc = json.loads(_read(folder, "platform.json"))
         for port, entry in (doc.get("interfaces") or {}).items():
             if isinstance(entry, dict) and isinstance(entry.get("breakout_modes"), dict):
                 modes[port] = tuple(entry["breakout_modes"])
+                try:
+                    parents.append(BreakoutParent(
+                        port, tuple(int(x) for x in str(entry["lanes"]).split(",")),
+                        tuple(str(entry.get("index", "")).split(",")),
+                        {m: tuple(str(a) for a in aliases) for m, aliases in entry["breakout_modes"].items()}))
+                except (KeyError, ValueError) as exc:
+                    raise HwskuError(f"platform.json port {port}: cannot read its lanes ({exc})") from exc
     if folder.joinpath("hwsku.json").is_file():
         doc = json.loads(_read(folder, "hwsku.json"))
         for port, entry in (doc.get("interfaces") or {}).items():
             if isinstance(entry, dict) and "default_brkout_mode" in entry:
                 default[port] = str(entry["default_brkout_mode"])
-    return modes, default
+    return modes, default, tuple(parents)
 
 
 def load(folder: Traversable, hwsku: str) -> HwskuProfile:
@@ -220,7 +261,7 @@ def load(folder: Traversable, hwsku: str) -> HwskuProfile:
         ports = parse_port_config(_read(folder, "port_config.ini"))
         pg_rows = parse_pg_lookup(_read(folder, "pg_profile_lookup.ini"))
         pools, profiles, cable = parse_buffer_defaults(folder, str(meta.get("topology", "t1")))
-        modes, default = _breakouts(folder)
+        modes, default, parents = _breakouts(folder)
     except (HwskuError, ValueError) as exc:
         raise HwskuError(f"HWSKU folder {folder}: {exc}") from exc
     return HwskuProfile(
@@ -228,7 +269,7 @@ def load(folder: Traversable, hwsku: str) -> HwskuProfile:
         asic_type=str(meta.get("asic_type", "broadcom")), first_release=str(meta.get("first_release", "")),
         buffer_model=str(meta.get("buffer_model", "traditional")), pg_rows=pg_rows, pools=pools,
         fixed_profiles=profiles, default_cable=cable, breakout_modes=modes, default_breakout=default,
-        source=str(folder))
+        parents=parents, source=str(folder))
 
 
 def _packaged() -> Traversable:
@@ -261,9 +302,65 @@ def known(dirs: Iterable[str] = ()) -> list[str]:
     return sorted(names)
 
 
+def children(parent: BreakoutParent, mode: str) -> dict[str, dict[str, str]]:
+    """The ports a breakout mode makes of a parent, as SONiC's portconfig derives them from platform.json:
+    N children with an equal share of its lanes, child i named Ethernet<parent + i x lanes per child>, with
+    the mode's i-th alias, the index of its first lane and the mode's speed."""
+    parsed = mode_speeds(mode)
+    if parsed is None or mode not in parent.modes:
+        raise HwskuError(f"{parent.name}: breakout mode {mode!r} is not one of platform.json's")
+    count, speeds = parsed
+    if count < 1 or len(parent.lanes) % count or len(parent.modes[mode]) != count:
+        raise HwskuError(f"{parent.name}: breakout mode {mode} does not split its {len(parent.lanes)} lanes")
+    share = len(parent.lanes) // count
+    base = int(parent.name.removeprefix("Ethernet"))
+    out = {}
+    for i in range(count):
+        lanes = parent.lanes[i * share:(i + 1) * share]
+        index = parent.indexes[i * share] if len(parent.indexes) == len(parent.lanes) else parent.indexes[0]
+        out[f"Ethernet{base + i * share}"] = {"lanes": ",".join(str(x) for x in lanes),
+                                              "alias": parent.modes[mode][i], "index": index,
+                                              "speed": str(speeds[0])}
+    return out
+
+
+def breakout_mode(prof: HwskuProfile, port: str, speed_mbps: int) -> str | None:
+    """The breakout mode of `port`'s parent that has a child `port` able to run `speed_mbps` (its own speed or
+    a bracketed alternative): the HWSKU's default mode when it can, else the one with the fewest children."""
+    parent = prof.parent_of(port)
+    if parent is None:
+        return None
+    fits = []
+    for mode in parent.modes:
+        parsed = mode_speeds(mode)
+        if parsed is None or speed_mbps not in parsed[1]:
+            continue
+        try:
+            if port in children(parent, mode):
+                fits.append((mode != prof.default_breakout.get(parent.name), parsed[0], mode))
+        except HwskuError:
+            continue
+    return min(fits)[2] if fits else None
+
+
 def port_entry(prof: HwskuProfile, name: str, speed_mbps: int) -> dict[str, str]:
-    """PORT lanes, alias, index and speed of port `name` running at `speed_mbps` (HwskuError if it cannot)."""
+    """PORT lanes, alias, index and speed of port `name` running at `speed_mbps` (HwskuError if it cannot).
+
+    A port whose port_config.ini row runs the speed is that row. Otherwise, where platform.json describes
+    the port's parent, the port is the child of the breakout mode that runs the speed (breakout_mode), with
+    that mode's lanes and alias; without platform.json the port takes the first share of its row's lanes."""
     row = prof.by_name(name)
+    if row is not None and row.speed_mbps == speed_mbps and len(set(row.lanes)) == len(row.lanes):
+        return {"lanes": ",".join(str(x) for x in row.lanes), "alias": row.alias, "index": row.index,
+                "speed": str(speed_mbps)}
+    parent = prof.parent_of(name)
+    if parent is not None and prof.parents:
+        mode = breakout_mode(prof, name, speed_mbps)
+        if mode is None:
+            raise HwskuError(f"{name} of HWSKU {prof.hwsku}: no breakout mode of {parent.name} in platform.json "
+                             f"({', '.join(parent.modes)}) has {name} at {speed_mbps // 1000}G")
+        entry = children(parent, mode)[name]
+        return {**entry, "speed": str(speed_mbps)}
     if row is None:
         raise HwskuError(f"{name} is not a port of HWSKU {prof.hwsku}")
     if len(set(row.lanes)) != len(row.lanes):

@@ -1,0 +1,108 @@
+"""Linux GPU server config builder: the NICs' NicQos -> structured config -> the NIC script (templates/linux).
+
+The structured config holds every knob explicitly (all eight priorities of PFC and of DCQCN enable, every DCQCN
+parameter), so the script sets a NIC completely: applying it to a NIC in any state leaves the NIC exactly as
+the intent says, and the same script rendered from a NIC's read-back state restores that state.
+
+RDMA device names follow the mlx5 driver's enumeration on a server whose RoCE NICs are its rail ports: the
+k-th rail NIC (in port order) is mlx5_k, port 1. The deploy reads the host's own `rdma link show` and refuses
+a host whose names differ, so a wrong guess never writes another NIC's ToS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from nr_run.intent.errors import Finding
+from nr_run.intent.models import DeviceIntent, FabricIntent, Interface
+from nr_run.intent.nic import NicQos
+from nr_run.platforms.base import ClabNode
+from nr_run.platforms.qos import DeviceQos, from_intent
+from nr_run.platforms.templates import template_dir
+
+TEMPLATE = "nic.j2"
+PRIORITIES = range(8)
+# the mlx5 sysfs names of the DCQCN parameters nr-run sets (NicQos.rp / NicQos.np), in the order written
+RP_KEYS = ("rpg_time_reset", "rpg_byte_reset", "rpg_threshold", "rpg_ai_rate", "rpg_hai_rate", "rpg_gd",
+           "rpg_min_dec_fac", "rpg_min_rate", "rate_to_set_on_first_cnp", "dce_tcp_g", "dce_tcp_rtt",
+           "rate_reduce_monitor_period", "initial_alpha_value")
+NP_KEYS = ("min_time_between_cnps", "cnp_dscp", "cnp_802p_prio")
+
+
+@lru_cache(maxsize=4)
+def _env(folder: str) -> Environment:
+    return Environment(loader=FileSystemLoader(folder), undefined=StrictUndefined, trim_blocks=True,
+                       lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
+
+
+def rdma_device(index: int) -> str:
+    return f"mlx5_{index}"
+
+
+def nic_entry(name: str, rdma: str, mtu: int, qos: NicQos) -> dict[str, Any]:
+    """One NIC of the structured config: every knob, explicit."""
+    rp = qos.rp.model_dump()
+    np_values = {"min_time_between_cnps": qos.np.min_time_between_cnps, "cnp_dscp": qos.cnp_dscp,
+                 "cnp_802p_prio": qos.cnp_priority}
+    ecn = set(qos.ecn_priorities)
+    return {"name": name, "rdma": rdma, "port": 1, "mtu": mtu, "trust": [qos.trust],
+            "dscp_prio": [[d, p] for d, p in sorted(qos.dscp_to_prio.items())],
+            "pfc": [p in qos.pfc_priorities for p in PRIORITIES],
+            "rp_enable": [int(p in ecn) for p in PRIORITIES], "np_enable": [int(p in ecn) for p in PRIORITIES],
+            "rp": [[k, rp[k]] for k in RP_KEYS], "np": [[k, np_values[k]] for k in NP_KEYS], "tos": qos.roce_tos}
+
+
+def structured_config(device: DeviceIntent) -> dict[str, Any]:
+    return {"nics": [nic_entry(nic.name, rdma_device(index), nic.mtu, nic.qos)
+                     for index, nic in enumerate(device.nics) if nic.qos is not None]}
+
+
+class LinuxConfig:
+    suffix = ".sh"
+    bgp_neighbor_bfd = False
+    clab = ClabNode(kind="linux", image="ghcr.io/hellt/network-multitool", startup_suffix="")
+
+    def __init__(self, templates: Path | None = None) -> None:
+        self._templates = templates
+
+    def environment(self) -> Environment:
+        folder = self._templates if self._templates is not None else template_dir("linux")
+        return _env(str(Path(folder).resolve()))
+
+    def structured_config(self, device: DeviceIntent, fabric: FabricIntent | None = None) -> dict[str, Any]:
+        return structured_config(device)
+
+    def render(self, structured: Mapping[str, Any]) -> str:
+        return self.environment().get_template(TEMPLATE).render(**structured)
+
+    def qos_view(self, device: DeviceIntent, structured: Mapping[str, Any]) -> DeviceQos:
+        """What the rendered NIC script makes each NIC do with RoCE: its trust, DSCP table (unlisted DSCPs on
+        priority 0), PFC, MTU and DCQCN priorities; the TC -> queue maps are the intent's."""
+        base = from_intent(device)
+        ports = dict(base.ports)
+        for nic in structured.get("nics", []):
+            pq = ports.get(nic["name"])
+            if pq is None:
+                continue
+            table = {int(d): int(p) for d, p in nic["dscp_prio"]}
+            ports[nic["name"]] = replace(
+                pq, trust=nic["trust"][0] if nic["trust"] else "none", dscp_to_tc={d: table.get(d, 0) for d in range(64)},
+                pfc_priorities=frozenset(p for p in PRIORITIES if nic["pfc"][p]), mtu=int(nic["mtu"]), ecn_queues={},
+                dcqcn=frozenset(p for p in PRIORITIES if nic["rp_enable"][p] and nic["np_enable"][p]))
+        return replace(base, source=f"{device.name} rendered NIC script", ports=ports)
+
+    def preflight(self, fabric: FabricIntent) -> list[Finding]:
+        return []
+
+    def startup_config(self, device: DeviceIntent) -> str | None:
+        """A server boots as its OS image does: its NICs come up with the vendor's defaults."""
+        return None
+
+    def clab_interface(self, interface: Interface, device: DeviceIntent) -> str:
+        return interface.name
