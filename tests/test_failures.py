@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from nr_run.intent import compile_site
 from nr_run.runbooks.failures import cause
 from tests.conftest import DC1, REPO
@@ -65,6 +67,7 @@ def test_cause_walks_past_generic_wrappers():
         assert cause(outer) == "[Errno 111] Connection refused"
 
 
+@pytest.mark.long
 def test_json_piped_into_head_exits_quietly(tmp_path):
     """More JSON than a pipe buffers, read by `head`: no BrokenPipeError, no traceback, exit 0."""
     site = generate_site(tmp_path, rtsw=512, ctsw=16)

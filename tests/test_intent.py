@@ -138,7 +138,9 @@ def test_intent_names_no_platform_detail(dc1):
 
 
 def test_legacy_sonic_platform_key_still_accepted(site):
+    """In a format-1 file (the name's last format) it is read as platform_id, with a warning."""
     def edit(d):
+        d.pop("format", None)
         hw = d["hardware"]["sonic-rtsw"]
         hw["sonic_platform"] = hw.pop("platform_id")
     site.edit("fabric.yaml", edit)

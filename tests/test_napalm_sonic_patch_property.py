@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from napalm_sonic.configdb import apply_patch, make_patch, make_patch_phases
+from tests.corpus import examples
 
 TABLES = ["PORT", "INTERFACE", "BGP_NEIGHBOR", "PFC_WD", "LOOPBACK_INTERFACE"]
 keys = st.sampled_from(["Ethernet0", "Ethernet8", "Ethernet0|10.0.0.1/31", "10.254.0.0", "10.254.0.2",
@@ -22,7 +23,7 @@ def without_empty_tables(doc: dict) -> dict:
     return {t: v for t, v in doc.items() if v}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(running=config_db, candidate=config_db)
 def test_phases_turn_running_into_candidate_without_empty_tables(running, candidate):
     doc = running
@@ -33,13 +34,13 @@ def test_phases_turn_running_into_candidate_without_empty_tables(running, candid
     assert doc == without_empty_tables(candidate)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(doc=config_db)
 def test_identical_documents_need_no_patch(doc):
     assert make_patch(doc, doc) == []
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(running=config_db, asn=st.sampled_from(["65200", "65300"]))
 def test_bgp_neighbor_asn_change_is_a_remove_then_add(running, asn):
     running = {**running, "BGP_NEIGHBOR": {"10.254.0.0": {"asn": "65100", "admin_status": "up"},

@@ -31,6 +31,7 @@ def test_the_built_in_platforms_offer_what_their_commands_need() -> None:
                                             "ReplaceCandidate", "RouteLookup"]
     assert registry.capabilities("sonic") == ["QosView", "EcmpHashFields", "PortAliases", "ApplyMethod",
                                               "MarksDevices", "ShiftsTraffic", "RouteLookup"]
+    assert registry.capabilities("linux") == ["QosView", "MarksDevices"]
     for name in registry.names():
         for command in {n for c in CAPABILITIES for n in c.needed_by}:
             assert registry.missing(name, command) == [], (name, command)

@@ -16,6 +16,7 @@ from nr_run.intent.errors import InventoryError
 from nr_run.platforms.site import load_site
 from nr_run.runbooks.render import render_device
 from tests.conftest import unexpected
+from tests.corpus import examples
 
 # every line break str.splitlines() honours
 LINE_BREAKS = ["\n", "\r", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
@@ -125,7 +126,7 @@ _structured = st.recursive(
     max_leaves=30)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(_structured)
 def test_render_guard_fast_pass_agrees_with_the_walk_that_names_the_value(value):
     """The guard decides the common (all safe) case without tracking paths; it must refuse exactly what the

@@ -34,6 +34,7 @@ from nr_run.runbooks.render import (
     render_site,
     write_configs,
 )
+from tests.corpus import examples
 
 REPO = Path(__file__).resolve().parents[1]
 SITE = REPO / "inventory" / "dc1"
@@ -391,7 +392,7 @@ _text = st.text(alphabet=st.characters(codec="utf-8"), max_size=8)
 
 @given(st.dictionaries(_text, st.dictionaries(_text, st.dictionaries(_text, _text, max_size=3), max_size=3),
                        max_size=4))
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 def test_config_db_serialisation_is_json_dumps_byte_for_byte(doc: dict) -> None:
     assert to_json(doc) == json.dumps(doc, indent=4, sort_keys=True) + "\n"
 

@@ -19,6 +19,8 @@ from tests.conftest import DC1
 from tests.test_report_html import CHROMIUM, _pixels, screenshot
 from tests.validators.healthy import healthy_states
 
+pytestmark = pytest.mark.long
+
 FABRIC = compile_site(DC1)
 REPR = re.compile(r"\bNone\b|\[\s*'|\{\s*'|\(\s*'|\bTrue\b|\bFalse\b|<built-in|object at 0x")
 

@@ -41,8 +41,11 @@ def test_rdma_probe_uses_exec_channels_runs_pairs_together_and_closes_fast(deplo
     clients = sorted(t for t, _, cmd in probe_cmds if cmd.startswith("ib_write_bw") and cmd.split()[-1][0].isdigit())
     # every NIC pair is pinged (48 on dc1), bandwidth runs on the ring of 8 pairs
     assert len(report.probe_results["rdma"]["cells"]) == 48 and len(clients) == 8
-    # the ring's 8 pairs share no NIC two by two: they run in rounds, not one after the other
-    rounds = 1 + sum(1 for a, b in zip(clients, clients[1:], strict=False) if b - a > 0.05)
+    # the ring's 8 pairs share no NIC two by two: they run in rounds, not one after the other. Each client runs
+    # for the probe's `seconds`: clients one after the other start at least that far apart, those of one round
+    # all start before the first of them ends
+    run_s = FAST_CHECKS["rdma"]["seconds"]
+    rounds = 1 + sum(1 for a, b in zip(clients, clients[1:], strict=False) if b - a >= run_s)
     assert rounds <= 2, clients
 
 

@@ -72,6 +72,32 @@ def print_findings(findings: list[Finding], console: Console) -> None:
     console.print(table)
 
 
+def inventory(args: argparse.Namespace) -> int:
+    return inventory_migrate(args) if args.action == "migrate" else inventory_validate(args)
+
+
+def inventory_migrate(args: argparse.Namespace) -> int:
+    """Rewrite the site's fabric.yaml to the current format, then validate it as every command would."""
+    from nr_run.intent.formats import CURRENT
+    from nr_run.runbooks.inventory import site_dir
+    from nr_run.runbooks.migrate import migrate_site
+
+    console = make_console(stderr=args.json)
+    changes = migrate_site(site_dir(args.site, args.inventory_dir))
+    for line in changes if not args.json else []:
+        console.print(f"  {line}", markup=False, highlight=False)
+    intent, findings = load_intent(args, console)
+    errors = [f for f in findings if f.severity == "error"]
+    if args.json:
+        emit_json({"site": args.site, "format": CURRENT, "changes": changes, "valid": not errors,
+                   "findings": [f.as_dict() for f in findings]})
+    else:
+        console.print(f"site {args.site}: fabric.yaml {'migrated to' if changes else 'already at'} format {CURRENT}"
+                      + ("" if not errors else f"; {len(errors)} error(s) remain (see above)"),
+                      markup=False, highlight=False)
+    return EXIT_INVALID if errors or intent is None else EXIT_OK
+
+
 def inventory_validate(args: argparse.Namespace) -> int:
     console = make_console(stderr=args.json)
     intent, findings = load_intent(args, console)

@@ -186,6 +186,8 @@ def build_parser(only: str | None = _ALL) -> argparse.ArgumentParser:
     inv_sub = inv.add_subparsers(dest="action", required=True)
     val = inv_sub.add_parser("validate", help="compile the site and run every preflight rule")
     _common(val)
+    mig = inv_sub.add_parser("migrate", help="rewrite fabric.yaml to the current inventory format (comments kept)")
+    _common(mig)
 
     ren = sub.add_parser("render", help="render one config per switch")
     _common(ren)
@@ -287,7 +289,7 @@ def build_parser(only: str | None = _ALL) -> argparse.ArgumentParser:
 
 # command -> "module:function" of its handler, imported lazily: each command pulls in only what it needs
 HANDLERS = {
-    "inventory": "nr_run.cli.commands:inventory_validate",
+    "inventory": "nr_run.cli.commands:inventory",
     "render": "nr_run.cli.commands:render",
     "deploy": "nr_run.cli.deploy:deploy",
     "check": "nr_run.cli.check:check",

@@ -18,6 +18,7 @@ from pydantic_core import ErrorDetails
 
 from nr_run.intent import headroom as hr
 from nr_run.intent.errors import Finding, InventoryError
+from nr_run.intent.formats import upgrade
 from nr_run.intent.models import (
     Bgp,
     BgpPeer,
@@ -164,7 +165,10 @@ def _parse(source: SiteSource) -> tuple[FabricFile | None, dict[str, Host], list
     unreadable = any(f.file == fabric_file and not f.field for f in source.findings)
     try:
         if not unreadable:      # a file that did not load has its one finding, not one per missing key
-            fabric = FabricFile.model_validate(source.fabric)
+            # read as the current format: a key an earlier format had is a warning or an error with its hint
+            current, changed = upgrade(source.fabric, fabric_file)
+            findings += changed
+            fabric = FabricFile.model_validate(current)
     except ValidationError as exc:
         findings += _schema_findings(exc, fabric_file, "", "")
     hosts: dict[str, Host] = {}

@@ -356,6 +356,7 @@ class PowerPlan(Strict):
 class FabricFile(Strict):
     """The whole fabric.yaml."""
 
+    format: int = Field(default=1, ge=1)     # the inventory format (nr_run.intent.formats: compile reads it)
     site: SiteName
     lab: bool = False
     shape: Shape = "clos"

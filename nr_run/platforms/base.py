@@ -12,7 +12,8 @@ A platform is a `Platform` made of four parts, each a small protocol:
   (vendor values are normalized here, so checks compare platform-neutral values).
 
 Optional capabilities are further small protocols a part may also implement (`QosView`, `EcmpHashFields`,
-`PortAliases` on the config builder; `ApplyMethod`, `MarksDevices`, `ReplaceCandidate` on the deploy policy).
+`PortAliases` on the config builder; `ApplyMethod`, `MarksDevices`, `ReplaceCandidate` on the deploy policy;
+`RouteLookup` on the collector).
 `CAPABILITIES` lists them with the commands that cannot run without them; the registry checks them when it
 loads a plug-in and fails closed (`nr_run.platforms.registry.require`) when a command needs one a platform lacks.
 Call sites test for a capability with `isinstance(part, Protocol)`, never by probing attribute names.
@@ -23,6 +24,7 @@ Core code reaches a platform only through `nr_run.platforms.registry`; no core m
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -153,6 +155,24 @@ class Hold:
     name: str
     nr_run: bool                 # an nr-run deploy's marker (else another tool's pending session)
     since: datetime | None       # when it was placed, if known
+
+
+class PlacedMarkers:
+    """The marker this process placed through each open driver, so a marker's `holds` can leave its own out.
+    Held weakly: a driver that is closed and dropped forgets its marker."""
+
+    def __init__(self) -> None:
+        self._by_driver: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+    def of(self, driver: Any) -> str | None:
+        return self._by_driver.get(driver)
+
+    def placed(self, driver: Any, name: str) -> None:
+        self._by_driver[driver] = name
+
+    def removed(self, driver: Any, name: str) -> None:
+        if self._by_driver.get(driver) == name:
+            del self._by_driver[driver]
 
 
 class LeftUntouched(Exception):

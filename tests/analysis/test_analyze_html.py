@@ -52,6 +52,7 @@ def test_report_is_self_contained_and_draws_every_kind():
     assert "#d93025" in page.split('data-kind="topology"')[-1]   # highlighted edges in red
 
 
+@pytest.mark.long
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
 def test_report_renders_in_headless_chromium(tmp_path):
     page = tmp_path / "analyze.html"

@@ -19,6 +19,7 @@ from nr_run.intent import compile_site
 from nr_run.intent.headroom import RESPONSE_QUANTA, frame_bytes, headroom_terms
 from nr_run.intent.models import DeviceIntent, FabricIntent
 from tests.conftest import DC1
+from tests.corpus import examples
 
 DC1_FABRIC = compile_site(DC1)
 OPTIONS = AnalysisOptions()
@@ -138,7 +139,7 @@ def test_one_defect_fails_its_check_only(case, defect, subject, fix, tmp_path):
 
 
 # --- properties -------------------------------------------------------------------------------------------
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(speed=st.sampled_from(sorted(RESPONSE_QUANTA)), cable=st.integers(0, 10_000), extra=st.integers(1, 5_000),
        mtu=st.integers(1500, 9216), cell=st.integers(1, 512))
 def test_longer_cables_never_lower_headroom(speed, cable, extra, mtu, cell):
@@ -147,7 +148,7 @@ def test_longer_cables_never_lower_headroom(speed, cable, extra, mtu, cell):
     assert long.cable_bits - short.cable_bits == 2 * extra * 5 * speed // 1000 or speed * extra % 100
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(speed=st.sampled_from(sorted(RESPONSE_QUANTA)), cable=st.integers(0, 1000), mtu=st.integers(1500, 9000),
        more=st.integers(1, 216), cell=st.integers(1, 512))
 def test_a_larger_mtu_never_lowers_headroom_and_cells_round_up(speed, cable, mtu, more, cell):
@@ -156,7 +157,7 @@ def test_a_larger_mtu_never_lowers_headroom_and_cells_round_up(speed, cable, mtu
     assert large.xoff_bytes % cell == 0 and large.xoff_bytes * 8 >= large.total_bits > (large.xoff_bytes - cell) * 8
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(shared=st.integers(1, 10**9), th=st.integers(-7, 3), n=st.integers(1, 512))
 def test_more_congested_pgs_never_raise_the_pfc_trigger(shared, th, n):
     assert pfc_trigger_bytes(shared, th, n + 1) <= pfc_trigger_bytes(shared, th, n) <= shared

@@ -127,7 +127,6 @@ def test_a_base_port_whose_channels_pass_65535_is_refused_or_replaced(tmp_path: 
         lab.stop()
 
 
-@pytest.mark.long
 def test_two_sites_side_by_side(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory):
     from tests.sitegen import generate_site
 

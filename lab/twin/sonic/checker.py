@@ -162,6 +162,11 @@ def check(db: dict[str, dict[str, Any]]) -> list[str]:
                     errs.append(e)
                 elif poll is not None and poll.isdigit() and int(f[leaf]) < int(poll):
                     errs.append(f"{leaf} must be greater than or equal to POLL_INTERVAL. (PFC_WD/{name})")
+    for key, f in db.get("STATIC_ROUTE", {}).items():
+        # a one-part key is sonic-static-route.yang's STATIC_ROUTE_TEMPLATE_LIST, which has no blackhole leaf
+        if "|" not in key and "blackhole" in f:
+            errs.append(f'Node "blackhole" not found as a child of "STATIC_ROUTE_TEMPLATE_LIST" node. '
+                        f'(STATIC_ROUTE/{key})')
     for name, f in db.get("CABLE_LENGTH", {}).items():
         for port, length in f.items():
             port_ref("cable-length", "CABLE_LENGTH", port)

@@ -76,7 +76,7 @@ class EosConfig:
         return _env(str(Path(folder).resolve()))
 
     def structured_config(self, device: DeviceIntent, fabric: FabricIntent | None = None) -> dict[str, Any]:
-        return structured_config(device, local_bfd=self.bgp_neighbor_bfd)
+        return dict(structured_config(device, local_bfd=self.bgp_neighbor_bfd))
 
     def qos_view(self, device: DeviceIntent, structured: Mapping[str, Any]) -> DeviceQos:
         """What the rendered config makes each port do with RoCE traffic (whole-fabric analyses)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nr_run.platforms.base import Hold, is_marker, marker_time
+from nr_run.platforms.base import Hold, PlacedMarkers, is_marker, marker_time
 
 # session states that say a change is in progress ("completed" ones are history)
 _ACTIVE = ("pending", "pendingCommitTimer")
@@ -24,18 +24,21 @@ def _sessions(driver: Any) -> dict[str, dict[str, Any]]:
 
 
 class EosMarker:
+    def __init__(self) -> None:
+        self.mine = PlacedMarkers()
+
     def holds(self, driver: Any) -> list[Hold]:
         """Pending sessions: nr-run markers (time from their name, EOS does not report a session's creation)
         and any other tool's pending session or pending commit. This read is the deploy's session check:
         NAPALM's own (the same read, which would count our marker as foreign) is turned off on the driver."""
         driver.lock_disable = True
-        mine = getattr(driver, "nr_run_marker", None)
+        mine = self.mine.of(driver)
         out = []
         for name, session in sorted(_sessions(driver).items()):
             if name == mine or session.get("state") not in _ACTIVE:
                 continue
             # NAPALM's own session of this very driver (a candidate being loaded) is not a hold
-            if name == getattr(driver, "config_session", None):
+            if name == driver.config_session:
                 continue
             # a pending session that only looks like a marker is another tool's: refused, never removed
             out.append(Hold(name, is_marker(name), marker_time(name)))
@@ -43,11 +46,10 @@ class EosMarker:
 
     def place(self, driver: Any, name: str) -> None:
         driver.device.run_commands([f"configure session {name}", "end"], encoding="json")
-        driver.nr_run_marker = name
+        self.mine.placed(driver, name)
         driver.lock_disable = True       # NAPALM's lock would see our marker as someone else's session
 
     def remove(self, driver: Any, name: str) -> None:
         if name in _sessions(driver):
             driver.device.run_commands([f"configure session {name} abort"], encoding="json")
-        if getattr(driver, "nr_run_marker", None) == name:
-            driver.nr_run_marker = None
+        self.mine.removed(driver, name)

@@ -1,11 +1,16 @@
-"""What an EOS structured config makes each port do with RoCE traffic (nr_run.platforms.qos.DeviceQos)."""
+"""What an EOS structured config makes each port do with RoCE traffic (nr_run.platforms.qos.DeviceQos).
+
+It reads the keys nr_run.platforms.eos.schema declares (the builder's TypedDicts), so the view and the builder
+cannot disagree on one.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from nr_run.intent.models import DeviceIntent
+from nr_run.platforms.eos.schema import EosStructuredConfig, QosProfile, WatchdogTimers
 from nr_run.platforms.qos import DeviceQos, PortQos, Watchdog
 
 # EOS maps traffic class n to tx-queue n unless `qos map traffic-class N to tx-queue Q` says otherwise (EOS User
@@ -25,17 +30,17 @@ def _ms(seconds: str) -> int | None:
         return None      # "auto" polling interval: the platform picks it
 
 
-def _dscp_map(structured: Mapping[str, Any]) -> dict[int, int]:
+def _dscp_map(structured: EosStructuredConfig) -> dict[int, int]:
     from nr_run.platforms.eos.structured import EOS_DEFAULT_DSCP_TO_TC
 
     out = dict(EOS_DEFAULT_DSCP_TO_TC)
-    for group in structured.get("qos_maps", {}).get("dscp_to_traffic_class", []):
+    for group in structured["qos_maps"]["dscp_to_traffic_class"]:
         for dscp in group["dscps"]:
             out[int(dscp)] = int(group["traffic_class"])
     return out
 
 
-def _watchdog(timers: Mapping[str, Any] | None, actions: frozenset[str], where: str,
+def _watchdog(timers: WatchdogTimers | None, actions: frozenset[str], where: str,
               problems: list[str]) -> Watchdog | None:
     if not timers:
         return None
@@ -51,28 +56,31 @@ def _watchdog(timers: Mapping[str, Any] | None, actions: frozenset[str], where: 
 
 
 def qos_view(device: DeviceIntent, structured: Mapping[str, Any]) -> DeviceQos:
-    dscp = _dscp_map(structured)
+    """The view of a config EosConfig built (the QosView capability takes any mapping: this one is typed)."""
+    config = cast(EosStructuredConfig, structured)
+    dscp = _dscp_map(config)
     tc_to_queue = {tc: tc for tc in QUEUES}
-    profiles = {p["name"]: p for p in structured.get("qos_profiles", [])}
+    profiles: dict[str, QosProfile] = {p["name"]: p for p in config["qos_profiles"]}
     problems: list[str] = []
-    glob = _watchdog(structured.get("pfc_watchdog"), GLOBAL_ACTIONS, "global", problems)
+    glob = _watchdog(config["pfc_watchdog"], GLOBAL_ACTIONS, "global", problems)
     ports: dict[str, PortQos] = {}
     strict: set[int] = set()
-    for itf in structured.get("ethernet_interfaces", []):
-        prof = profiles.get(itf.get("service_profile") or "")
-        pfc = (prof or {}).get("pfc") or {}
-        prios = frozenset(int(p) for p in pfc.get("priorities", []))
-        port_wd = _watchdog(pfc.get("watchdog"), PORT_ACTIONS, f"qos profile {prof['name']}", problems) if prof else None
-        queues = (prof or {}).get("tx_queues", [])
-        ecn = {int(q["id"]): (int(q["ecn"]["minimum_bytes"]), int(q["ecn"]["maximum_bytes"]))
-               for q in queues if q.get("ecn")}
+    for itf in config["ethernet_interfaces"]:
+        prof = profiles.get(itf["service_profile"])
+        pfc = prof["pfc"] if prof is not None else None
+        prios = frozenset(int(p) for p in pfc["priorities"]) if pfc is not None else frozenset()
+        port_wd = (_watchdog(pfc["watchdog"], PORT_ACTIONS, f"qos profile {prof['name']}", problems)
+                   if prof is not None and pfc is not None else None)
+        queues = prof["tx_queues"] if prof is not None else []
+        ecn = {int(q["id"]): (int(e["minimum_bytes"]), int(e["maximum_bytes"]))
+               for q in queues if (e := q["ecn"]) is not None}
         # a tx-queue is strict priority until `no priority` moves it into the weighted group
-        strict |= set(QUEUES) - {int(q["id"]) for q in queues if q.get("bandwidth_percent") is not None}
+        strict |= set(QUEUES) - {int(q["id"]) for q in queues if q["bandwidth_percent"] is not None}
         ports[itf["name"]] = PortQos(
             dscp_to_tc=dscp, tc_to_queue=tc_to_queue, tc_to_pg=None,
             pfc_priority_to_queue={p: tc_to_queue[p] for p in QUEUES}, pfc_priorities=prios, lossless_pgs=None,
             ecn_queues=ecn, mtu=int(itf["mtu"]), watchdog_priorities=prios if (port_wd or glob) else frozenset(),
-            trust=(prof or {}).get("trust", "none"))
+            trust=prof["trust"] if prof is not None else "none")
     return DeviceQos(source=f"{device.name} EOS structured config", ports=ports, strict_queues=frozenset(strict),
                      watchdog=glob, watchdog_problems=tuple(problems),
-                     non_ect="admit" if structured.get("qos_ecn_allow_non_ect") else "drop")
+                     non_ect="admit" if config["qos_ecn_allow_non_ect"] else "drop")

@@ -1,4 +1,5 @@
-"""EOS structured config (pyavd style): a plain dict of everything the CLI templates print.
+"""EOS structured config (pyavd style): a plain dict of everything the CLI templates print, of the shape
+nr_run.platforms.eos.schema declares (TypedDicts, validated in the tests).
 
 Every value is computed here (seconds from ms, watchdog actions, BFD per neighbor), so the templates in
 templates/eos/ only format it.
@@ -6,10 +7,21 @@ templates/eos/ only format it.
 
 from __future__ import annotations
 
-from typing import Any
-
 from nr_run.intent.models import Bgp, DeviceIntent, HardwareFacts, Roce, Watchdog
 from nr_run.platforms import registry
+from nr_run.platforms.eos.schema import (
+    DscpGroup,
+    EosStructuredConfig,
+    Management,
+    Pfc,
+    PortWatchdog,
+    PrefixEntry,
+    QosProfile,
+    RouterBgp,
+    StaticRoute,
+    TxQueue,
+    WatchdogTimers,
+)
 from nr_run.platforms.format import tx_queues
 
 # EOS watchdog actions are drop|notify-only (no-drop is gone since AVD 6.0, avd#6399); SONiC's alert and
@@ -22,7 +34,7 @@ def seconds(ms: int) -> str:
     return f"{ms / 1000:g}"
 
 
-def dscp_groups(dscp_to_tc: dict[int, int]) -> list[dict[str, Any]]:
+def dscp_groups(dscp_to_tc: dict[int, int]) -> list[DscpGroup]:
     """DSCPs grouped by traffic class, sorted: [{"dscps": [26], "traffic_class": 3}, ...]."""
     by_tc: dict[int, list[int]] = {}
     for dscp, tc in dscp_to_tc.items():
@@ -43,22 +55,22 @@ def eos_speed(speed_mbps: int, hardware: HardwareFacts) -> str:
     return f"{gbps}g-{speed_mbps * lanes // native}"
 
 
-def _watchdog_timers(wd: Watchdog) -> dict[str, str]:
+def _watchdog_timers(wd: Watchdog) -> WatchdogTimers:
     return {"timeout": seconds(wd.detection_ms), "polling_interval": seconds(wd.poll_ms),
             "recovery_time": seconds(wd.restoration_ms), "action": WATCHDOG_ACTIONS[wd.action]}
 
 
-def qos_profile(roce: Roce) -> dict[str, Any]:
+def qos_profile(roce: Roce) -> QosProfile:
     wd = roce.watchdog
-    pfc: dict[str, Any] | None = None
+    pfc: Pfc | None = None
     if roce.lossless_priorities:
-        port_wd: dict[str, Any] | None = None
+        port_wd: PortWatchdog | None = None
         if wd.enabled:
             comment = ("watchdog action forward: EOS has no forward action, notify-only keeps forwarding"
                        if wd.action == "forward" else None)
             port_wd = {**_watchdog_timers(wd), "comment": comment}
         pfc = {"priorities": list(roce.lossless_priorities), "watchdog": port_wd}
-    queues = []
+    queues: list[TxQueue] = []
     for txq in tx_queues(roce):
         sched = txq.scheduler
         ecn = roce.ecn
@@ -85,13 +97,13 @@ PREFIX_LIST = "PL-LOOPBACKS-HOST-BLOCKS"
 ROUTE_MAP = "RM-CONN-2-BGP"
 
 
-def advertised_prefixes(device: DeviceIntent) -> list[dict[str, Any]]:
+def advertised_prefixes(device: DeviceIntent) -> list[PrefixEntry]:
     """Prefix-list entries: what the intent advertises into BGP, nothing else.
 
     Connected subnets reach BGP only through this list: the loopback /32 and the host /31s inside the
     switch's host block. Fabric /31s and the management subnet are denied (a route-map's implicit deny).
     """
-    entries: list[dict[str, Any]] = []
+    entries: list[PrefixEntry] = []
     if device.loopback:
         entries.append({"seq": 10, "action": "permit", "prefix": device.loopback, "le": None})
     if device.host_block:
@@ -99,7 +111,7 @@ def advertised_prefixes(device: DeviceIntent) -> list[dict[str, Any]]:
     return entries
 
 
-def router_bgp(bgp: Bgp, local_bfd: bool) -> dict[str, Any]:
+def router_bgp(bgp: Bgp, local_bfd: bool) -> RouterBgp:
     # BFD only where both ends can configure it, else the session's BFD never comes up
     want = {p.address: bgp.bfd and local_bfd and _bfd_capable(p.peer_platform) for p in bgp.peers}
     group_bfd = bool(bgp.peers) and all(want.values())      # one peer-group line when every peer runs it
@@ -132,11 +144,11 @@ EOS_DEFAULT_DSCP_TO_TC = {d: {0: 1, 1: 0}.get(d >> 3, d >> 3) for d in range(64)
 ECN_ALLOW_NON_ECT = False
 
 
-def management(device: DeviceIntent) -> dict[str, Any]:
+def management(device: DeviceIntent) -> Management:
     """Management interface, VRF and the services (eAPI, SSH) and default route inside that VRF."""
     vrf = device.mgmt_vrf if device.mgmt_vrf != "default" else None
-    routes = ([{"vrf": vrf, "prefix": "0.0.0.0/0", "next_hop": device.mgmt_gateway}]
-              if vrf and device.mgmt_gateway else [])
+    routes: list[StaticRoute] = ([{"vrf": vrf, "prefix": "0.0.0.0/0", "next_hop": device.mgmt_gateway}]
+                                 if vrf and device.mgmt_gateway else [])
     return {
         "vrfs": [{"name": vrf, "ip_routing": False}] if vrf else [],
         "management_interfaces": ([{"name": "Management0", "vrf": vrf, "ip_address": device.mgmt_prefix}]
@@ -148,7 +160,7 @@ def management(device: DeviceIntent) -> dict[str, Any]:
     }
 
 
-def structured_config(device: DeviceIntent, local_bfd: bool) -> dict[str, Any]:
+def structured_config(device: DeviceIntent, local_bfd: bool) -> EosStructuredConfig:
     roce = device.roce
     return {
         **management(device),

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from nr_run.platforms.base import Hold, is_marker, marker_time
+from nr_run.platforms.base import Hold, PlacedMarkers, is_marker, marker_time
 
 
 class SonicMarker:
+    def __init__(self) -> None:
+        self.mine = PlacedMarkers()
+
     def holds(self, driver: Any) -> list[Hold]:
-        mine = getattr(driver, "nr_run_marker", None)
+        mine = self.mine.of(driver)
         # checkpoints not named exactly as markers are history (GCU's, napalm_sonic's), never holds
         return [Hold(name, True, when or marker_time(name)) for name, when in sorted(driver.list_checkpoints(),
                                                                                      key=lambda nw: nw[0])
@@ -23,7 +26,7 @@ class SonicMarker:
 
     def place(self, driver: Any, name: str) -> None:
         driver.create_checkpoint(name)
-        driver.nr_run_marker = name
+        self.mine.placed(driver, name)
 
     def remove(self, driver: Any, name: str) -> None:
         try:
@@ -31,5 +34,4 @@ class SonicMarker:
         except Exception as exc:          # gone already (removed by hand, or by --break-lock elsewhere)
             if "does not exist" not in str(exc):
                 raise
-        if getattr(driver, "nr_run_marker", None) == name:
-            driver.nr_run_marker = None
+        self.mine.removed(driver, name)
