@@ -255,8 +255,8 @@ def _full_disk_case(twin: TwinSite, tmp_path: Path, capsys: pytest.CaptureFixtur
     assert unfinished(twin.artifacts, "dc1") == []
 
 
-FULL_DISK_CASES = [pytest.param(k, sg, id=f"{k}-{sg.name}",
-                                marks=() if (k, sg) == ("drained", signal.SIGTERM) else (pytest.mark.long,))
+# all long: tests/test_host_faults.py has the fast full-disk commit in the default run
+FULL_DISK_CASES = [pytest.param(k, sg, id=f"{k}-{sg.name}", marks=pytest.mark.long)
                    for k in CHANGES for sg in SIGNALS]
 
 

@@ -75,7 +75,7 @@ def _stopped(run: Running, sig: signal.Signals, codes: tuple[int, ...] = (0, 1))
 
 # ------------------------------------------------------------------ compliance --every
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, pytest.param(signal.SIGINT, marks=pytest.mark.long)])
 def test_compliance_every_stops_while_waiting_for_its_next_run(deployed_twin, tmp_path, sig):
     run = Running(deployed_twin, tmp_path, "compliance", "--every", "1h", "--format", "json", *FAST)
     try:
@@ -86,6 +86,7 @@ def test_compliance_every_stops_while_waiting_for_its_next_run(deployed_twin, tm
         run.kill()
 
 
+@pytest.mark.long
 def test_compliance_every_stops_during_a_run(deployed_twin, tmp_path):
     deployed_twin.fault("slow", device="ctsw1", ms=3000)
     run = Running(deployed_twin, tmp_path, "compliance", "--every", "1h", "--format", "json", *FAST)
@@ -98,6 +99,7 @@ def test_compliance_every_stops_during_a_run(deployed_twin, tmp_path):
         run.kill()
 
 
+@pytest.mark.long
 def test_compliance_every_stops_when_the_signal_lands_at_the_end_of_a_run(deployed_twin, tmp_path):
     """The signal arrives after the devices were read, while the run writes its reports: the loop ends
     there instead of sleeping until the next run."""
@@ -127,6 +129,7 @@ def test_watch_stops_between_collections(twin, tmp_path):
         run.kill()
 
 
+@pytest.mark.long
 def test_watch_stops_during_a_collection(twin, tmp_path):
     twin.fault("slow", device="ctsw1", ms=4000)
     run = Running(twin, tmp_path, "watch", "--every", "1s", *FAST)
@@ -193,6 +196,7 @@ def test_exporter_stops_while_serving(exporter):
     assert "stopped (SIGTERM)" in run.output()
 
 
+@pytest.mark.long
 def test_exporter_stops_during_a_collection(twin, exporter):
     run, _ = exporter
     twin.fault("slow", device="ctsw1", ms=4000)
