@@ -44,6 +44,14 @@ def nic(name: str, **update: Any) -> Callable[[DeviceIntent], DeviceIntent]:
     return change
 
 
+def nic_qos(name: str, **update: Any) -> Callable[[DeviceIntent], DeviceIntent]:
+    """A change to what the NIC is configured to do (the Linux plug-in renders its script from `qos`)."""
+    def change(d: DeviceIntent) -> DeviceIntent:
+        return d.model_copy(update={"nics": [n.model_copy(update={"qos": n.qos.model_copy(update=update)})
+                                             if n.name == name else n for n in d.nics]})
+    return change
+
+
 def all_ports(**update: Any) -> Callable[[DeviceIntent], DeviceIntent]:
     return lambda d: d.model_copy(update={"interfaces": [i.model_copy(update=update) for i in d.interfaces]})
 
@@ -69,7 +77,7 @@ def test_dc1_holds_on_every_path_class():
     hops = result.tables[1]
     # the example path crosses both platforms, each read from what it renders
     sources = {row[7] for row in hops.rows}
-    assert {"rtsw1 EOS structured config", "rtsw3 SONiC CONFIG_DB", "gpu1 intent"} <= sources
+    assert {"rtsw1 EOS structured config", "rtsw3 SONiC CONFIG_DB", "gpu1 rendered NIC script"} <= sources
 
 
 def test_path_classes_cover_every_rtsw_and_ctsw_branch():
@@ -93,7 +101,7 @@ CASES = [
      "roce_profiles.roce.dscp_to_tc"),
     ("sonic-pfc-off-uplink", "rtsw3", port("Ethernet0", lossless_priorities=[]), VIA1, "source RTSW uplink (tx)",
      "pfc", "roce_profiles.roce.lossless_priorities"),
-    ("nic-pfc-off", "gpu1", nic("eth1", lossless_priorities=[]), ALL, "source NIC (tx)", "pfc",
+    ("nic-pfc-off", "gpu1", lambda d: nic_qos("eth1", pfc_priorities=[])(nic("eth1", lossless_priorities=[])(d)), ALL, "source NIC (tx)", "pfc",
      "roce_profiles.roce.lossless_priorities"),
     ("eos-no-ecn", "ctsw1", ecn(enabled=False), VIA1, "ctsw1 port to the destination RTSW (tx)", "ecn",
      "roce_profiles.roce.ecn"),

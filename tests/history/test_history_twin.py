@@ -71,7 +71,8 @@ def test_watch_storm_is_new_then_resolved_and_in_the_job_report(deployed_twin: T
         assert len(rising) == len(steady) == 1, what
         assert within(rising[0]["time"], t_fault, t_seen) and within(steady[0]["time"], t_clear, t_end)
     top = doc["top_pause"]
-    assert top["measure"] == "pause_frames"
+    # rtsw3 (SONiC) reports pause duration (PAUSE_DURATION_US), so pause time is ranked, not frames
+    assert top["measure"] == "pause_time_us"
     assert (top["ports"][0]["device"], top["ports"][0]["port"], top["ports"][0]["priority"]) == \
         ("rtsw3", "Ethernet16", 3)
     grew = {(r["counter"], r["device"], r["port"], r["index"]) for r in doc["rates"]}
@@ -80,7 +81,7 @@ def test_watch_storm_is_new_then_resolved_and_in_the_job_report(deployed_twin: T
     capsys.readouterr()         # the human report: tables and the timeline, wide lines off a terminal
     assert main(["report", "--site", "dc1", "--artifacts", str(w.artifacts), "--since", "1h"]) == 0
     text = capsys.readouterr().out
-    assert "collections (watch 5)" in text and "most pause (pause frames)" in text
+    assert "collections (watch 5)" in text and "most pause (pause time us)" in text
     assert re.search(r"\[fabric\] PFC storm on rtsw3 Ethernet16 prio 3 began", text)
 
     job = report(w, capsys, "--job", "4242", "--nodes", "gpu[3]", "--from",
