@@ -11,6 +11,7 @@ from tests.sitegen import generate_site
 
 
 @pytest.mark.long
+@pytest.mark.scale
 def test_bytes_per_device_at_136_and_1032_devices_differ_by_under_20_percent(tmp_path) -> None:
     small = measure(generate_site(tmp_path / "s", rtsw=64, ctsw=8, nics=8, site="gen64"))
     large = measure(generate_site(tmp_path / "l", rtsw=512, ctsw=8, nics=8, site="gen512"))
