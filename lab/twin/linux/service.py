@@ -67,6 +67,9 @@ class LinuxService:
                 await self._ticker
             self._ticker = None
         await self.listeners_ssh.stop()
+        # a server keeps running between two runs of the lab, as the switches keep their saved configs: the
+        # next start of this lab's state brings back its files and NIC knobs as they were, not the factory ones
+        self.save()
 
     def save(self) -> None:
         """Each server's files and NIC knobs as they run now (what a baseline brings back)."""
