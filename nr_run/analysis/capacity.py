@@ -17,7 +17,7 @@ from math import comb
 from nr_run.analysis.graph import TIERS, FabricGraph, Failed, FailureSet, natural_key
 from nr_run.analysis.options import AnalysisOptions
 from nr_run.analysis.result import AnalysisFinding, AnalysisResult, Figure, Table
-from nr_run.analysis.routing import Routes
+from nr_run.analysis.routing import Routes, routes_under
 from nr_run.intent.models import FabricIntent
 
 
@@ -262,7 +262,8 @@ def cross_zone(graph: FabricGraph, fabric: FabricIntent) -> list[list[object]]:
 
 def capacities(graph: FabricGraph, failures: FailureSet, symmetric: bool = True) -> dict[str, int]:
     """Capacity into every live destination RTSW without `failures` (computed per twin class)."""
-    routes = Routes(graph, Failed.of(failures), symmetric=symmetric)
+    routes = routes_under(graph, Failed.of(failures)) if symmetric else \
+        Routes(graph, Failed.of(failures), symmetric=False)
     out: dict[str, int] = {}
     for rep in routes.representatives():
         value = dest_capacity(routes, rep)

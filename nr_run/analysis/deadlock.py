@@ -26,7 +26,7 @@ from math import comb
 from nr_run.analysis.graph import FabricGraph, Failed, FailureSet
 from nr_run.analysis.options import AnalysisOptions
 from nr_run.analysis.result import AnalysisFinding, AnalysisResult, Figure, Table
-from nr_run.analysis.routing import Routes, StaticRoute, static_pins
+from nr_run.analysis.routing import Routes, StaticRoute, routes_under, static_pins
 from nr_run.intent.models import FabricIntent
 
 Node = tuple[str, str]          # (switch, ingress port)
@@ -213,7 +213,7 @@ def find_cycles(graph: FabricGraph, failures: FailureSet = frozenset(), statics:
     """Cycles (lossless priority, closing hops) of the fabric without `failures`, and how it was decided:
     "proof" (every edge raises the rank) or "search" (Tarjan over the whole graph). `exhaustive` always
     searches (to cross-check the proof)."""
-    routes = Routes(graph, Failed.of(failures), statics)
+    routes = Routes(graph, Failed.of(failures), statics) if statics else routes_under(graph, Failed.of(failures))
     if not exhaustive and not non_rising_edges(routes):
         return [], "proof"
     succ = dependency_graph(routes)

@@ -43,7 +43,7 @@ from nr_run.analysis.graph import FabricGraph, Failed, FailureSet, NicEnd, natur
 from nr_run.analysis.options import AnalysisOptions
 from nr_run.analysis.qparrays import QpArrays, connection_arrays, crc_hashes, make_qp_arrays, nic_ips
 from nr_run.analysis.result import AnalysisFinding, AnalysisResult, Figure, Table
-from nr_run.analysis.routing import Routes
+from nr_run.analysis.routing import Routes, routes_under
 from nr_run.intent.models import FabricIntent
 from nr_run.platforms.hashing import ecmp_hash_fields
 
@@ -513,7 +513,7 @@ def hash_model_for(fabric: FabricIntent, seed: int) -> HashModel:
 def analyse(fabric: FabricIntent, options: AnalysisOptions, model: HashModel | None = None) -> AnalysisResult:
     t0 = time.perf_counter()
     graph = FabricGraph.of(fabric)
-    routes = Routes(graph)
+    routes = routes_under(graph)
     model = model or hash_model_for(fabric, options.hash_seed)
     result = AnalysisResult(name="ecmp", title=f"ECMP entropy and QP scaling ({options.pattern})")
     q = options.qps_per_connection
@@ -600,7 +600,7 @@ def _under_failures(graph: FabricGraph, options: AnalysisOptions, model: HashMod
         return []
     rows: list[list[object]] = [["none", round(worst, 3), round(max((u for _, u in healthy), default=0.0), 1)]]
     for failures in graph.failure_reps(1)[1:]:
-        routes = Routes(graph, Failed.of(failures))
+        routes = routes_under(graph, Failed.of(failures))
         sim = simulate(graph, routes, options.pattern, options.qps_per_connection, model)
         busiest = max((u for _, u in _uplink_utilisation(graph, sim, failures)), default=0.0)
         rows.append([graph.describe(failures), round(imbalance(sim)[0], 3), round(busiest, 1)])

@@ -102,6 +102,7 @@ class FabricGraph:
     nics: list[NicEnd]
     adj: dict[str, list[tuple[int, str]]] = field(default_factory=dict)   # switch -> [(link id, peer)]
     rid: dict[str, int] = field(default_factory=dict)                     # router ID as a number (tie-break)
+    memo: dict[str, dict[object, object]] = field(default_factory=dict, repr=False, compare=False)  # derived views
 
     @classmethod
     def from_intent(cls, fabric: FabricIntent) -> FabricGraph:
