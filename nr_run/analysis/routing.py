@@ -131,6 +131,7 @@ class Routes:
         self.shared = graph.shared_asns()
         self._tables: dict[str, Table] = {}
         self._pair: dict[tuple[str, str], list[int]] = {}
+        self._swaps: dict[tuple[str, str], tuple[dict[int, int], dict[int, int], dict[int, int]]] = {}
         # destinations: live switches that originate a prefix
         self.dests = sorted(n for n in self.adj if graph.switches[n].prefixes)
         self.static_hops = self._resolve_statics()
@@ -209,16 +210,35 @@ class Routes:
             self._own.add(dest)
             return self.table(dest).next_hops.get(switch, ())
 
-        def swap(n: str) -> str:
-            return dest if n == rep else rep if n == dest else n
+        image = dest if switch == rep else rep if switch == dest else switch
+        hops = table.next_hops.get(image, ())
+        if not hops:
+            return hops
+        moved = self._swap_links(rep, dest)
+        if image in (rep, dest):
+            at_twin = moved[0] if image == rep else moved[1]
+            return tuple(at_twin[lid] for lid in hops)
+        other = moved[2]
+        return tuple(other.get(lid, lid) for lid in hops)
 
-        image = swap(switch)
-        out = []
-        for lid in table.next_hops.get(image, ()):
-            peer = self.graph.links[lid].peer(image)
-            index = self._pair_links(image, peer).index(lid)
-            out.append(self._pair_links(switch, swap(peer))[index])
-        return tuple(out)
+    def _swap_links(self, rep: str, dest: str) -> tuple[dict[int, int], dict[int, int], dict[int, int]]:
+        """Where the swap of twins `rep` and `dest` sends a next-hop link, by the switch it leaves: from `rep`
+        (to the same-index parallel link from `dest` to the same peer), from `dest`, and from any other switch
+        (a link to one twin becomes the same-index link to the other; links to neither stay)."""
+        key = (rep, dest)
+        found = self._swaps.get(key)
+        if found is None:
+            from_rep: dict[int, int] = {}
+            from_dest: dict[int, int] = {}
+            other: dict[int, int] = {}
+            for a, b, out in ((rep, dest, from_rep), (dest, rep, from_dest)):
+                for lid, peer in self.adj.get(a, []):
+                    index = self._pair_links(a, peer).index(lid)
+                    out[lid] = self._pair_links(b, peer)[index]
+                    index = self._pair_links(peer, a).index(lid)
+                    other[lid] = self._pair_links(peer, b)[index]
+            found = self._swaps[key] = (from_rep, from_dest, other)
+        return found
 
     def next_hops(self, switch: str, dest: str) -> tuple[int, ...]:
         """The FIB's next-hop links at `switch` toward `dest` (static first, then BGP); () for none."""

@@ -102,10 +102,11 @@ def test_static_route_overrides_bgp_and_is_withdrawn_when_its_next_hop_is_down()
 
 
 def _all_next_hops(routes):
-    return {(s, d): sorted(routes.next_hops(s, d)) for s in routes.adj for d in routes.dests}
+    # in FIB order: a flow's hash picks a member by its position
+    return {(s, d): routes.next_hops(s, d) for s in routes.adj for d in routes.dests}
 
 
-@pytest.mark.parametrize("name", ["dc1", "dc2", "generated"])
+@pytest.mark.parametrize("name", ["dc1", "dc2", "mz1", "generated"])
 def test_symmetry_gives_the_routes_a_full_computation_gives(name):
     """Destinations of one twin class are computed once and mapped; under every failure representative of
     size <= 2 the result equals computing every destination."""
