@@ -184,6 +184,7 @@ class Simulation:
     group_load: dict[tuple[str, tuple[int, ...]], dict[int, float]] = field(default_factory=dict)
 
 
+DENSE_PAIRS = 1 << 25          # (switch, destination) pairs indexed by an array up to 128 MB, else sorted per hop
 CHUNK_QPS = 1 << 19             # QPs held as arrays at once (a QP sweep of a large site has millions)
 
 
@@ -250,6 +251,7 @@ class _Walk:
         self.graph, self.routes, self.arrays = graph, routes, arrays
         self.n_sw = len(arrays.switches)
         self.slot_of: dict[int, int] = {}                 # here x n_sw + dest -> pair slot
+        self.dense = np.full(self.n_sw ** 2, -1, dtype=np.int32) if self.n_sw ** 2 <= DENSE_PAIRS else None
         self.pair_hops: list[tuple[int, ...]] = []
         self.pair_width: list[int] = []
         self.pair_member0: list[int] = []                 # first member slot of its group, -1: one next hop
@@ -265,29 +267,42 @@ class _Walk:
         self.member_first = np.zeros(0, dtype=np.int64)
         self.rates: set[float] = set()
         self.moving = 0
+        self._arrays_for = 0
+        self._arrays = (np.zeros((0, 1), dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
 
     def _pairs(self, keys: np.ndarray) -> np.ndarray:
-        """Pair slots of `here x n_sw + dest` keys, looking up the next hops of pairs not met before."""
+        """Pair slots of `here x n_sw + dest` keys, looking up the next hops of pairs not met before (a dense
+        key -> slot array where it fits: no sort of the QPs per hop)."""
+        if self.dense is None:
+            uniq, inverse = np.unique(keys, return_inverse=True)
+            found = np.fromiter((self._slot(k) for k in uniq.tolist()), dtype=np.int64, count=uniq.size)
+            return found[inverse]
+        slots = self.dense[keys]
+        new = slots < 0
+        if new.any():
+            for key in np.unique(keys[new]).tolist():
+                self.dense[key] = self._slot(key)
+            slots = self.dense[keys]
+        return slots
+
+    def _slot(self, key: int) -> int:
+        slot = self.slot_of.get(key)
+        if slot is not None:
+            return slot
         names, n = self.arrays.switches, self.n_sw
-        uniq = np.unique(keys)
-        slots = np.empty(uniq.size, dtype=np.int64)
-        for i, key in enumerate(uniq.tolist()):
-            slot = self.slot_of.get(key)
-            if slot is None:
-                slot = self.slot_of[key] = len(self.pair_hops)
-                here = names[key // n]
-                hops = self.routes.next_hops(here, names[key % n])
-                self.pair_hops.append(hops)
-                self.pair_width.append(len(hops))
-                first = -1
-                if len(hops) > 1:
-                    first = self.groups.get((here, hops), -1)
-                    if first < 0:
-                        first = self.groups[(here, hops)] = len(self.member_lid)
-                        self.member_lid += hops
-                self.pair_member0.append(first)
-            slots[i] = slot
-        return slots[np.searchsorted(uniq, keys)]
+        here = names[key // n]
+        hops = self.routes.next_hops(here, names[key % n])
+        first = -1
+        if len(hops) > 1:
+            first = self.groups.get((here, hops), -1)
+            if first < 0:
+                first = self.groups[(here, hops)] = len(self.member_lid)
+                self.member_lid += hops
+        slot = self.slot_of[key] = len(self.pair_hops)
+        self.pair_hops.append(hops)
+        self.pair_width.append(len(hops))
+        self.pair_member0.append(first)
+        return slot
 
     def run(self, qps: QpArrays, h: np.ndarray) -> None:
         here = self.arrays.switch[qps.src]
@@ -308,29 +323,39 @@ class _Walk:
             if not idx.size:
                 break
             pair = self._pairs(here * self.n_sw + dest)
-            width = np.asarray(self.pair_width, dtype=np.int64)[pair]
+            table, widths, members0 = self._pair_arrays()
+            width = widths[pair]
             routed = width > 0
             if not routed.all():
                 idx, here, dest, h, pair, width = (x[routed] for x in (idx, here, dest, h, pair, width))
             choice = h % width
-            hop_table = self._hop_table()
-            lid = hop_table[pair, choice]
+            lid = table[pair, choice]
             a_end = ends[lid, 0]
             from_b = (a_end != here).astype(np.int64)
-            member0 = np.asarray(self.pair_member0, dtype=np.int64)[pair]
+            member0 = members0[pair]
             member = np.where(member0 >= 0, member0 + choice, -1)
             rows.append((order[idx] * self.HOPS + hop, lid * 2 + from_b, member, rate[idx]))
             here = np.where(from_b == 1, a_end, ends[lid, 1])
         self._add(rows)
 
-    def _hop_table(self) -> np.ndarray:
-        if getattr(self, "_table_rows", -1) != len(self.pair_hops):
-            width = max(self.pair_width, default=1) or 1
-            table = np.zeros((len(self.pair_hops), width), dtype=np.int64)
-            for i, hops in enumerate(self.pair_hops):
-                table[i, :len(hops)] = hops
-            self._table, self._table_rows = table, len(self.pair_hops)
-        return self._table
+    def _pair_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per pair slot: its next hops (padded), how many, its group's first member slot; extended by the
+        pairs added since the last call."""
+        done = self._arrays_for
+        if done != len(self.pair_hops):
+            table, widths, members0 = self._arrays
+            added = self.pair_hops[done:]
+            width = max(table.shape[1], *(len(h) for h in added))
+            rows = np.zeros((len(added), width), dtype=np.int64)
+            for i, hops in enumerate(added):
+                rows[i, :len(hops)] = hops
+            if table.shape[1] < width:
+                table = np.pad(table, ((0, 0), (0, width - table.shape[1])))
+            self._arrays = (np.concatenate((table, rows)),
+                            np.concatenate((widths, np.asarray(self.pair_width[done:], dtype=np.int64))),
+                            np.concatenate((members0, np.asarray(self.pair_member0[done:], dtype=np.int64))))
+            self._arrays_for = len(self.pair_hops)
+        return self._arrays
 
     def _add(self, rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]) -> None:
         if not rows:

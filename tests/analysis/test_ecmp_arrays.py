@@ -144,3 +144,11 @@ def test_the_table_crc_equals_zlib_on_random_headers():
         want = [flow_hash(model, Qp(g.nics[a], g.nics[b], int(p), int(d), 1.0))
                 for a, b, p, d in zip(src, dst, sport, dqp, strict=True)]
         assert got == want
+
+
+def test_pairs_without_the_dense_index_walk_the_same(monkeypatch):
+    g = graph(site("mz1"))
+    routes = Routes(g)
+    monkeypatch.setattr(ecmp, "DENSE_PAIRS", 0)          # a site too large for the array: sorted per hop
+    monkeypatch.setattr(ecmp, "CHUNK_QPS", 64)
+    _same(simulate(g, routes, "alltoall", 2, HashModel()), walk(g, routes, "alltoall", 2, HashModel()))
