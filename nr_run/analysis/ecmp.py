@@ -206,7 +206,9 @@ def simulate(graph: FabricGraph, routes: Routes, pattern: str, q: int, model: Ha
         step = len(sources) / keep
         sources = [sources[int(i * step)] for i in range(min(keep, len(sources)))]
     sim.sampled_sources = len(sources)
-    arrays = _nic_arrays(graph)
+    arrays = graph.memo.setdefault("ecmp", {}).get("nics")
+    if not isinstance(arrays, _NicArrays):
+        arrays = graph.memo["ecmp"]["nics"] = _nic_arrays(graph)
     src, dst = connection_arrays(graph, pattern, set(sources), arrays.index)
     per = np.fromiter((per_nic.get(n, 1) for n in graph.nics), dtype=np.int64, count=len(graph.nics))
     walk = _Walk(graph, routes, arrays)
@@ -241,14 +243,13 @@ def _nic_arrays(graph: FabricGraph) -> _NicArrays:
         np.fromiter((_qpn_base(n.server, n.nic) for n in nics), dtype=np.int64, count=len(nics)), ends)
 
 
-class _Walk:
-    """Loads of QP chunks walked hop by hop. A directed link is `2 x link id + (1 if left from its b end)`;
-    an ECMP group member is a slot (the group's first slot + the member's position in its next hops)."""
+class _Pairs:
+    """The next hops of the (switch, destination) pairs a walk meets under one Routes, as arrays, kept on the
+    Routes so the runs of a QP sweep look each pair up once. An ECMP group member is a slot: its group's
+    first slot + the member's position in the group's next hops."""
 
-    HOPS = 16
-
-    def __init__(self, graph: FabricGraph, routes: Routes, arrays: _NicArrays) -> None:
-        self.graph, self.routes, self.arrays = graph, routes, arrays
+    def __init__(self, routes: Routes, arrays: _NicArrays) -> None:
+        self.routes, self.arrays = routes, arrays
         self.n_sw = len(arrays.switches)
         self.slot_of: dict[int, int] = {}                 # here x n_sw + dest -> pair slot
         self.dense = np.full(self.n_sw ** 2, -1, dtype=np.int32) if self.n_sw ** 2 <= DENSE_PAIRS else None
@@ -257,20 +258,11 @@ class _Walk:
         self.pair_member0: list[int] = []                 # first member slot of its group, -1: one next hop
         self.groups: dict[tuple[str, tuple[int, ...]], int] = {}   # (switch, next hops) -> first member slot
         self.member_lid: list[int] = []
-        self.qps = 0                                      # QPs walked so far (their global order)
-        n_links = 2 * len(graph.links)
-        self.link_count = np.zeros(n_links, dtype=np.int64)
-        self.link_load = np.zeros(n_links)
-        self.link_first = np.full(n_links, np.iinfo(np.int64).max, dtype=np.int64)
-        self.member_count = np.zeros(0, dtype=np.int64)
-        self.member_load = np.zeros(0)
-        self.member_first = np.zeros(0, dtype=np.int64)
-        self.rates: set[float] = set()
-        self.moving = 0
         self._arrays_for = 0
-        self._arrays = (np.zeros((0, 1), dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        empty = np.zeros(0, dtype=np.int64)
+        self._arrays = (empty, empty, empty, empty)
 
-    def _pairs(self, keys: np.ndarray) -> np.ndarray:
+    def slots(self, keys: np.ndarray) -> np.ndarray:
         """Pair slots of `here x n_sw + dest` keys, looking up the next hops of pairs not met before (a dense
         key -> slot array where it fits: no sort of the QPs per hop)."""
         if self.dense is None:
@@ -304,6 +296,46 @@ class _Walk:
         self.pair_member0.append(first)
         return slot
 
+    def next_hop_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per pair slot: where its next hops start in one flat array, how many, its group's first member slot
+        (-1: one next hop); and the flat array. Extended by the pairs added since the last call."""
+        done = self._arrays_for
+        if done != len(self.pair_hops):
+            start, widths, members0, flat = self._arrays
+            added = self.pair_hops[done:]
+            new_widths = np.asarray(self.pair_width[done:], dtype=np.int64)
+            new_start = flat.size + np.concatenate(([0], np.cumsum(new_widths)[:-1])).astype(np.int64)
+            hops = np.fromiter((lid for h in added for lid in h), dtype=np.int64, count=int(new_widths.sum()))
+            self._arrays = (np.concatenate((start, new_start)), np.concatenate((widths, new_widths)),
+                            np.concatenate((members0, np.asarray(self.pair_member0[done:], dtype=np.int64))),
+                            np.concatenate((flat, hops)))
+            self._arrays_for = len(self.pair_hops)
+        return self._arrays
+
+
+class _Walk:
+    """Loads of QP chunks walked hop by hop. A directed link is `2 x link id + (1 if left from its b end)`."""
+
+    HOPS = 16
+
+    def __init__(self, graph: FabricGraph, routes: Routes, arrays: _NicArrays) -> None:
+        self.graph, self.arrays = graph, arrays
+        found = routes.memo.get("ecmp-pairs")
+        if not isinstance(found, _Pairs):
+            found = routes.memo["ecmp-pairs"] = _Pairs(routes, arrays)
+        self.pairs = found
+        self.n_sw = found.n_sw
+        self.qps = 0                                      # QPs walked so far (their global order)
+        n_links = 2 * len(graph.links)
+        self.link_count = np.zeros(n_links, dtype=np.int64)
+        self.link_load = np.zeros(n_links)
+        self.link_first = np.full(n_links, np.iinfo(np.int64).max, dtype=np.int64)
+        self.member_count = np.zeros(0, dtype=np.int64)
+        self.member_load = np.zeros(0)
+        self.member_first = np.zeros(0, dtype=np.int64)
+        self.rates: set[float] = set()
+        self.moving = 0
+
     def run(self, qps: QpArrays, h: np.ndarray) -> None:
         here = self.arrays.switch[qps.src]
         dest = self.arrays.switch[qps.dst]
@@ -322,14 +354,14 @@ class _Walk:
                 idx, here, dest, h = idx[alive], here[alive], dest[alive], h[alive]
             if not idx.size:
                 break
-            pair = self._pairs(here * self.n_sw + dest)
-            table, widths, members0 = self._pair_arrays()
+            pair = self.pairs.slots(here * self.n_sw + dest)
+            start, widths, members0, flat = self.pairs.next_hop_arrays()
             width = widths[pair]
             routed = width > 0
             if not routed.all():
                 idx, here, dest, h, pair, width = (x[routed] for x in (idx, here, dest, h, pair, width))
             choice = h % width
-            lid = table[pair, choice]
+            lid = flat[start[pair] + choice]
             a_end = ends[lid, 0]
             from_b = (a_end != here).astype(np.int64)
             member0 = members0[pair]
@@ -337,25 +369,6 @@ class _Walk:
             rows.append((order[idx] * self.HOPS + hop, lid * 2 + from_b, member, rate[idx]))
             here = np.where(from_b == 1, a_end, ends[lid, 1])
         self._add(rows)
-
-    def _pair_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per pair slot: its next hops (padded), how many, its group's first member slot; extended by the
-        pairs added since the last call."""
-        done = self._arrays_for
-        if done != len(self.pair_hops):
-            table, widths, members0 = self._arrays
-            added = self.pair_hops[done:]
-            width = max(table.shape[1], *(len(h) for h in added))
-            rows = np.zeros((len(added), width), dtype=np.int64)
-            for i, hops in enumerate(added):
-                rows[i, :len(hops)] = hops
-            if table.shape[1] < width:
-                table = np.pad(table, ((0, 0), (0, width - table.shape[1])))
-            self._arrays = (np.concatenate((table, rows)),
-                            np.concatenate((widths, np.asarray(self.pair_width[done:], dtype=np.int64))),
-                            np.concatenate((members0, np.asarray(self.pair_member0[done:], dtype=np.int64))))
-            self._arrays_for = len(self.pair_hops)
-        return self._arrays
 
     def _add(self, rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]) -> None:
         if not rows:
@@ -371,7 +384,7 @@ class _Walk:
         if ordered:
             np.add.at(self.link_load, dlink, rate)
         grouped = member >= 0
-        n = len(self.member_lid)
+        n = len(self.pairs.member_lid)
         if self.member_count.size < n:
             grow = n - self.member_count.size
             self.member_count = np.r_[self.member_count, np.zeros(grow, dtype=np.int64)]
@@ -402,7 +415,7 @@ class _Walk:
         if not self.member_count.size:
             return
         loads = self._sums(self.member_count, self.member_load)
-        first_slot = sorted(self.groups.items(), key=lambda kv: kv[1])
+        first_slot = sorted(self.pairs.groups.items(), key=lambda kv: kv[1])
         bounds = [(gk, f, f + len(gk[1])) for gk, f in first_slot]
         met = []
         for gk, lo, hi in bounds:
@@ -414,7 +427,7 @@ class _Walk:
             group_load: dict[int, float] = {}
             slots = [s for s in range(lo, hi) if self.member_count[s]]
             for s in sorted(slots, key=lambda s: int(self.member_first[s])):
-                lid = self.member_lid[s]
+                lid = self.pairs.member_lid[s]
                 counts[lid] = int(self.member_count[s])
                 group_load[lid] = float(loads[s])
             sim.groups[gk] = counts
@@ -627,6 +640,7 @@ def _under_failures(graph: FabricGraph, options: AnalysisOptions, model: HashMod
     for failures in graph.failure_reps(1)[1:]:
         routes = routes_under(graph, Failed.of(failures))
         sim = simulate(graph, routes, options.pattern, options.qps_per_connection, model)
+        routes.memo.pop("ecmp-pairs", None)          # one run under these failures: its lookups go
         busiest = max((u for _, u in _uplink_utilisation(graph, sim, failures)), default=0.0)
         rows.append([graph.describe(failures), round(imbalance(sim)[0], 3), round(busiest, 1)])
     return rows

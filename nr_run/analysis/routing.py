@@ -132,6 +132,7 @@ class Routes:
         self._tables: dict[str, Table] = {}
         self._pair: dict[tuple[str, str], list[int]] = {}
         self._swaps: dict[tuple[str, str], tuple[dict[int, int], dict[int, int], dict[int, int]]] = {}
+        self.memo: dict[str, object] = {}        # views the analyses derive from these routes
         # destinations: live switches that originate a prefix
         self.dests = sorted(n for n in self.adj if graph.switches[n].prefixes)
         self.static_hops = self._resolve_statics()
