@@ -75,7 +75,8 @@ def non_rising_edges(routes: Routes) -> list[tuple[Edge, str]]:
     that fails list their edges, which keeps the proof linear in the routes instead of in their pairs."""
     graph = routes.graph
     links = graph.links
-    top = max((s.tier for s in graph.switches.values()), default=1)
+    tier = {n: sw.tier for n, sw in graph.switches.items()}
+    top = max(tier.values(), default=1)
     out: list[tuple[Edge, str]] = []
     for dest in routes.representatives():
         arrivals, departures = _arrivals(routes, dest)
@@ -83,16 +84,21 @@ def non_rising_edges(routes: Routes) -> list[tuple[Edge, str]]:
             hops = departures.get(s, ())
             if not hops:
                 continue
-            ins = [(lid, u, _rank(graph, top, s, u)) for lid, u in arrivals[s]]
-            outs = [(lid, links[lid].peer(s), _rank(graph, top, links[lid].peer(s), s)) for lid in hops]
-            in_ranks = [r for _, _, r in ins]
-            out_ranks = [r for _, _, r in outs]
-            if None not in in_ranks and None not in out_ranks and \
-                    max(r for r in in_ranks if r is not None) < min(r for r in out_ranks if r is not None):
-                continue
-            for lid, _u, ra in ins:
+            ts = tier[s]
+            # rank of s's ingress fed from below is its tier, from above 2T+1 minus it; within a tier: none
+            upstream = {tier[u] for _, u in arrivals[s]}
+            downstream = {tier[links[lid].peer(s)] for lid in hops}
+            if ts not in upstream and ts not in downstream:
+                highest_in = ts if max(upstream) < ts else 2 * top + 1 - ts
+                lowest_out = min((t if ts < t else 2 * top + 1 - t) for t in downstream)
+                if highest_in < lowest_out:
+                    continue
+            for lid, u in arrivals[s]:
+                ra = _rank(graph, top, s, u)
                 ingress = (s, links[lid].port(s))
-                for lid2, t, rb in outs:
+                for lid2 in hops:
+                    t = links[lid2].peer(s)
+                    rb = _rank(graph, top, t, s)
                     if ra is None or rb is None or rb <= ra:
                         out.append(((ingress, (t, links[lid2].port(t))), dest))
     return out
