@@ -79,21 +79,21 @@ def non_rising_edges(routes: Routes) -> list[tuple[Edge, str]]:
     top = max(tier.values(), default=1)
     out: list[tuple[Edge, str]] = []
     for dest in routes.representatives():
-        arrivals, departures = _arrivals(routes, dest)
-        for s in sorted(arrivals):
+        upstream, departures = _arrivals(routes, dest, tier)
+        for s in sorted(upstream):
             hops = departures.get(s, ())
             if not hops:
                 continue
             ts = tier[s]
             # rank of s's ingress fed from below is its tier, from above 2T+1 minus it; within a tier: none
-            upstream = {tier[u] for _, u in arrivals[s]}
             downstream = {tier[links[lid].peer(s)] for lid in hops}
-            if ts not in upstream and ts not in downstream:
-                highest_in = ts if max(upstream) < ts else 2 * top + 1 - ts
+            if ts not in upstream[s] and ts not in downstream:
+                highest_in = ts if max(upstream[s]) < ts else 2 * top + 1 - ts
                 lowest_out = min((t if ts < t else 2 * top + 1 - t) for t in downstream)
                 if highest_in < lowest_out:
                     continue
-            for lid, u in arrivals[s]:
+            arrivals = [(lid, u) for u, out in departures.items() for lid in out if links[lid].peer(u) == s]
+            for lid, u in sorted(arrivals):
                 ra = _rank(graph, top, s, u)
                 ingress = (s, links[lid].port(s))
                 for lid2 in hops:
@@ -104,29 +104,38 @@ def non_rising_edges(routes: Routes) -> list[tuple[Edge, str]]:
     return out
 
 
-def _arrivals(routes: Routes, dest: str) -> tuple[dict[str, list[tuple[int, str]]], dict[str, tuple[int, ...]]]:
-    """Toward `dest`, from the switches with GPU hosts along the FIB: per reached switch the (link, upstream)
-    pairs traffic arrives on, and per switch its next-hop links (the nodes and edges dependency_edges walks)."""
+def _arrivals(routes: Routes, dest: str, tier: dict[str, int]
+              ) -> tuple[dict[str, set[int]], dict[str, tuple[int, ...]]]:
+    """Toward `dest`, from the switches with GPU hosts along the FIB (the nodes and edges dependency_edges
+    walks): per reached switch the tiers of the switches its traffic arrives from, and per switch its next-hop
+    links."""
     graph = routes.graph
-    links = graph.links
+    ends = graph.link_ends
     sources = [n for n in routes.adj if n != dest and graph.switches[n].host_mbps > 0]
     seen = set(sources)
     queue = deque(sources)
-    arrivals: dict[str, list[tuple[int, str]]] = {}
+    upstream: dict[str, set[int]] = {}
     departures: dict[str, tuple[int, ...]] = {}
+    next_hops = routes.next_hops
     while queue:
         u = queue.popleft()
-        hops = departures[u] = routes.next_hops(u, dest)
+        hops = departures[u] = next_hops(u, dest)
+        tu = tier[u]
         for lid in hops:
-            s = links[lid].peer(u)
-            arrivals.setdefault(s, []).append((lid, u))
+            a, b = ends[lid]
+            s = b if a == u else a
+            found = upstream.get(s)
+            if found is None:
+                upstream[s] = {tu}
+            else:
+                found.add(tu)
             if s not in seen:
                 seen.add(s)
                 queue.append(s)
-    for s in arrivals:
+    for s in upstream:
         if s not in departures:
-            departures[s] = routes.next_hops(s, dest)
-    return arrivals, departures
+            departures[s] = next_hops(s, dest)
+    return upstream, departures
 
 
 def dependency_graph(routes: Routes) -> dict[Node, set[Node]]:

@@ -154,6 +154,11 @@ class FabricGraph:
             rails[nic.rail].append(nic)
         return {r: sorted(rails[r], key=lambda n: natural_key(n.server)) for r in sorted(rails)}
 
+    @cached_property
+    def link_ends(self) -> list[tuple[str, str]]:
+        """Link id -> its (a, b) switches, for walks that find a link's far end many times."""
+        return [(lk.a, lk.b) for lk in self.links]
+
     # ---- views under failures ------------------------------------------------------------------------
 
     def alive_adj(self, failed: Failed) -> dict[str, list[tuple[int, str]]]:
