@@ -13,10 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from nr_run.cli.main import main
+from nr_run.intent import compile_site
 from nr_run.lab.twin.clab import load_clab
 from nr_run.lab.twin.lab import lab_down, lab_fault, lab_reset, lab_status, lab_up
 from nr_run.lab.twin.shards import ENV, assign, shard_count
 from tests.conftest import DC1
+from tests.sitegen import generate_site
+from tests.test_rdma_cover_twin import boot
 from tests.twin_site import SERVERS, SWITCHES, TwinSite, make_baseline, nic_ip, site_topology, ssh_run
 
 CLAB = Path(__file__).resolve().parents[1] / "lab" / "dc1.clab.yml"
@@ -124,3 +128,45 @@ def test_three_shards_answer_as_one_process(tmp_path, capsys, monkeypatch):
     assert any(down[0] in i for i in failed) and any(down[2] in i for i in failed), failed
     assert one[2] == three[2]
     assert [f["kind"] for f in one[3]] == [f["kind"] for f in three[3]] == ["link_down"]
+
+
+def _check(site: str, inventory: Path, state: Path, artifacts: Path, capsys, monkeypatch, *argv: str) -> tuple[int, dict]:
+    """`nr-run check --lab` against the lab in `state`: exit code and findings (id -> passed)."""
+    monkeypatch.setenv("NR_RUN_LAB_STATE_DIR", str(state))
+    capsys.readouterr()
+    rc = main(["check", "--site", site, "--inventory-dir", str(inventory), "--lab", "--artifacts", str(artifacts),
+               "--json", *argv])
+    return rc, {f["id"]: f["passed"] for f in json.loads(capsys.readouterr().out)["findings"]}
+
+
+@pytest.mark.long
+def test_a_generated_136_device_site_checks_alike_in_one_and_two_shards(tmp_path, capsys, monkeypatch):
+    """~2 min: 64 RTSWs (EOS and SONiC), 8 CTSWs, 64 servers booting their rendered configs; a cable down
+    between two shards; the same findings by id from one process and from two shards."""
+    inv = generate_site(tmp_path / "inv", rtsw=64, ctsw=8, nics=8, site="gen136")
+    intent = compile_site(inv)
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    topo_file = site_topology(inv, tmp_path / "clab", lambda doc: boot(doc, intent, configs))
+    topo = load_clab(topo_file)
+    owner = {n: k for k, g in enumerate(assign(topo, 2)) for n in g}
+    down = next(c for c in topo.links if c.a_dev.startswith("ctsw") and c.b_dev.startswith("rtsw")
+                and owner[c.a_dev] != owner[c.b_dev])
+    checks = ("--checks", "interfaces,lldp,cabling,bgp,ecmp,pfc,ecn")
+    results = {}
+    for shards in (1, 2):
+        state = tmp_path / f"lab{shards}"
+        status = lab_up(topo_file, state, base_port=0, shards=shards, timeout=300)
+        try:
+            assert len(status["addresses"]) == 136
+            healthy = _check("gen136", inv.parent, state, tmp_path / "art", capsys, monkeypatch, *checks)
+            lab_fault(state, "link_down", device=down.a_dev, port=down.a_port)
+            results[shards] = (healthy, _check("gen136", inv.parent, state, tmp_path / "art", capsys, monkeypatch,
+                                               *checks))
+        finally:
+            lab_down(state)
+    (rc1, healthy1), (rc1_down, down1) = results[1]
+    assert rc1 == 0 and rc1_down == 1
+    assert results[1] == results[2]
+    failed = [i for i, ok in down1.items() if not ok]
+    assert any(down.a_dev in i for i in failed) and any(down.b_dev in i for i in failed), failed
