@@ -170,3 +170,47 @@ def test_a_generated_136_device_site_checks_alike_in_one_and_two_shards(tmp_path
     assert results[1] == results[2]
     failed = [i for i, ok in down1.items() if not ok]
     assert any(down.a_dev in i for i in failed) and any(down.b_dev in i for i in failed), failed
+
+
+@pytest.mark.long
+def test_lab_up_shards_from_the_cli_and_a_dead_coordinator_takes_its_shards(tmp_path, capsys, monkeypatch):
+    """~8 s: `nr-run lab up --shards 2`, status, an unreachable device and a drift served by different shards,
+    then the coordinator killed: its shards stop on their own (no orphan keeps the ports)."""
+    import os
+    import signal
+    import time
+
+    from tests.twin_site import wait_until
+
+    state = tmp_path / "lab"
+    monkeypatch.setenv("NR_RUN_LAB_STATE_DIR", str(state))
+    assert main(["lab", "up", "--site", "dc1", "--inventory-dir", str(DC1.parent), "--base-port", "0",
+                 "--shards", "2", "--json"]) == 0
+    capsys.readouterr()
+    shards = [json.loads(p.read_text())["pid"] for p in sorted((state / "shards").glob("shard-*.json"))]
+    try:
+        assert main(["lab", "status", "--site", "dc1", "--json"]) == 0
+        status = json.loads(capsys.readouterr().out)
+        assert status["running"] and len(status["addresses"]) == 10 and len(shards) == 2
+        topo = load_clab(status["topology"])
+        a, b = (next(n for n in g if topo.nodes[n].platform == "eos") for g in assign(topo, 2))
+        site = TwinSite(state, tmp_path / "art")
+        assert main(["lab", "fault", "--site", "dc1", "unreachable", f"device={a}"]) == 0
+        with pytest.raises(Exception):     # noqa: B017 (pyeapi's own connection error, whichever it is)
+            site.eapi(a).enable(["show hostname"])
+        assert site.eapi(b).enable(["show hostname"])[0]["result"]["hostname"] == b
+        assert main(["lab", "fault", "--site", "dc1", "drift", f"device={b}",
+                     "lines=interface Ethernet1;description moved"]) == 0
+        assert "description moved" in site.running(b)
+        assert [f["kind"] for f in lab_status(state)["faults"]] == ["unreachable"]      # drift is an action
+        assert main(["lab", "fault", "--site", "dc1", "clear"]) == 0
+        assert site.eapi(a).enable(["show hostname"])[0]["result"]["hostname"] == a
+        os.kill(lab_status(state)["pid"], signal.SIGKILL)
+        deadline = time.monotonic() + 30
+
+        def gone() -> bool:
+            return all(not Path(f"/proc/{p}").exists() or "Z" in Path(f"/proc/{p}/stat").read_text().split(")")[1][:3]
+                       for p in shards)
+        wait_until(gone, max(1.0, deadline - time.monotonic()), what="shards outlived their coordinator")
+    finally:
+        lab_down(state)
