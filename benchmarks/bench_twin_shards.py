@@ -1,4 +1,4 @@
-"""The twin at 136, 1,040 and 4,096 devices, in one process or in shards: start-up, CPU per device, memory per shard.
+"""The twin at 136, 1,032 and 4,088 devices, in one process or in shards: start-up, CPU per device, memory per shard.
 
 A generated site (tests.sitegen: RTSWs half EOS and half SONiC, CTSWs, 1:1 GPU servers) boots its rendered
 configs (switch startup configs, NIC scripts in the servers' exec), is started with `lab_up` as `nr-run lab up`
@@ -10,7 +10,7 @@ in it; memory is each shard's resident peak (VmHWM).
 Printed per run: devices, shards, start-up wall and twin CPU, sweep wall, twin CPU per device (ms), request
 latency p50/p95/max beyond the injected latency, failed requests, and RSS per shard.
 
-Usage: .venv/bin/python benchmarks/bench_twin_shards.py [--devices 136,1040] [--shards auto|N] [--threads 32]
+Usage: .venv/bin/python benchmarks/bench_twin_shards.py [--devices 136,1032,4088] [--shards auto|N] [--threads 32]
        [--latency-ms 0] [--json]
 """
 
@@ -39,8 +39,9 @@ from nr_run.runbooks.clab import write_topology  # noqa: E402
 from nr_run.runbooks.render import render_device  # noqa: E402
 from tests.sitegen import generate_site  # noqa: E402
 
-# devices -> (RTSWs, CTSWs): RTSWs + CTSWs + one server per RTSW
-SHAPES = {136: (64, 8), 520: (256, 8), 1040: (512, 16), 4096: (2040, 16)}
+# devices -> (RTSWs, CTSWs): the 136-device site's shape (8 CTSWs, one server per RTSW) at each size; sitegen
+# builds whole scalable units, so the big sizes are the nearest it can make: 1,032 for 1,040 and 4,088 for 4,096
+SHAPES = {136: (64, 8), 520: (256, 8), 1032: (512, 8), 4088: (2040, 8)}
 CLK = os.sysconf("SC_CLK_TCK")
 EOS_CMDS = ["show version", "show lldp neighbors", "show interfaces status", "show ip bgp summary",
             "show ip route vrf default 10.255.0.1"]
@@ -123,9 +124,9 @@ def run(devices: int, shards: int | None, threads: int, latency_ms: int) -> dict
         state = root / "lab"
         load = os.getloadavg()[0]
         t0 = time.perf_counter()
-        status = lab_up(topo, state, base_port=0, latency_ms=latency_ms, shards=shards)
-        startup_wall = time.perf_counter() - t0
         try:
+            status = lab_up(topo, state, base_port=0, latency_ms=latency_ms, shards=shards, timeout=3600)
+            startup_wall = time.perf_counter() - t0
             pids = twin_pids(state)
             startup_cpu = sum(cpu_s(p) for p in pids.values())
             before = {k: cpu_s(p) for k, p in pids.items()}
@@ -159,7 +160,7 @@ def run(devices: int, shards: int | None, threads: int, latency_ms: int) -> dict
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--devices", default="136,1040", help=f"comma-separated sizes, of {sorted(SHAPES)}")
+    ap.add_argument("--devices", default="136,1032", help=f"comma-separated sizes, of {sorted(SHAPES)}")
     ap.add_argument("--shards", default="auto", help="auto (lab_up's choice) or a number")
     ap.add_argument("--threads", type=int, default=32)
     ap.add_argument("--latency-ms", type=int, default=0)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import resource
@@ -65,9 +66,10 @@ from nr_run.lab.twin.platforms import (
 from nr_run.lab.twin.shared import Board, SharedFabric
 from nr_run.lab.twin.status import alive, default_state_dir, lab_status, read_json
 from nr_run.lab.twin.tls import server_context
+from nr_run.lab.twin.topology import Topology
 
 T = TypeVar("T")
-START_S_PER_DEVICE = 0.1    # how long lab_up waits at least, per device (a big site boots for minutes)
+START_S_PER_DEVICE = 0.25   # how long lab_up waits at least, per device (a big site on a busy host boots for minutes)
 
 
 def default_credentials() -> dict[str, tuple[str, str]]:
@@ -87,13 +89,13 @@ class Lab:
     def __init__(self, source: str | Path, state_dir: str | Path | None = None, *,
                  base_port: int = DEFAULT_BASE_PORT, latency_ms: int = 0, auto_port: bool = False,
                  credentials: dict[str, tuple[str, str]] | None = None, board: Board | None = None,
-                 only: Collection[str] | None = None) -> None:
+                 only: Collection[str] | None = None, topology: Topology | None = None) -> None:
         """source: the containerlab topology file the lab serves (read once, at construction).
 
         board, only: one shard of a sharded twin (lab.twin.shards): serve the devices named in `only`, share
         the fabric with the other shards through `board`; the coordinator owns ports, faults.json and the
-        address table, so the shard neither checks the ports nor writes them."""
-        topology = load_clab(source)
+        address table, so the shard neither checks the ports nor writes them. topology: `source` already read."""
+        topology = topology or load_clab(source)
         self.source = str(Path(source).resolve())
         self.site = topology.site
         self.topology = topology
@@ -131,8 +133,9 @@ class Lab:
     # ---- async core ------------------------------------------------------------------------------
     async def start_async(self) -> dict[str, dict]:
         _raise_fd_limit()
-        for svc in self.services.values():
-            svc.load()
+        with self._batch():
+            for svc in self.services.values():
+                svc.load()
         for svc in self.services.values():
             self.addresses.update(await svc.start())
             svc.save()
@@ -156,6 +159,10 @@ class Lab:
         for svc in self.services.values():
             await svc.stop()
         self._save_faults()
+
+    def _batch(self) -> contextlib.AbstractContextManager[None]:
+        """Devices booting (start, reset): a shard publishes each one's state once, at the end."""
+        return self.fabric.holding() if isinstance(self.fabric, SharedFabric) else contextlib.nullcontext()
 
     def _save_faults(self) -> None:
         if not self.shard:      # a shard's faults are the coordinator's, pushed to it

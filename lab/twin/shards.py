@@ -115,8 +115,9 @@ def _shard_app(lab: Any) -> web.Application:
 
     async def reset_end(request: web.Request) -> web.Response:
         _install_faults(lab, await request.json())
-        for svc in lab.services.values():
-            svc.reset()
+        with lab._batch():
+            for svc in lab.services.values():
+                svc.reset()
         return web.json_response({"ok": True})
 
     async def save(request: web.Request) -> web.Response:
@@ -146,9 +147,10 @@ async def serve_shard(args: argparse.Namespace) -> None:
     from nr_run.lab.twin.lab import Lab
 
     sd = Path(args.state_dir)
-    own = assign(load_clab(args.topology), args.count)[args.index]
+    topology = load_clab(args.topology)
     board = Board(sd, args.index, args.count)
-    lab = Lab(args.topology, sd, base_port=args.base_port, board=board, only=own)
+    lab = Lab(args.topology, sd, base_port=args.base_port, board=board, only=assign(topology, args.count)[args.index],
+              topology=topology)
     await lab.start_async()
     lab.loop = asyncio.get_running_loop()
     runner = web.AppRunner(_shard_app(lab), access_log=None, handle_signals=False)

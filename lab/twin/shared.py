@@ -15,6 +15,7 @@ journals live in the lab's private state folder and are read only by the process
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import pickle
@@ -133,15 +134,32 @@ class SharedFabric(Fabric):
         self._applying = False
         self.rdma_listeners = _Listeners(self)
         self._consumed: set[tuple[str, float]] = set()     # listeners a client took before their listen arrived
+        self._held: set[str] | None = None      # devices whose state waits for the end of holding()
 
     def publish(self, record: tuple) -> None:
         if not self._applying:
             self.board.publish(record)
 
+    @contextlib.contextmanager
+    def holding(self) -> Iterator[None]:
+        """Publish each device's state once, when the block ends: a booting server sets its state after every
+        line of its NIC script, hundreds of times, and only the last one matters to the other shards. For work
+        that answers no client (boot, reset): a request's changes are published as they happen."""
+        self._held = set()
+        try:
+            yield
+        finally:
+            held, self._held = self._held, None
+            for device in sorted(held):
+                self.publish(("state", device, self.states[device]))
+
     def set_state(self, device: str, state: DeviceState) -> None:
         super().set_state(device, state)
         if device in self.own:
-            self.publish(("state", device, state))
+            if self._held is not None:
+                self._held.add(device)
+            else:
+                self.publish(("state", device, state))
 
     def record_traffic(self, crossed: list[tuple[Port, Port, int]], packets: int) -> None:
         super().record_traffic(crossed, packets)
