@@ -72,7 +72,9 @@ class Board:
     def publish(self, record: tuple) -> None:
         """Append one record to this shard's journal, then announce the journal's new length."""
         data = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
-        self._out.write(FRAME.pack(len(data)) + data)
+        frame = memoryview(FRAME.pack(len(data)) + data)
+        while frame:                    # an unbuffered write may take less than all of it
+            frame = frame[self._out.write(frame) or 0:]
         self._written += FRAME.size + len(data)
         SLOT.pack_into(self._map, SLOT.size * self.index, self._written)
 
