@@ -185,7 +185,7 @@ class Simulation:
 
 
 DENSE_PAIRS = 1 << 25          # (switch, destination) pairs indexed by an array up to 128 MB, else sorted per hop
-CHUNK_QPS = 1 << 19             # QPs held as arrays at once (a QP sweep of a large site has millions)
+CHUNK_QPS = 1 << 18             # QPs held as arrays at once (a QP sweep of a large site has millions)
 
 
 def simulate(graph: FabricGraph, routes: Routes, pattern: str, q: int, model: HashModel,
