@@ -98,9 +98,6 @@ class MaxFlow:
         return pushed
 
 
-INF = 1 << 62
-
-
 def dest_capacity(routes: Routes, dest: str) -> int:
     """Mbit/s the fabric can deliver into `dest` from every other RTSW with hosts, along its routes.
 
