@@ -11,6 +11,7 @@ a host whose names differ, so a wrong guess never writes another NIC's ToS.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import replace
 from functools import lru_cache
@@ -39,6 +40,11 @@ NP_KEYS = ("min_time_between_cnps", "cnp_dscp", "cnp_802p_prio")
 def _env(folder: str) -> Environment:
     return Environment(loader=FileSystemLoader(folder), undefined=StrictUndefined, trim_blocks=True,
                        lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
+
+
+# (template folder, structured config as JSON) -> script: bounded, as a site has few distinct NIC settings
+_RENDERED: dict[tuple[str, str], str] = {}
+_RENDERED_MAX = 256
 
 
 def rdma_device(index: int) -> str:
@@ -79,6 +85,23 @@ class LinuxConfig:
         return structured_config(device)
 
     def render(self, structured: Mapping[str, Any]) -> str:
+        """The NIC script. Servers of one hardware model share their NIC settings, so a site's scripts are a few
+        distinct texts: each is rendered once per template folder and reused for an equal structured config. Equal
+        means equal JSON text, which keeps 1, true and "1" apart (the template prints only scalars)."""
+        try:
+            key = json.dumps(structured, check_circular=False)
+        except (TypeError, ValueError, RecursionError):
+            return self._render(structured)
+        folder = str(self._templates) if self._templates is not None else ""
+        found = _RENDERED.get((folder, key))
+        if found is None:
+            found = self._render(structured)
+            if len(_RENDERED) >= _RENDERED_MAX:
+                _RENDERED.clear()
+            _RENDERED[(folder, key)] = found
+        return found
+
+    def _render(self, structured: Mapping[str, Any]) -> str:
         return self.environment().get_template(TEMPLATE).render(**structured)
 
     def qos_view(self, device: DeviceIntent, structured: Mapping[str, Any]) -> DeviceQos:

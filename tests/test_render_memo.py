@@ -1,0 +1,76 @@
+"""What render remembers between devices (equal NIC scripts, a SKU's port answers, SONiC's range texts) changes no
+output: each answer equals the one computed afresh, and a different input never gets a remembered answer."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from nr_run.intent import compile_site
+from nr_run.platforms import registry
+from nr_run.platforms.linux import config as linux_config
+from nr_run.platforms.sonic import hwsku
+from nr_run.platforms.sonic.buffers import sku
+from nr_run.platforms.sonic.qosview import numbers
+from tests.conftest import DC1
+
+
+@pytest.fixture(scope="module")
+def dc1():
+    return compile_site(DC1)
+
+
+def test_nic_scripts_of_equal_and_different_settings(dc1) -> None:
+    builder = registry.get("linux").config
+    gpu = dc1.devices["gpu1"]
+    base = builder.structured_config(gpu, dc1)
+    other = copy.deepcopy(base)
+    other["nics"][0]["mtu"] = base["nics"][0]["mtu"] - 100
+    as_text = copy.deepcopy(base)
+    as_text["nics"][0]["mtu"] = str(base["nics"][0]["mtu"])      # "9000" is not 9000 (same JSON key would be)
+    linux_config._RENDERED.clear()
+    first = builder.render(base)
+    assert builder.render(other) != first and f"mtu {other['nics'][0]['mtu']}" in builder.render(other)
+    assert builder.render(copy.deepcopy(base)) == first == builder._render(base)
+    assert builder.render(as_text) == builder._render(as_text)
+    assert len(linux_config._RENDERED) == 3
+
+
+def test_nic_script_cache_is_bounded(dc1, monkeypatch: pytest.MonkeyPatch) -> None:
+    builder = registry.get("linux").config
+    base = builder.structured_config(dc1.devices["gpu1"], dc1)
+    monkeypatch.setattr(linux_config, "_RENDERED_MAX", 4)
+    linux_config._RENDERED.clear()
+    for mtu in range(5000, 5010):
+        changed = copy.deepcopy(base)
+        changed["nics"][0]["mtu"] = mtu
+        assert f"mtu {mtu}\n" in builder.render(changed)
+    assert len(linux_config._RENDERED) <= 4
+
+
+def test_sku_answers_are_the_computed_ones_and_not_shared(dc1) -> None:
+    sonic = [d for d in dc1.devices.values() if d.platform == "sonic"]
+    assert sonic
+    for dev in sonic:
+        prof = sku(dev)
+        for itf in dev.interfaces:
+            entry = hwsku.port_entry(prof, itf.name, itf.speed_mbps)
+            assert entry == hwsku._port_entry(prof, itf.name, itf.speed_mbps)
+            entry["lanes"] = "changed"                  # a caller's copy: the next answer is unchanged
+            assert hwsku.port_entry(prof, itf.name, itf.speed_mbps)["lanes"] != "changed"
+            assert prof.parent_of(itf.name) == prof._parent_of(itf.name)
+            assert hwsku.breakout_mode(prof, itf.name, itf.speed_mbps) == \
+                hwsku._breakout_mode(prof, itf.name, itf.speed_mbps)
+            assert prof.by_name(itf.name) == next((p for p in prof.ports if p.name == itf.name), None)
+        with pytest.raises(hwsku.HwskuError):      # a refusal is raised every time, not remembered as an answer
+            hwsku.port_entry(prof, "Ethernet99999", 400_000)
+        with pytest.raises(hwsku.HwskuError):
+            hwsku.port_entry(prof, "Ethernet99999", 400_000)
+
+
+def test_sonic_range_texts() -> None:
+    assert numbers("3,4") == numbers("3-4") == frozenset({3, 4})
+    assert numbers("") == frozenset() and numbers("0-2,6") == frozenset({0, 1, 2, 6})
+    with pytest.raises(ValueError):
+        numbers("x")
