@@ -4,16 +4,21 @@ output: each answer equals the one computed afresh, and a different input never 
 from __future__ import annotations
 
 import copy
+import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nr_run.intent import compile_site
 from nr_run.platforms import registry
 from nr_run.platforms.linux import config as linux_config
 from nr_run.platforms.sonic import hwsku
 from nr_run.platforms.sonic.buffers import sku
+from nr_run.platforms.sonic.config import to_json
 from nr_run.platforms.sonic.qosview import numbers
 from tests.conftest import DC1
+from tests.corpus import examples
 
 
 @pytest.fixture(scope="module")
@@ -74,3 +79,25 @@ def test_sonic_range_texts() -> None:
     assert numbers("") == frozenset() and numbers("0-2,6") == frozenset({0, 1, 2, 6})
     with pytest.raises(ValueError):
         numbers("x")
+
+
+def test_pg_rows_are_the_looked_up_ones(dc1) -> None:
+    for dev in (d for d in dc1.devices.values() if d.platform == "sonic"):
+        prof = sku(dev)
+        for speed in {r.speed_mbps for r in prof.pg_rows} | {1}:
+            for length in (0, 5, 40, 300, 10**6):
+                rows = sorted((r for r in prof.pg_rows if r.speed_mbps == speed), key=lambda r: r.cable_m)
+                assert prof.pg_row(speed, length) == next((r for r in rows if r.cable_m >= length), None)
+
+
+_name = st.text(alphabet=st.characters(codec="utf-8"), max_size=4)
+_leaf = st.one_of(_name, st.integers(), st.none(), st.booleans(), st.lists(_name, max_size=2))
+
+
+@given(st.dictionaries(_name, st.one_of(
+    st.dictionaries(_name, st.one_of(st.dictionaries(_name, _leaf, max_size=3), _leaf), max_size=3), _leaf),
+    max_size=3))
+@settings(max_examples=examples(200), deadline=None)
+def test_config_db_text_is_json_dumps_for_any_shape(doc: dict) -> None:
+    """The CONFIG_DB layout is checked while it is written: any other shape gives json.dumps' bytes too."""
+    assert to_json(doc) == json.dumps(doc, indent=4, sort_keys=True) + "\n"

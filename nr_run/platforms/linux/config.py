@@ -18,12 +18,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import Environment
 
 from nr_run.intent.errors import Finding
 from nr_run.intent.models import DeviceIntent, FabricIntent, Interface
 from nr_run.intent.nic import NicQos
 from nr_run.platforms.base import ClabNode
+from nr_run.platforms.jinja_env import render_environment
 from nr_run.platforms.qos import DeviceQos, from_intent
 from nr_run.platforms.templates import template_dir
 
@@ -38,8 +39,7 @@ NP_KEYS = ("min_time_between_cnps", "cnp_dscp", "cnp_802p_prio")
 
 @lru_cache(maxsize=4)
 def _env(folder: str) -> Environment:
-    return Environment(loader=FileSystemLoader(folder), undefined=StrictUndefined, trim_blocks=True,
-                       lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
+    return render_environment(folder)
 
 
 # (template folder, structured config as JSON) -> script: bounded, as a site has few distinct NIC settings

@@ -121,8 +121,12 @@ class HwskuProfile:
     def pg_row(self, speed_mbps: int, cable_length_m: int) -> PgRow | None:
         """The table row buffermgrd would look up for a cable of `cable_length_m`: the shortest row at the
         port's speed that is at least that long (a length between rows rounds up), None when none is."""
-        rows = sorted((r for r in self.pg_rows if r.speed_mbps == speed_mbps), key=lambda r: r.cable_m)
-        return next((r for r in rows if r.cable_m >= cable_length_m), None)
+        key = ("pg_row", speed_mbps, cable_length_m)
+        if key not in self.memo:
+            rows = sorted((r for r in self.pg_rows if r.speed_mbps == speed_mbps), key=lambda r: r.cable_m)
+            self.memo[key] = next((r for r in rows if r.cable_m >= cable_length_m), None)
+        found: PgRow | None = self.memo[key]
+        return found
 
     def speeds(self) -> list[int]:
         return sorted({r.speed_mbps for r in self.pg_rows})
