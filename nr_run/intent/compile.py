@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from nr_run.intent import headroom as hr
@@ -87,13 +87,14 @@ class RawLink:
 End = tuple[str, "RawLink", str, str]
 
 M = TypeVar("M", Interface, BgpPeer, Nic, Link)
-_ALL_FIELDS: dict[type, set[str]] = {m: set(m.model_fields) for m in (Interface, BgpPeer, Nic, Link)}
-_ORDER: dict[type, tuple[str, ...]] = {m: tuple(m.model_fields) for m in _ALL_FIELDS}
+_MODELS: tuple[type[BaseModel], ...] = (Interface, BgpPeer, Nic, Link)
+_ALL_FIELDS: dict[type, set[str]] = {m: set(m.model_fields) for m in _MODELS}
+_ORDER: dict[type, tuple[str, ...]] = {m: tuple(m.model_fields) for m in _MODELS}
 _set = object.__setattr__
 # what model_construct would do differently (aliases, post-init, extra or private attributes) none of them has
-assert not any(f.alias or f.validation_alias for m in _ALL_FIELDS for f in m.model_fields.values())
+assert not any(f.alias or f.validation_alias for m in _MODELS for f in m.model_fields.values())
 assert not any(m.__pydantic_post_init__ or m.__private_attributes__ or m.model_config.get("extra") == "allow"
-               for m in _ALL_FIELDS)
+               for m in _MODELS)
 
 
 def _trusted(model: type[M], **values: Any) -> M:
