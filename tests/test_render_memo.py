@@ -101,3 +101,30 @@ _leaf = st.one_of(_name, st.integers(), st.none(), st.booleans(), st.lists(_name
 def test_config_db_text_is_json_dumps_for_any_shape(doc: dict) -> None:
     """The CONFIG_DB layout is checked while it is written: any other shape gives json.dumps' bytes too."""
     assert to_json(doc) == json.dumps(doc, indent=4, sort_keys=True) + "\n"
+
+
+def test_nic_views_follow_the_nic_script_settings(dc1) -> None:
+    builder = registry.get("linux").config
+    gpu = dc1.devices["gpu1"]
+    structured = builder.structured_config(gpu, dc1)
+    linux_config._VIEWS.clear()
+    first = builder.qos_view(gpu, structured)
+    linux_config._VIEWS.clear()
+    assert builder.qos_view(gpu, structured) == first
+    off = copy.deepcopy(structured)
+    off["nics"][1]["pfc"] = [False] * 8
+    view = builder.qos_view(gpu, off)
+    name0, name1 = off["nics"][0]["name"], off["nics"][1]["name"]
+    assert view.ports[name1].pfc_priorities == frozenset() != first.ports[name1].pfc_priorities
+    assert view.ports[name0] == first.ports[name0]
+
+
+def test_eos_profile_problems_are_reported_per_port_that_uses_the_profile(dc1) -> None:
+    builder = registry.get("eos").config
+    rtsw = dc1.devices["rtsw1"]
+    structured = copy.deepcopy(builder.structured_config(rtsw, dc1))
+    structured["qos_profiles"][0]["pfc"]["watchdog"]["action"] = "no-drop"
+    users = [i for i in structured["ethernet_interfaces"] if i["service_profile"] == structured["qos_profiles"][0]["name"]]
+    view = builder.qos_view(rtsw, structured)
+    assert len(users) > 1 and sum("'no-drop'" in p for p in view.watchdog_problems) == len(users)
+    assert all(view.ports[i["name"]].pfc_priorities == frozenset({3}) for i in users)

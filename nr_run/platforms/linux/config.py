@@ -69,6 +69,34 @@ def structured_config(device: DeviceIntent) -> dict[str, Any]:
                      for index, nic in enumerate(device.nics) if nic.qos is not None]}
 
 
+# a NIC entry's settings -> what they make the NIC do; a site's NICs share a few settings (bounded)
+_VIEWS: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+
+def _nic_view(nic: Mapping[str, Any]) -> dict[str, Any]:
+    """The PortQos fields a NIC entry sets: trust, DSCP table (unlisted DSCPs on priority 0), PFC, MTU, DCQCN."""
+    try:
+        key = (tuple(nic["trust"]), tuple(tuple(pair) for pair in nic["dscp_prio"]), tuple(nic["pfc"]), nic["mtu"],
+               tuple(nic["rp_enable"]), tuple(nic["np_enable"]))
+        found = _VIEWS.get(key)
+    except TypeError:           # a value that cannot be a key: read it each time
+        return _read_nic(nic)
+    if found is None:
+        found = _read_nic(nic)
+        if len(_VIEWS) >= _RENDERED_MAX:
+            _VIEWS.clear()
+        _VIEWS[key] = found
+    return found
+
+
+def _read_nic(nic: Mapping[str, Any]) -> dict[str, Any]:
+    table = {int(d): int(p) for d, p in nic["dscp_prio"]}
+    return {"trust": nic["trust"][0] if nic["trust"] else "none",
+            "dscp_to_tc": {d: table.get(d, 0) for d in range(64)},
+            "pfc_priorities": frozenset(p for p in PRIORITIES if nic["pfc"][p]), "mtu": int(nic["mtu"]),
+            "ecn_queues": {}, "dcqcn": frozenset(p for p in PRIORITIES if nic["rp_enable"][p] and nic["np_enable"][p])}
+
+
 class LinuxConfig:
     suffix = ".sh"
     bgp_neighbor_bfd = False
@@ -113,11 +141,7 @@ class LinuxConfig:
             pq = ports.get(nic["name"])
             if pq is None:
                 continue
-            table = {int(d): int(p) for d, p in nic["dscp_prio"]}
-            ports[nic["name"]] = replace(
-                pq, trust=nic["trust"][0] if nic["trust"] else "none", dscp_to_tc={d: table.get(d, 0) for d in range(64)},
-                pfc_priorities=frozenset(p for p in PRIORITIES if nic["pfc"][p]), mtu=int(nic["mtu"]), ecn_queues={},
-                dcqcn=frozenset(p for p in PRIORITIES if nic["rp_enable"][p] and nic["np_enable"][p]))
+            ports[nic["name"]] = replace(pq, **_nic_view(nic))
         return replace(base, source=f"{device.name} rendered NIC script", ports=ports)
 
     def preflight(self, fabric: FabricIntent) -> list[Finding]:
