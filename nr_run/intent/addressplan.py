@@ -100,13 +100,15 @@ def _inside(intent: FabricIntent, fabric: FabricFile, ff: str) -> list[Finding]:
     out: list[Finding] = []
     p = fabric.pools
 
-    bounds: dict[Net, tuple[int, int]] = {}       # network -> (its address, its mask) as integers
+    # id of a network -> (the network, its address, its mask as integers): by id, as a network's hash is
+    # computed in Python on every lookup; keeping the network keeps its id from being reused
+    bounds: dict[int, tuple[Net, int, int]] = {}
 
     def need(ip: str, net: Net, device: str, what: str, fld: str) -> None:
-        found = bounds.get(net)
+        found = bounds.get(id(net))
         if found is None:
-            found = bounds[net] = (int(net.network_address), int(net.netmask))
-        if _ip_int(ip) & found[1] != found[0]:
+            found = bounds[id(net)] = (net, int(net.network_address), int(net.netmask))
+        if _ip_int(ip) & found[2] != found[1]:
             out.append(Finding("error", "address-outside-pool", ff, device, fld,
                                f"{device} {what} {ip} is outside {net}"))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import ipaddress
 import math
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -527,9 +528,12 @@ def _hardware(hw: Hardware, name: str, base: Path) -> HardwareFacts:
 
 def _p31_ends(pool: ipaddress.IPv4Network, n: int) -> tuple[tuple[str, str, str], tuple[str, str, str]]:
     """The n-th /31 of `pool` as (address/31, ip, peer ip) of its even and its odd end; each address text is
-    made once and shared by both ends (and everything built from them)."""
-    base = pool.network_address + 2 * n
-    even, odd = str(base), str(base + 1)
+    made once and shared by both ends (and everything built from them). The text is inet_ntoa's, which is
+    IPv4Address's (dotted decimal, no leading zeros), made in C."""
+    base = int(pool.network_address) + 2 * n
+    if not 0 <= base < 0xFFFFFFFF:
+        raise ipaddress.AddressValueError(f"/31 #{n} of {pool} is not an IPv4 address")
+    even, odd = socket.inet_ntoa(base.to_bytes(4, "big")), socket.inet_ntoa((base + 1).to_bytes(4, "big"))
     return (f"{even}/31", even, odd), (f"{odd}/31", odd, even)
 
 
