@@ -67,12 +67,19 @@ def one(size: str, analyze: bool = False) -> dict:
     return out
 
 
+ENV: dict[str, str] = {}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default=",".join(SIZES))
     ap.add_argument("--analyze", default="", help="also run analyze --failures 1 on this size")
     ap.add_argument("--one")
     args = ap.parse_args()
+    if not args.one:
+        from benchmarks.installed import installed_env
+
+        ENV.update(installed_env())
     if args.one:
         print(json.dumps(one(args.one, args.one == args.analyze)))
         return 0
@@ -82,7 +89,7 @@ def main() -> int:
     rows = []
     for size in args.sizes.split(","):
         cmd = [sys.executable, __file__, "--one", size] + (["--analyze", size] if size == args.analyze else [])
-        r = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
+        r = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True, env=ENV).stdout)
         rows.append(r)
         line = (f"{size:8s} {r['switches']:5d} switches, {r['gpus']:6d} GPUs, {r['links']:6d} links: compile "
                 f"{r['compile_cpu_s']:.1f} s + render {r['render_cpu_s']:.1f} s CPU = {r['cpu_ms_per_switch']:.2f} "
