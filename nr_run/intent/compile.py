@@ -37,7 +37,7 @@ from nr_run.intent.models import (
     Scheduler,
     Watchdog,
 )
-from nr_run.intent.nic import nic_qos
+from nr_run.intent.nic import NicQos, nic_qos
 from nr_run.intent.plan import Place, Slots
 from nr_run.intent.preflight import check_fabric, rail_count
 from nr_run.intent.schema import (
@@ -545,6 +545,14 @@ class _Compiler:
         self.headrooms: dict[tuple[int, int, int, int], Headroom] = {}
         self.slots = Slots(fabric.plan)
         self._port_slots: dict[tuple[int, str], int | None] = {}
+        self._nic_qos: dict[int, tuple[Roce, NicQos]] = {}      # id of a Roce -> (it, its NicQos)
+
+    def nic_qos(self, roce: Roce) -> NicQos:
+        """The NIC settings of a RoCE profile, built once per profile and shared by its NICs (immutable)."""
+        found = self._nic_qos.get(id(roce))
+        if found is None or found[0] is not roce:
+            found = self._nic_qos[id(roce)] = (roce, nic_qos(self.fabric.nic, roce))
+        return found[1]
 
     def slot_of(self, hw: Hardware, port: str) -> int | None:
         """hw.slot_of(port), parsed once per model and port (every port is asked for several times); keyed by
@@ -800,7 +808,7 @@ class _Compiler:
             nics.append(_trusted(Nic,name=port, address=address, ip=ip, gateway=peer_ip, mtu=self.mtu_of(host),
                             rail=(self.slot_of(host.hw, port) or 0) - first + 1, peer_device=peer, peer_port=peer_port,
                             speed_mbps=lk.speed_mbps, lossless_priorities=roce.lossless_priorities, trust=roce.trust,
-                            routes=[host_routes], qos=nic_qos(self.fabric.nic, roce)))
+                            routes=[host_routes], qos=self.nic_qos(roce)))
         return DeviceIntent(name=host.name, site=self.fabric.site, role="gpu", zone=host.data.zone,
                             rack=host.data.rack, power_kw=host.hw.power_kw or 0.0,
                             platform=host.hw.platform,
