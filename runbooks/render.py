@@ -13,13 +13,15 @@ import errno
 import os
 import re
 from pathlib import Path
-
-from nornir.core.task import Result, Task
+from typing import TYPE_CHECKING
 
 from nr_run.intent.models import DeviceIntent, FabricIntent
 from nr_run.platforms import built, registry
 from nr_run.platforms.base import ConfigBuilder
 from nr_run.platforms.guard import check_structured
+
+if TYPE_CHECKING:       # Nornir is imported by the task only: `nr-run render` runs no Nornir task
+    from nornir.core.task import Result, Task
 
 # a device name usable as a file name on its own: no separators, no leading dot, no "..", printable ASCII
 SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
@@ -53,6 +55,8 @@ def render_config(task: Task, intent: DeviceIntent, fabric: FabricIntent | None 
 
     Usable in a user's script: ``nr.run(task=render_config, intent=fabric.devices[name])`` per host.
     """
+    from nornir.core.task import Result
+
     return Result(host=task.host, result=render_device(intent, fabric))
 
 
