@@ -23,7 +23,7 @@ and an eBGP underlay, which is what nr-run builds. Modelled as closely as eos_de
 Differences left: AVD adds its own defaults (aaa, transceiver, vlan internal order, update wait-install), has
 no prefix-list of host blocks (redistributes connected unfiltered here), renders BGP timers/BFD by peer group.
 
-    .venv/bin/pip install pyavd==6.4.0          (benchmark only; never a runtime dependency)
+    .venv/bin/pip install -e ".[bench-avd]"     (pyavd 6.4.0: benchmark only, never a runtime dependency)
     .venv/bin/python benchmarks/bench_pyavd.py [--sizes 64,256,1024]
     .venv/bin/python benchmarks/bench_pyavd.py --one avd:256       (one side, one size, one line of JSON)
 """
