@@ -111,7 +111,7 @@ def main() -> int:
     if len(big) > 1:
         print(f"flatness {min(big)}..{max(big)} switches: max/min = {max(big.values()) / min(big.values()):.2f} "
               "(target <= 1.20)")
-    if len(per) > 1:
+    if len(per) > len(big) and len(per) > 1:
         print(f"flatness {min(per)}..{max(per)} switches: max/min = {max(per.values()) / min(per.values()):.2f}")
     return 0
 
