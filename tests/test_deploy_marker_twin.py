@@ -41,6 +41,7 @@ def _other_operator(twin: TwinSite, minutes_ago: int) -> str:
     return name
 
 
+@pytest.mark.long     # by default: a live marker refused, a dead run's markers released (the last two tests)
 def test_devices_held_by_another_deploy_are_refused_and_taken_only_with_break_lock(twin, capsys, tmp_path,
                                                                                   monkeypatch):
     monkeypatch.setenv("NR_RUN_LOCK_DIR", str(tmp_path / "this-host"))

@@ -14,6 +14,7 @@ from pathlib import Path
 import pyeapi
 import pytest
 
+from nr_run.cli.main import main
 from nr_run.intent import compile_site
 from nr_run.lab.twin.lab import lab_clear, lab_fault
 from nr_run.platforms import registry
@@ -21,11 +22,26 @@ from tests.conftest import DC1, REPO
 from tests.twin_site import DEVICES, FAST_CHECKS, SWITCHES, run_json, wait_until
 
 
+def _history(twin, capsys) -> dict:
+    capsys.readouterr()
+    assert main(["report", "--site", "dc1", "--artifacts", str(twin.artifacts), "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
 def test_dry_run_commit_then_nothing_pending(twin, capsys):
+    """The whole site from day 0, once: dry run, commit, check, then nothing left to do; the verdict line of
+    each run, and the history, whose baseline and final checks resolve what the day-0 check found."""
+    rc, day0 = run_json(twin, capsys, "check", "--checks", "interfaces,bgp,pfc")
+    assert rc == 1 and day0["summary"]["failed"] > 20                    # day 0: nothing configured
+    opened = len(_history(twin, capsys)["findings"]["open"])
+    assert opened > 20
+
     rc, report = run_json(twin, capsys, "deploy")
     assert rc == 2
     assert {d["device"]: d["state"] for d in report["devices"]} == dict.fromkeys(DEVICES, "diffed")
     assert all(d["added"] > 0 for d in report["devices"])
+    assert report["verdict"] == ("dry run dc1: 10 of 10 device(s) would change (ctsw1, ctsw2, gpu1, gpu2, gpu3, "
+                                 "gpu4 and 4 more); nothing committed: rerun with --commit to apply")
 
     rc, report = run_json(twin, capsys, "deploy", "--commit", "--yes", "--confirm-timeout", "60")
     assert rc == 0, report["message"]
@@ -33,6 +49,13 @@ def test_dry_run_commit_then_nothing_pending(twin, capsys):
     assert {d["device"]: d["state"] for d in report["devices"]} == dict.fromkeys(DEVICES, "confirmed")
     assert [s["name"] for s in report["stages"]][0] == "canary"
     assert sorted(a["device"] for a in twin.audit() if a["outcome"] == "confirmed") == DEVICES
+    assert report["verdict"].startswith("deploy dc1: 10 device(s) confirmed in ") and \
+        "; final check PASS (" in report["verdict"], report["verdict"]
+    doc = _history(twin, capsys)
+    kinds = doc["runs"]["by_kind"]
+    assert kinds.get("deploy-baseline") == 1 and kinds.get("deploy-final") == 1, kinds
+    assert doc["findings"]["open"] == [], doc["findings"]["open"][:3]
+    assert len(doc["findings"]["resolved"]) >= opened
 
     rc, checks = run_json(twin, capsys, "check")
     assert rc == 0 and checks["passed"], [f for f in checks["findings"] if not f["passed"]][:3]
@@ -40,6 +63,9 @@ def test_dry_run_commit_then_nothing_pending(twin, capsys):
     rc, report = run_json(twin, capsys, "deploy")
     assert rc == 0
     assert {d["device"]: d["state"] for d in report["devices"]} == dict.fromkeys(DEVICES, "no change")
+    rc, report = run_json(twin, capsys, "deploy", "--commit", "--yes", "--confirm-timeout", "60")
+    assert rc == 0 and not report["stages"], report["stages"]
+    assert report["verdict"] == "deploy dc1: nothing to change, all 10 device(s) already at intent"
 
 
 @pytest.mark.long
@@ -263,7 +289,8 @@ def test_process_killed_before_confirm_reverts_by_itself(twin):
     script = textwrap.dedent(f"""
         import json, os, signal
         from nr_run.runbooks.deploy import commit_device
-        from nr_run.intent import compile_site
+        from nr_run.cli.main import main
+from nr_run.intent import compile_site
         from nr_run.runbooks.inventory import init_nornir
         from nr_run.runbooks.render import render_device
         intent = compile_site({str(DC1)!r})

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from nr_run.intent import compile_site
 from nr_run.runbooks.deploy import DeployReport, DeviceOutcome
 from nr_run.runbooks.deploy_summary import apply_paths, prompt_note, verdict
 from nr_run.runbooks.plan import Stage
 from tests.conftest import DC1
+
+LINE = re.compile(r"^\d\d:\d\d:\d\d (== .+|[\w-]+: .+)$")      # a progress line, off a terminal
 
 FABRIC = compile_site(DC1)
 SWITCHES = ["ctsw1", "ctsw2", "rtsw1", "rtsw2", "rtsw3", "rtsw4"]
@@ -65,6 +69,7 @@ def test_a_drained_apply_is_explained_with_its_traffic_and_time():
     assert prompt_note(list(paths.values())).startswith("1 switch(es) take a drained apply (rtsw3): ")
 
 
+@pytest.mark.long         # the default run: the same verdicts in test_deploy_twin, the CLI's printing below
 def test_the_cli_ends_every_deploy_with_its_verdict(twin, capsys):
     capsys.readouterr()
     assert twin.cli("deploy") == 2
@@ -91,6 +96,14 @@ def test_a_failed_batch_says_once_why_and_ends_with_what_is_left(twin, capsys, m
     # the live progress log says it as it happens; the summary after it says it once (the device's table row)
     summary = "\n".join(ln for ln in out.splitlines() if not re.match(r"^\d\d:\d\d:\d\d ", ln))
     assert summary.count("configuration rejected by the system") == 1, summary
+    # off a terminal: a line per stage as it starts, in plan order, and one per device as it ends
+    lines = out.splitlines()
+    phases = [ln.split(" == ", 1)[1] for ln in lines if LINE.match(ln) and " == " in ln]
+    assert phases.index("canary: rtsw1, ctsw1") < phases.index("batch 1: rtsw3"), phases
+    assert sorted(ln.split()[1] for ln in lines if LINE.match(ln) and ln.endswith(": confirmed")) == \
+        ["ctsw1:", "rtsw1:"]
+    paths = [ln for ln in lines if ln.startswith(("  rtsw3: ", "  rtsw4: "))]
+    assert "how each change is applied:" in lines and len(paths) == 2, lines
     last = out.splitlines()[-1]
     assert last.startswith("deploy dc1: stopped at batch 1; 2 confirmed (ctsw1, rtsw1); 1 failed or unfinished "
                            "(rtsw3); 7 not deployed (ctsw2, gpu1, gpu2, gpu3, gpu4, rtsw2 and 1 more): the site is partly deployed. "

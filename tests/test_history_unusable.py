@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from nr_run.cli.main import main
 from nr_run.history.store import HistoryStore
 from tests.conftest import DC1, REPO
 
@@ -85,10 +86,20 @@ UNUSABLE: dict[str, Callable[[Path], None]] = {
     "symlink to /dev/zero": _to_dev}
 
 
-def _report(art: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "nr_run.cli.main", "report", "--site", "dc1", "--inventory-dir",
-                           str(DC1.parent), "--artifacts", str(art)], cwd=REPO, capture_output=True, text=True,
-                          timeout=10)
+def _argv(art: Path) -> list[str]:
+    return ["report", "--site", "dc1", "--inventory-dir", str(DC1.parent), "--artifacts", str(art)]
+
+
+def _report(art: Path, capfd: pytest.CaptureFixture[str] | None = None) -> subprocess.CompletedProcess:
+    """`nr-run report` on `art`: in this process when capfd is given (what it prints, at the descriptors too),
+    else as a process of its own with a 10 s bound (a device file that could be read forever)."""
+    if capfd is None:
+        return subprocess.run([sys.executable, "-m", "nr_run.cli.main", *_argv(art)], cwd=REPO, capture_output=True,
+                              text=True, timeout=10)
+    capfd.readouterr()
+    rc = main(_argv(art))
+    out, err = capfd.readouterr()
+    return subprocess.CompletedProcess(_argv(art), rc, out, err)
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
@@ -96,14 +107,17 @@ def _tree(folder: Path) -> dict[str, bytes]:
             for p in sorted(folder.iterdir())}
 
 
+DEVICE_FILES = {"symlink to /proc", "symlink to /dev/zero"}     # their own process: a read could never end
+
+
 @pytest.mark.parametrize("variant", sorted(UNUSABLE))
-def test_an_unusable_history_is_one_line_and_is_not_written(tmp_path, variant):
+def test_an_unusable_history_is_one_line_and_is_not_written(tmp_path, capfd, variant):
     art = tmp_path / "art"
     history = art / "history"
     history.mkdir(parents=True)
     UNUSABLE[variant](history / "dc1.sqlite")
     before = _tree(history)
-    done = _report(art)
+    done = _report(art, None if variant in DEVICE_FILES else capfd)
     assert "Traceback" not in done.stderr + done.stdout, (done.stdout + done.stderr)[-3000:]
     assert done.returncode == 1, (done.stdout + done.stderr)[-3000:]
     said = [ln for ln in (done.stdout + done.stderr).splitlines() if ln.strip()]
@@ -111,7 +125,7 @@ def test_an_unusable_history_is_one_line_and_is_not_written(tmp_path, variant):
     assert _tree(history) == before                      # nothing created, migrated or changed
 
 
-def test_a_read_only_history_is_read_and_left_as_it_was(tmp_path):
+def test_a_read_only_history_is_read_and_left_as_it_was(tmp_path, capfd):
     art = tmp_path / "art"
     history = art / "history"
     history.mkdir(parents=True)
@@ -120,7 +134,7 @@ def test_a_read_only_history_is_read_and_left_as_it_was(tmp_path):
     history.chmod(0o500)
     try:
         before = _tree(history)
-        done = _report(art)
+        done = _report(art, capfd)
         assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
         assert "0 collections" in done.stdout
         assert _tree(history) == before
@@ -128,7 +142,7 @@ def test_a_read_only_history_is_read_and_left_as_it_was(tmp_path):
         history.chmod(0o700)
 
 
-def test_a_bad_audit_line_is_skipped_and_said(tmp_path):
+def test_a_bad_audit_line_is_skipped_and_said(tmp_path, capfd):
     art = tmp_path / "art"
     (art / "history").mkdir(parents=True)
     _valid(art / "history" / "dc1.sqlite")
@@ -136,7 +150,7 @@ def test_a_bad_audit_line_is_skipped_and_said(tmp_path):
             '"outcome": "started", "time": "2026-12-01T00:00:00+00:00"}\n')
     (art / "audit.jsonl").write_bytes(good.encode() + b"\xff\xfe{not json\n" + b'["a", "list"]\n' +
                                       b'{"id": 7, "phase": "end"}\n' + b"[" * 100000 + b"\n")
-    done = _report(art)
+    done = _report(art, capfd)
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     assert "Traceback" not in done.stderr
     assert "audit.jsonl: skipped 4 malformed line(s) (line 2, 3, 4, 5)" in " ".join(done.stdout.split())

@@ -116,6 +116,7 @@ def test_check_and_compliance_show_progress_and_say_where_reports_went(deployed_
     assert 'nr_run_port_pfc_rx_pause_frames_total{site="dc1",device="rtsw1",port="Ethernet1"}' in prom
 
 
+@pytest.mark.long     # the default run: the same lines in test_deploy_verdict's failed batch (a shorter commit)
 def test_commit_prints_a_line_per_stage_and_device_when_not_on_a_terminal(twin, capsys):
     capsys.readouterr()
     assert twin.cli("deploy", "--commit", "--yes", "--confirm-timeout", "60", "--skip-checks") == 0

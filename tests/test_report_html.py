@@ -78,6 +78,8 @@ def screenshot(html_path: Path, png: Path, profile: Path, size: str = "1000,700"
                     html_path.as_uri()], check=True, capture_output=True, timeout=120)
 
 
+# long: a browser start costs more than the rest of this file; the default run checks the page itself below
+@pytest.mark.long
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
 def test_html_report_renders_in_headless_chromium_and_is_not_blank(tmp_path):
     page = tmp_path / "compliance.html"

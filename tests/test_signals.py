@@ -155,6 +155,7 @@ def test_check_stops_during_collection(twin, tmp_path):
         run.kill()
 
 
+@pytest.mark.long     # by default: test_deploy_interrupts (a dry run) and the interrupt matrix's GCU case (a commit)
 def test_deploy_stops_during_its_baseline_check(twin, tmp_path):
     twin.fault("slow", device="ctsw2", ms=3000)
     run = Running(twin, tmp_path, "deploy", "--commit", "--yes", "--confirm-timeout", "20", *FAST)
@@ -204,6 +205,7 @@ def test_exporter_stops_during_a_collection(twin, exporter):
     _stopped(run, signal.SIGINT)
 
 
+@pytest.mark.long     # by default the exporter serves and stops: test_exporter_stops_while_serving
 def test_many_slow_clients_hold_neither_threads_nor_time(twin, tmp_path):
     """60 clients connect and send nothing (or half a request line): the exporter keeps at most MAX_REQUESTS
     request threads, answers a client beyond them at once (503 or the metrics), drops every stalled client

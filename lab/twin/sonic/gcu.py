@@ -3,7 +3,7 @@
 What a real switch's GCU refuses, in its order (sonic-utilities generic_updater.py PatchApplier.apply):
 the field-operation validators on the running->target diff (gu_common.py validate_field_operation, rules in
 gcu_rules.json transcribed from gcu_field_operation_validators.conf.json), then empty tables, then the YANG
-models (yanglint through ../shared/sonic-yang/validate when present, the in-process checker otherwise).
+models (the twin's own checker; an outside validator such as yanglint only when $NR_RUN_SONIC_YANG names it).
 """
 
 from __future__ import annotations
@@ -128,15 +128,11 @@ def validate_field_operations(running: dict[str, Any], target: dict[str, Any], b
 
 
 def yang_validator() -> Path | None:
-    """SONiC's YANG models checker: $NR_RUN_SONIC_YANG, else ../shared/sonic-yang/validate beside the tree."""
+    """An outside YANG models checker, opt-in: the file $NR_RUN_SONIC_YANG names (a script taking a CONFIG_DB
+    JSON path, exit 0 when valid, 2 when its tool is missing). Never searched for: the twin behaves the same
+    wherever its tree sits, with its own checker unless told otherwise."""
     env = os.environ.get(YANG_ENV)
-    if env:
-        return Path(env) if Path(env).is_file() else None
-    for parent in Path(__file__).resolve().parents:
-        candidate = parent / "shared" / "sonic-yang" / "validate"
-        if candidate.is_file():
-            return candidate
-    return None
+    return Path(env) if env and Path(env).is_file() else None
 
 
 def yang_errors(target: dict[str, Any]) -> list[str]:
