@@ -611,6 +611,11 @@ class _Compiler:
             return None
         return ipaddress.IPv4Network((base, prefixlen))
 
+    def zone_summaries(self) -> list[str]:
+        """Every zone's summary, in zone order: what the aggregation tier keeps of the zones' host blocks."""
+        zones = sorted({h.data.zone for h in self.hosts.values() if h.tier == 2 and h.data.zone})
+        return [str(s) for z in zones if (s := self.zone_summary(z)) is not None]
+
     def host_block(self, leaf: Host) -> ipaddress.IPv4Network | None:
         """The RTSW's block of host /31s: one /31 per downlink slot, so it can be summarized.
 
@@ -697,6 +702,7 @@ class _Compiler:
             by_end.setdefault(lk.a, []).append((lk.a_port, lk, lk.b, lk.b_port))
             by_end.setdefault(lk.b, []).append((lk.b_port, lk, lk.a, lk.a_port))
         devices: dict[str, DeviceIntent] = {}
+        summaries = self.zone_summaries()
         for name in sorted(self.hosts):
             host = self.hosts[name]
             profile = self.profile_of(host)
@@ -747,6 +753,7 @@ class _Compiler:
                 name=name, site=self.fabric.site, role=host.data.role, tier=host.tier, zone=host.data.zone,
                 rack=host.data.rack, power_kw=host.hw.power_kw or 0.0,
                 zone_summary=str(summary) if summary else None,
+                zone_summaries=summaries if host.tier == 3 else [],
                 platform=host.hw.platform, mgmt_address=host.mgmt,
                 mgmt_prefix=self.mgmt(host)[0], mgmt_gateway=self.mgmt(host)[1], mgmt_vrf=self.fabric.management.vrf,
                 model=host.hw.model, hardware=_hardware(host.hw, host.data.hardware, self.source.directory), su=host.data.su, index=host.data.index,

@@ -173,6 +173,7 @@ class DeviceIntent(Frozen):
     router_id: str | None = None
     host_block: str | None = None        # RTSW: the summary of its host /31s, advertised into BGP
     zone_summary: str | None = None      # multi-zone CTSW: its zone's host blocks, one prefix toward the ATSWs
+    zone_summaries: list[str] = []       # multi-zone ATSW: every zone's summary (it keeps none of their specifics)
     interfaces: list[Interface] = []
     bgp: Bgp | None = None
     roce: Roce
