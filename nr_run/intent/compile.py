@@ -282,6 +282,17 @@ def _shape_findings(fabric: FabricFile, file: str) -> list[Finding]:
     if fabric.plan is not None and "ctsw" in spec.tiers and fabric.plan.ctsw_per_zone < 1:
         out.append(Finding("error", "shape", file, "", "plan.ctsw_per_zone",
                            f"shape {fabric.shape!r} has a CTSW tier: plan.ctsw_per_zone must be at least 1"))
+    if fabric.policy.cross_zone != "lossless" and "atsw" not in spec.tiers:
+        out.append(Finding("error", "shape", file, "", "policy.cross_zone",
+                           f"shape {fabric.shape!r} has no aggregation tier: policy.cross_zone applies to "
+                           "multi-zone sites only"))
+    if fabric.policy.cross_zone == "lossy":
+        # without PFC the aggregation tier relies on ECN alone to slow RoCE senders before queues drop
+        for name, prof in sorted(fabric.roce_profiles.items()):
+            if not prof.ecn.enabled:
+                out.append(Finding("error", "shape", file, "", f"roce_profiles.{name}.ecn.enabled",
+                                   "policy.cross_zone: lossy takes PFC off the aggregation tier: ECN must mark "
+                                   "there, or nothing slows RoCE senders before the queues drop"))
     if fabric.plan is not None and "atsw" in spec.tiers and fabric.plan.atsw < 1:
         out.append(Finding("error", "shape", file, "", "plan.atsw",
                            "shape 'multi-zone' has an aggregation tier: plan.atsw must be at least 1"))
@@ -725,13 +736,16 @@ class _Compiler:
                 role: Literal["fabric", "host"] = "host" if peer_host.tier == 0 else "fabric"
                 mtu = self.mtu_of(host)
                 slot = host.hw.slot_of(port) or 0
-                headroom = self.headroom(lk.speed_mbps, lk.cable_length_m, mtu, host.hw.buffer_cell_bytes or 1)
+                # a lossy aggregation tier: no PFC and no headroom on CTSW-ATSW links (ECN still marks)
+                lossy = self.fabric.policy.cross_zone == "lossy" and {host.tier, peer_host.tier} == {2, 3}
+                headroom = None if lossy else self.headroom(lk.speed_mbps, lk.cable_length_m, mtu,
+                                                            host.hw.buffer_cell_bytes or 1)
                 interfaces.append(_trusted(Interface,
                     name=port, role=role, peer_device=peer, peer_port=peer_port, speed_mbps=lk.speed_mbps,
                     cable_length_m=lk.cable_length_m, mtu=mtu, address=address, ip=ip, peer_ip=peer_ip,
                     description=f"{'P2P' if role == 'fabric' else 'GPU'}_{peer}_{peer_port}",
                     fec=host.hw.fec, slot=slot,
-                    lossless_priorities=roce.lossless_priorities,
+                    lossless_priorities=[] if lossy else roce.lossless_priorities,
                     headroom=headroom,
                 ))
                 if role == "fabric":
@@ -762,7 +776,8 @@ class _Compiler:
                 buffers=buffers,
             )
         return FabricIntent(
-            site=self.fabric.site, lab=self.fabric.lab, shape=self.fabric.shape, devices=devices,
+            site=self.fabric.site, lab=self.fabric.lab, shape=self.fabric.shape, cross_zone=self.fabric.policy.cross_zone,
+            devices=devices,
             fabric_file=self.fabric_file,
             power=PowerBudget(**self.fabric.power.model_dump()) if self.fabric.power else None,
             links=sorted((_link(lk, self.hosts) for lk in links), key=lambda lk: (lk.a_device, lk.a_port, lk.b_device)),

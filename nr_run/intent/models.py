@@ -206,6 +206,7 @@ class FabricIntent(Frozen):
     site: str
     lab: bool
     shape: Literal["star", "clos", "multi-zone"] = "clos"
+    cross_zone: Literal["lossless", "lossy"] = "lossless"   # multi-zone: RoCE across the aggregation tier
     devices: dict[str, DeviceIntent]
     links: list[Link]
     fabric_file: str = ""     # the fabric.yaml it was compiled from, for findings that name a file

@@ -62,10 +62,16 @@ def _watchdog_timers(wd: Watchdog) -> WatchdogTimers:
             "recovery_time": seconds(wd.restoration_ms), "action": WATCHDOG_ACTIONS[wd.action]}
 
 
-def qos_profile(roce: Roce) -> QosProfile:
+def lossy_profile_name(roce: Roce) -> str:
+    """The service profile of a port that carries RoCE without PFC (a lossy aggregation tier's links)."""
+    return f"{roce.profile}-lossy"
+
+
+def qos_profile(roce: Roce, lossless: bool = True) -> QosProfile:
+    """The RoCE service profile; `lossless=False`: the same classification, queues and ECN without PFC."""
     wd = roce.watchdog
     pfc: Pfc | None = None
-    if roce.lossless_priorities:
+    if roce.lossless_priorities and lossless:
         port_wd: PortWatchdog | None = None
         if wd.enabled:
             comment = ("watchdog action forward: EOS has no forward action, notify-only keeps forwarding"
@@ -86,7 +92,8 @@ def qos_profile(roce: Roce) -> QosProfile:
             "ecn": {"minimum_bytes": ecn.min_bytes, "maximum_bytes": ecn.max_bytes,
                     "max_mark_probability": ecn.max_mark_probability} if txq.ecn else None,
         })
-    return {"name": roce.profile, "trust": roce.trust, "pfc": pfc, "tx_queues": queues}
+    return {"name": roce.profile if lossless else lossy_profile_name(roce), "trust": roce.trust, "pfc": pfc,
+            "tx_queues": queues}
 
 
 def _bfd_capable(platform: str) -> bool:
@@ -192,6 +199,8 @@ def management(device: DeviceIntent) -> Management:
 def structured_config(device: DeviceIntent, local_bfd: bool) -> EosStructuredConfig:
     roce = device.roce
     zone_lists, zone_maps = zone_policy(device)
+    # ports the intent leaves without PFC although the profile has lossless priorities (policy.cross_zone: lossy)
+    lossy = {i.name for i in device.interfaces if roce.lossless_priorities and not i.lossless_priorities}
     redistributed_lists: list[PrefixList] = ([{"name": PREFIX_LIST, "entries": advertised_prefixes(device)}]
                                              if device.bgp else [])
     redistributed_maps: list[RouteMap] = ([{"name": ROUTE_MAP, "entries": [
@@ -201,10 +210,10 @@ def structured_config(device: DeviceIntent, local_bfd: bool) -> EosStructuredCon
         "hostname": device.name,
         "site": device.site,
         "role": device.role,
-        "qos_profiles": [qos_profile(roce)],
+        "qos_profiles": [qos_profile(roce)] + ([qos_profile(roce, lossless=False)] if lossy else []),
         "ethernet_interfaces": [{"name": i.name, "description": i.description, "mtu": i.mtu,
-                                 "speed": eos_speed(i.speed_mbps, device.hardware),
-                                 "ip_address": i.address, "service_profile": roce.profile}
+                                 "speed": eos_speed(i.speed_mbps, device.hardware), "ip_address": i.address,
+                                 "service_profile": lossy_profile_name(roce) if i.name in lossy else roce.profile}
                                 for i in device.interfaces],
         "loopback_interfaces": [{"name": "Loopback0", "ip_address": device.loopback}] if device.loopback else [],
         # every DSCP, unlisted ones to the profile's default TC: EOS' factory map would otherwise keep some
