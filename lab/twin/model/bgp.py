@@ -148,6 +148,13 @@ class Bgp(Addressing):
         suppress, maps_in = self._filters()
         if not suppress and not maps_in:
             return frozenset()
+        memo: dict[str, frozenset[tuple[str, str]]] = self._cached("bgp-signatures", dict)
+        if prefix not in memo:
+            memo[prefix] = self._stops(prefix, suppress, maps_in)
+        return memo[prefix]
+
+    def _stops(self, prefix: str, suppress: list[tuple[str, ipaddress.IPv4Network]],
+               maps_in: dict[tuple[str, str], str]) -> frozenset[tuple[str, str]]:
         net = ipaddress.IPv4Network(prefix)
         out = {("sup", d) for d, agg in suppress if net.prefixlen > agg.prefixlen and net.subnet_of(agg)}
         for dev, rm in sorted(set((d, m) for (d, _), m in maps_in.items())):
