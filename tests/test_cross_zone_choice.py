@@ -145,3 +145,18 @@ def test_a_lossy_tier_without_ecn_is_refused_naming_the_profile(tmp_path):
     (site / "fabric.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
     _, findings = load_site(site)
     assert [f.severity for f in findings if f.field == f"roce_profiles.{name}.ecn.enabled"] == ["error"]
+
+
+def test_long_cross_zone_optics_need_headroom_only_when_lossless(tmp_path):
+    """1 km CTSW-ATSW optics: the generated SONiC CTSWs' SKU has no headroom row that long, so a lossless tier is
+    refused there; a lossy one reserves no headroom on those links and is accepted."""
+    verdicts = {}
+    for choice in ("lossless", "lossy"):
+        site = _site(tmp_path / choice, choice)
+        doc = yaml.safe_load((site / "fabric.yaml").read_text())
+        rule = next(r for r in doc["cabling"]["rules"] if r["type"] == "spine-aggregation")
+        rule["cable_length_m"] = 1000
+        (site / "fabric.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+        _, findings = load_site(site)
+        verdicts[choice] = sorted({f.rule for f in findings if f.severity == "error"})
+    assert verdicts == {"lossless": ["sonic-headroom-table"], "lossy": []}
