@@ -64,6 +64,7 @@ class JobSpan:
     spines: tuple[str, ...] = ()
     aggregation: tuple[str, ...] = ()
     oversubscription: float | None = None     # the worst CTSW's down/up ratio toward the aggregation tier
+    lossy: bool = False                       # the aggregation tier carries RoCE without PFC (policy.cross_zone)
 
     @property
     def cross_zone(self) -> bool:
@@ -77,12 +78,15 @@ class JobSpan:
         if not self.cross_zone:
             return None
         ratio = f" ({self.oversubscription:.2f}:1 oversubscribed)" if self.oversubscription else ""
+        lossy = ("; its RoCE traffic there is lossy (policy.cross_zone: lossy: no PFC on the CTSW-ATSW links, "
+                 "ECN only, a drop costs a retransmission)" if self.lossy else "")
         return (f"warning: crosses the aggregation tier{ratio} through {len(self.aggregation)} ATSW(s): "
-                f"cross-zone traffic gets less than in-zone bandwidth; keep the job inside one zone")
+                f"cross-zone traffic gets less than in-zone bandwidth{lossy}; keep the job inside one zone")
 
     def as_dict(self) -> dict[str, Any]:
         return {"zones": list(self.zones), "ctsws": list(self.spines), "atsws": list(self.aggregation),
-                "cross_zone": self.cross_zone, "oversubscription": self.oversubscription, "warning": self.warning()}
+                "cross_zone": self.cross_zone, "oversubscription": self.oversubscription,
+                "cross_zone_lossy": self.cross_zone and self.lossy, "warning": self.warning()}
 
 
 @dataclass(frozen=True)
@@ -137,7 +141,7 @@ def job_scope(fabric: FabricIntent, nodes: list[str]) -> JobScope:
                     ports[ctsw].add(itf.name)
                     ports.setdefault(itf.peer_device, set()).add(itf.peer_port)
         span = JobSpan(span.zones, span.spines, tuple(sorted(d for d in ports if fabric.devices[d].tier > 2)),
-                       span.oversubscription)
+                       span.oversubscription, fabric.cross_zone == "lossy")
     return JobScope(tuple(nodes), tuple(nics), {d: frozenset(p) for d, p in sorted(ports.items())}, tuple(uncabled),
                     span)
 

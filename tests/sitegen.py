@@ -102,7 +102,7 @@ class SmallSite:
     max_oversubscription: float = 64.0
     shape: str = "clos"                                      # star: no CTSWs; multi-zone: `zones` copies + ATSWs
     zones: int = 1                                           # multi-zone: zones built (each like the clos above)
-    atsw_platforms: tuple[str, ...] = ("eos", "sonic")       # multi-zone: one per ATSW
+    atsw_platforms: tuple[str, ...] = ("eos", "eos")         # multi-zone: one per ATSW (EOS: sonic-aggregation)
     nics_per_leaf: int = 1                                   # star: NICs of a server on each switch
     site: str = "gen"
 

@@ -52,7 +52,7 @@ def test_generated_sites_are_refused_or_deploy_and_check_clean() -> None:
 # the other two shapes, pinned: a star with two NICs of each server on each switch, two zones mixing platforms
 @example(SmallSite(shape="star", rails=2, nics_per_leaf=2, servers_per_unit=2, rtsw_platforms=("eos", "sonic")))
 @example(SmallSite(shape="multi-zone", zones=2, rails=2, rtsw_platforms=("sonic", "eos"),
-                   ctsw_platforms=("eos", "sonic"), atsw_platforms=("sonic", "eos")))
+                   ctsw_platforms=("eos", "sonic"), atsw_platforms=("eos", "eos")))
 def _sites(spec: SmallSite) -> None:
     scratch = Path(tempfile.mkdtemp(prefix="gen-site-"))
     try:

@@ -39,7 +39,7 @@ def growths(draw: st.DrawFn) -> tuple[SmallSite, str]:
         shape=shape, rails=rails, zones=draw(st.integers(1, 2)),
         rtsw_platforms=tuple(draw(st.lists(platforms, min_size=rails, max_size=rails))) * draw(st.integers(1, 2)),
         ctsw_platforms=tuple(draw(st.lists(platforms, min_size=1, max_size=2))),
-        atsw_platforms=tuple(draw(st.lists(platforms, min_size=1, max_size=2))),
+        atsw_platforms=("eos",) * draw(st.integers(1, 2)),      # SONiC ATSWs are refused (sonic-aggregation)
         servers_per_unit=draw(st.integers(1, 2)),
         nics_per_leaf=draw(st.integers(1, 2)) if shape == "star" else 1,
         asn4=draw(st.booleans()), pool_seed=draw(st.integers(0, 49)), sonic_lanes=8,

@@ -25,7 +25,8 @@ def short(name: str) -> str:
 
 
 def lossless(intf: Interface, intent: DeviceIntent) -> list[int]:
-    return sorted(intf.lossless_priorities or intent.roce.lossless_priorities)
+    """The port's lossless priorities as compiled: none on a link the site leaves lossy (policy.cross_zone)."""
+    return sorted(intf.lossless_priorities)
 
 
 def fmt_list(values: list[int] | None) -> str:

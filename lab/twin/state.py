@@ -74,6 +74,7 @@ class BgpNeighborConfig:
     activated: bool = True                  # ipv4 unicast active (EOS: `no bgp default ipv4-unicast`)
     keepalive_s: int = 60                   # configured timers (EOS and FRR default to 60 / 180 s)
     hold_s: int = 180
+    route_map_in: str | None = None         # routes learned from this peer pass it (a missing map accepts none)
 
 
 @dataclass
@@ -87,6 +88,7 @@ class BgpConfig:
     redistribute_static: bool = False       # advertised static routes (SONiC bgpcfgd: STATIC_ROUTE, tag 1)
     networks: list[str] = field(default_factory=list)          # "10.255.0.1/32" advertised if present
     neighbors: dict[str, BgpNeighborConfig] = field(default_factory=dict)
+    aggregates: dict[str, bool] = field(default_factory=dict)   # `aggregate-address` prefix -> summary-only
 
 
 @dataclass

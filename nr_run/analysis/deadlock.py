@@ -299,6 +299,12 @@ def analyse(fabric: FabricIntent, options: AnalysisOptions, statics: tuple[Stati
         result.figures.append(Figure(
             title=f"Deadlock cycle (priority {priority}, failures: {graph.describe(failures)})",
             kind="topology", data=graph.topology(highlight=pairs, only=show)))
+    if fabric.cross_zone == "lossy":
+        result.findings.append(AnalysisFinding(
+            analysis="deadlock", subject="aggregation tier",
+            message="cross-zone RoCE traffic is lossy (policy.cross_zone: lossy): the CTSW-ATSW links carry no "
+                    "PFC, so no pause and no buffer dependency crosses the aggregation tier",
+            passed=True, severity="info"))
     result.tables.append(Table(
         title="Buffer-dependency cycles", columns=["failures", "priority", "cycle"],
         rows=[[graph.describe(f), p, describe_cycle(h)] for f, p, h in found[:50]]))

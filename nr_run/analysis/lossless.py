@@ -261,8 +261,16 @@ class _Checker:
         return f"{self.fabric.fabric_file or 'fabric.yaml'}: " + key.format(profile=dev.roce.profile, role=dev.role)
 
 
+# What a lossy aggregation tier (policy.cross_zone: lossy) leaves out on purpose: no PFC, no lossless PG, so no
+# watchdog. Classification, queue, MTU and ECN marking still have to hold on those hops.
+LOSSY_BY_CHOICE = frozenset({"pfc", "pg", "watchdog"})
+
+
 def _judge(checker: _Checker, pc: PathClass, only: frozenset[str] | None = None) -> AnalysisFinding:
-    """The class holds, or its first broken hop (counting only the checks in `only`, when given)."""
+    """The class holds, or its first broken hop (counting only the checks in `only`, when given). A cross-zone
+    class of a site whose aggregation tier is lossy by choice is a warning saying so, unless a hop is broken
+    for another reason."""
+    lossy = pc.kind == "cross-zone" and checker.fabric.cross_zone == "lossy"
     hops = 0
     for position in pc.positions:
         broken: list[tuple[str, str, str, Problem]] = []
@@ -275,6 +283,8 @@ def _judge(checker: _Checker, pc: PathClass, only: frozenset[str] | None = None)
                 broken += checker.host_part(rtsw, position.part, pc.host_links)
         if only is not None:
             broken = [b for b in broken if b[3].check in only]
+        if lossy:
+            broken = [b for b in broken if b[3].check not in LOSSY_BY_CHOICE]
         if broken:
             device, port, direction, problem = min(broken, key=lambda b: (b[0], b[1], b[3].check))
             where = {f"{d}:{p}" for d, p, _, _ in broken}
@@ -288,6 +298,14 @@ def _judge(checker: _Checker, pc: PathClass, only: frozenset[str] | None = None)
                           profile=checker.fabric.devices[device].roce.profile,
                           role=checker.fabric.devices[device].role),
                       "ports_affected": sorted(where)[:20], "example_path": pc.example, "pairs": pc.pairs})
+    if lossy:
+        return AnalysisFinding(
+            analysis=NAME, subject=pc.name, passed=False, severity="warning",
+            message=f"lossy by choice (policy.cross_zone: lossy): cross-zone RoCE crosses the aggregation tier "
+                    f"without PFC; ECN still marks on queue {checker.ref.queue}, and a drop there costs a "
+                    f"retransmission ({hops} hop(s) checked)",
+            fix=f"{checker.fabric.fabric_file or 'fabric.yaml'}: policy.cross_zone: lossless",
+            data={"example_path": pc.example, "pairs": pc.pairs, "hops_checked": hops, "lossy": True})
     return AnalysisFinding(analysis=NAME, subject=pc.name, passed=True,
                            message=f"{hops} hop(s) carry DSCP {checker.ref.dscp} losslessly "
                                    f"(TC {checker.ref.priority}, PG {checker.ref.pg}, queue {checker.ref.queue})",
@@ -329,7 +347,7 @@ def unsafe_findings(fabric: FabricIntent) -> list[AnalysisFinding]:
     """Per path class, the first hop where RoCE is not lossless (UNSAFE_CHECKS only); failed findings only."""
     checker = _Checker(fabric)
     findings = [_judge(checker, pc, UNSAFE_CHECKS) for pc in path_classes(fabric)]
-    return [f for f in findings if not f.passed]
+    return [f for f in findings if not f.passed and f.severity == "error"]
 
 
 def _topology(fabric: FabricIntent, findings: list[AnalysisFinding]) -> Figure | None:
@@ -357,9 +375,10 @@ def analyse(fabric: FabricIntent, options: AnalysisOptions) -> AnalysisResult:
     result = AnalysisResult(name=NAME, title="Lossless-path proof", findings=findings)
     result.tables.append(Table(
         title="Path classes", columns=["class", "RTSW pairs", "verdict", "first broken hop", "fix"],
-        rows=[[f.subject, f.data.get("pairs", 0), "holds" if f.passed else "BROKEN",
+        rows=[[f.subject, f.data.get("pairs", 0), "holds" if f.passed else "lossy" if f.data.get("lossy") else "BROKEN",
                "" if f.passed else f.message.removeprefix("first broken hop: "), f.fix] for f in findings]))
-    broken = next(((pc, f) for pc, f in zip(classes, findings, strict=True) if not f.passed), None)
+    broken = next(((pc, f) for pc, f in zip(classes, findings, strict=True) if not f.passed and "device" in f.data),
+                  None)
     shown = broken[0] if broken else next((pc for pc in classes if pc.kind == "same-rail"),
                                           classes[0] if classes else None)
     if shown is not None:
@@ -368,7 +387,8 @@ def analyse(fabric: FabricIntent, options: AnalysisOptions) -> AnalysisResult:
     if figure is not None:
         result.figures.append(figure)
     ref = checker.ref
-    result.summary = {"path_classes": len(classes), "broken": sum(not f.passed for f in findings),
+    result.summary = {"path_classes": len(classes), "broken": sum(not f.passed and not f.data.get("lossy") for f in findings),
+                      "lossy_by_choice": sum(bool(f.data.get("lossy")) for f in findings),
                       "roce_dscp": ref.dscp, "priority": ref.priority, "queue": ref.queue, "pg": ref.pg,
                       "cnp_dscp": ref.cnp_dscp}
     if not classes:

@@ -297,6 +297,17 @@ def _shape_findings(fabric: FabricFile, file: str) -> list[Finding]:
     if fabric.plan is not None and "ctsw" in spec.tiers and fabric.plan.ctsw_per_zone < 1:
         out.append(Finding("error", "shape", file, "", "plan.ctsw_per_zone",
                            f"shape {fabric.shape!r} has a CTSW tier: plan.ctsw_per_zone must be at least 1"))
+    if fabric.policy.cross_zone != "lossless" and "atsw" not in spec.tiers:
+        out.append(Finding("error", "shape", file, "", "policy.cross_zone",
+                           f"shape {fabric.shape!r} has no aggregation tier: policy.cross_zone applies to "
+                           "multi-zone sites only"))
+    if fabric.policy.cross_zone == "lossy":
+        # without PFC the aggregation tier relies on ECN alone to slow RoCE senders before queues drop
+        for name, prof in sorted(fabric.roce_profiles.items()):
+            if not prof.ecn.enabled:
+                out.append(Finding("error", "shape", file, "", f"roce_profiles.{name}.ecn.enabled",
+                                   "policy.cross_zone: lossy takes PFC off the aggregation tier: ECN must mark "
+                                   "there, or nothing slows RoCE senders before the queues drop"))
     if fabric.plan is not None and "atsw" in spec.tiers and fabric.plan.atsw < 1:
         out.append(Finding("error", "shape", file, "", "plan.atsw",
                            "shape 'multi-zone' has an aggregation tier: plan.atsw must be at least 1"))
@@ -646,6 +657,11 @@ class _Compiler:
             return None
         return ipaddress.IPv4Network((base, prefixlen))
 
+    def zone_summaries(self) -> list[str]:
+        """Every zone's summary, in zone order: what the aggregation tier keeps of the zones' host blocks."""
+        zones = sorted({h.data.zone for h in self.hosts.values() if h.tier == 2 and h.data.zone})
+        return [str(s) for z in zones if (s := self.zone_summary(z)) is not None]
+
     def host_block(self, leaf: Host) -> ipaddress.IPv4Network | None:
         """The RTSW's block of host /31s: one /31 per downlink slot, so it can be summarized.
 
@@ -732,6 +748,7 @@ class _Compiler:
             by_end.setdefault(lk.a, []).append((lk.a_port, lk, lk.b, lk.b_port))
             by_end.setdefault(lk.b, []).append((lk.b_port, lk, lk.a, lk.a_port))
         devices: dict[str, DeviceIntent] = {}
+        summaries = self.zone_summaries()
         for name in sorted(self.hosts):
             host = self.hosts[name]
             profile = self.profile_of(host)
@@ -754,13 +771,16 @@ class _Compiler:
                 role: Literal["fabric", "host"] = "host" if peer_host.tier == 0 else "fabric"
                 mtu = self.mtu_of(host)
                 slot = self.slot_of(host.hw, port) or 0
-                headroom = self.headroom(lk.speed_mbps, lk.cable_length_m, mtu, host.hw.buffer_cell_bytes or 1)
+                # a lossy aggregation tier: no PFC and no headroom on CTSW-ATSW links (ECN still marks)
+                lossy = self.fabric.policy.cross_zone == "lossy" and {host.tier, peer_host.tier} == {2, 3}
+                headroom = None if lossy else self.headroom(lk.speed_mbps, lk.cable_length_m, mtu,
+                                                            host.hw.buffer_cell_bytes or 1)
                 interfaces.append(_trusted(Interface,
                     name=port, role=role, peer_device=peer, peer_port=peer_port, speed_mbps=lk.speed_mbps,
                     cable_length_m=lk.cable_length_m, mtu=mtu, address=address, ip=ip, peer_ip=peer_ip,
                     description=f"{'P2P' if role == 'fabric' else 'GPU'}_{peer}_{peer_port}",
                     fec=host.hw.fec, slot=slot,
-                    lossless_priorities=roce.lossless_priorities,
+                    lossless_priorities=[] if lossy else roce.lossless_priorities,
                     headroom=headroom,
                 ))
                 if role == "fabric":
@@ -782,6 +802,7 @@ class _Compiler:
                 name=name, site=self.fabric.site, role=host.data.role, tier=host.tier, zone=host.data.zone,
                 rack=host.data.rack, power_kw=host.hw.power_kw or 0.0,
                 zone_summary=str(summary) if summary else None,
+                zone_summaries=summaries if host.tier == 3 else [],
                 platform=host.hw.platform, mgmt_address=host.mgmt,
                 mgmt_prefix=self.mgmt(host)[0], mgmt_gateway=self.mgmt(host)[1], mgmt_vrf=self.fabric.management.vrf,
                 model=host.hw.model, hardware=_hardware(host.hw, host.data.hardware, self.source.directory), su=host.data.su, index=host.data.index,
@@ -790,7 +811,8 @@ class _Compiler:
                 buffers=buffers,
             )
         return FabricIntent(
-            site=self.fabric.site, lab=self.fabric.lab, shape=self.fabric.shape, devices=devices,
+            site=self.fabric.site, lab=self.fabric.lab, shape=self.fabric.shape, cross_zone=self.fabric.policy.cross_zone,
+            devices=devices,
             fabric_file=self.fabric_file,
             power=PowerBudget(**self.fabric.power.model_dump()) if self.fabric.power else None,
             links=sorted((_link(lk, self.hosts) for lk in links), key=lambda lk: (lk.a_device, lk.a_port, lk.b_device)),

@@ -173,6 +173,7 @@ class DeviceIntent(Frozen):
     router_id: str | None = None
     host_block: str | None = None        # RTSW: the summary of its host /31s, advertised into BGP
     zone_summary: str | None = None      # multi-zone CTSW: its zone's host blocks, one prefix toward the ATSWs
+    zone_summaries: list[str] = []       # multi-zone ATSW: every zone's summary (it keeps none of their specifics)
     interfaces: list[Interface] = []
     bgp: Bgp | None = None
     roce: Roce
@@ -205,6 +206,7 @@ class FabricIntent(Frozen):
     site: str
     lab: bool
     shape: Literal["star", "clos", "multi-zone"] = "clos"
+    cross_zone: Literal["lossless", "lossy"] = "lossless"   # multi-zone: RoCE across the aggregation tier
     devices: dict[str, DeviceIntent]
     links: list[Link]
     fabric_file: str = ""     # the fabric.yaml it was compiled from, for findings that name a file

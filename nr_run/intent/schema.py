@@ -262,6 +262,8 @@ class Policy(Strict):
     min_ctsw: int = Field(default=2, ge=0, le=MAX_PORTS)
     # multi-zone: the most a zone's CTSW may carry down per unit of bandwidth up to the aggregation tier
     cross_zone_oversubscription: float | None = Field(default=None, gt=0, le=64)
+    # multi-zone: whether RoCE stays lossless across the aggregation tier (lossy: no PFC on CTSW-ATSW links)
+    cross_zone: Literal["lossless", "lossy"] = "lossless"
 
 
 class EcnSettings(Strict):

@@ -41,18 +41,37 @@ def tree(p: Placement) -> str:
     return "\n".join(lines) + "\n"
 
 
+def block_sizes(p: Placement) -> list[int]:
+    """BlockSizes (topology.conf(5)): the planning base size (the smallest unit's servers, so every block has at
+    least that many nodes), then each size twice the last. Slurm builds a higher-level block from contiguous
+    blocks in file order, so on a multi-zone site a level stops before it could join units of two zones: it
+    spans at most as many units as the largest power of two dividing every zone's unit count."""
+    base = min((len(u.servers) for u in p.units.values()), default=0)
+    if not base:
+        return []
+    if p.zones:
+        counts = [len(z.units) for z in p.zones.values()]
+        span = 1
+        while all(c % (span * 2) == 0 for c in counts):
+            span *= 2
+    else:
+        span = 1
+        while span * 2 <= len(p.units):
+            span *= 2
+    sizes, size = [base], base
+    while size * 2 <= base * span:
+        size *= 2
+        sizes.append(size)
+    return sizes
+
+
 def block(p: Placement) -> str:
     lines = [f"# Slurm topology/block (Slurm 23.11+) for site {p.site} ({p.shape}), written by `nr-run export slurm`.",
-             "# A block per scalable unit; BlockSizes grow by powers of two up to a zone."]
+             "# Install as topology.conf with TopologyPlugin=topology/block. A block per scalable unit, zone by zone;",
+             "# BlockSizes double from the smallest unit up to what one zone holds."]
     for unit in p.units.values():
         lines.append(f"BlockName={unit.name} Nodes={collapse(unit.servers)}")
-    base = min((len(u.servers) for u in p.units.values()), default=0)
-    per_zone = max((len(z.units) for z in p.zones.values()), default=len(p.units))
-    if base:
-        sizes, size = [base], base
-        while size * 2 <= base * per_zone:
-            size *= 2
-            sizes.append(size)
+    if sizes := block_sizes(p):
         lines.append(f"BlockSizes={','.join(str(s) for s in sizes)}")
     return "\n".join(lines) + "\n"
 

@@ -54,5 +54,5 @@ def test_failed_report_sorts_failures_first_and_renders_matrix():
     buf = io.StringIO()
     print_report(rep, Console(file=buf, width=200, color_system=None))
     text = buf.getvalue()
-    assert text.splitlines()[-1].startswith("FAIL dc1: 12 checks on 10 devices")
+    assert text.splitlines()[-1].startswith("FAIL dc1: 13 checks on 10 devices")
     assert "oper down" in text and "unreach" in text and "RDMA (ring)" in text

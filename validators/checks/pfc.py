@@ -37,7 +37,9 @@ class PfcCheck(Check):
                 out.append(self.ok(intent.name, itf.name, f"pfc priorities {fmt_list(want)}", where=at,
                                    kind="pfc-priorities"))
             out += self._agree(intent.name, itf, got, states)
-            out += self._watchdog(intent.name, itf, wd, state.watchdog.get(itf.name))
+            # no PFC on the port (a lossy aggregation link): nothing for a watchdog to watch
+            out += self._watchdog(intent.name, itf, wd if want else wd.model_copy(update={"enabled": False}),
+                                  state.watchdog.get(itf.name))
         by_port = {i.name: on_port(i) for i in intent.interfaces}
         for s in state.storms:
             target = f"{s.port} priority {s.priority}"

@@ -123,16 +123,17 @@ QOS_PROFILE = Mode(
     rejects=_re(r"(qos (map|profile|random-detect)|priority-flow-control (pause watchdog (default|action|hardware)|all)).*"),
 )
 BGP_AF = Mode("address-family", keys=((("neighbor",), 3), (("redistribute",), 2), (("network",), 2),
-                                      (("maximum-paths",), 1), (("bgp",), 0)),
-              known=frozenset({"neighbor", "redistribute", "network", "maximum-paths", "bgp", "graceful-restart"}),
+                                      (("aggregate-address",), 2), (("maximum-paths",), 1), (("bgp",), 0)),
+              known=frozenset({"neighbor", "redistribute", "network", "maximum-paths", "bgp", "graceful-restart",
+                               "aggregate-address"}),
               displayed_no=frozenset({r"neighbor \S+ activate"}))
 ROUTER_BGP = Mode(
     "router-bgp",
     enters=((_re(r"address-family (ipv4|ipv6)( unicast)?"), "address-family"),
             (_re(r"vrf \S+"), "permissive")),
     keys=((("router-id",), 1), (("maximum-paths",), 1), (("neighbor",), 3), (("redistribute",), 2),
-          (("network",), 2), (("timers", "bgp"), 2), (("distance", "bgp"), 2), (("bgp",), 0),
-          (("graceful-restart",), 1)),
+          (("network",), 2), (("aggregate-address",), 2), (("timers", "bgp"), 2), (("distance", "bgp"), 2),
+          (("bgp",), 0), (("graceful-restart",), 1)),
     known=frozenset({"router-id", "maximum-paths", "neighbor", "redistribute", "network", "timers",
                      "distance", "bgp", "graceful-restart", "shutdown", "update", "ucmp", "aggregate-address"}),
     displayed_no=frozenset({"bgp default ipv4-unicast", "bgp default ipv6-unicast"}),

@@ -155,6 +155,8 @@ def _bgp(block: CfgNode) -> BgpConfig:
             bgp.redistribute_connected_route_map = t[3] if t[2:3] == ["route-map"] and len(t) > 3 else None
         elif t[0] == "network":
             bgp.networks.append(t[1])
+        elif t[0] == "aggregate-address":
+            bgp.aggregates[str(ipaddress.IPv4Network(t[1]))] = "summary-only" in t[2:]
         elif t[0] == "neighbor" and len(t) >= 3:
             if t[2:4] == ["peer", "group"] and len(t) == 4:
                 groups.setdefault(t[1], {})
@@ -184,6 +186,8 @@ def _bgp(block: CfgNode) -> BgpConfig:
                 out["group"] = t[4]
             elif t[2] == "peer-group":
                 out["group"] = t[3]
+            elif t[2] == "route-map" and len(t) == 5 and t[4] == "in":
+                out["route_map_in"] = t[3]
         return out
 
     for name in list(per):
@@ -200,7 +204,8 @@ def _bgp(block: CfgNode) -> BgpConfig:
             remote_as=int(merged["remote_as"]) if merged.get("remote_as", "").isdigit() else None,
             description=merged.get("description", ""), shutdown=bool(merged.get("shutdown")),
             bfd=bool(merged.get("bfd")), peer_group=own.get("group"), activated=act,
-            keepalive_s=int(merged.get("keepalive", 60)), hold_s=int(merged.get("hold", 180)))
+            keepalive_s=int(merged.get("keepalive", 60)), hold_s=int(merged.get("hold", 180)),
+            route_map_in=merged.get("route_map_in"))
     return bgp
 
 

@@ -144,6 +144,24 @@ def _neighbor(t: list[str], neg: bool) -> None:
         raise bad(t, 2)
     if len(t) > 2 and t[2] == "remote-as" and not neg:
         need_int(t, 3, 1, 4294967295)
+    if len(t) > 2 and t[2] == "route-map" and not neg:
+        if len(t) < 4:
+            raise bad(t, 3)
+        if len(t) != 5 or t[4] not in ("in", "out"):
+            raise bad(t, min(len(t), 4))
+
+
+def _aggregate_address(t: list[str], neg: bool) -> None:
+    """`aggregate-address <network> [summary-only] [as-set] [advertise-only]` (route-map options not modelled)."""
+    if len(t) < 2:
+        raise bad(t, 1)
+    try:
+        ipaddress.IPv4Network(t[1])
+    except ValueError:
+        raise bad(t, 1) from None
+    for i, word in enumerate(t[2:], 2):
+        if word not in ("summary-only", "as-set", "advertise-only") and not neg:
+            raise bad(t, i)
 
 
 def _redistribute(t: list[str], neg: bool) -> None:
@@ -289,6 +307,7 @@ RULES: tuple[Rule, ...] = (
     Rule(_BGP, ("neighbor",), _neighbor, negated=True),
     Rule(_BGP, ("redistribute",), _redistribute, negated=True),
     Rule(_BGP, ("network",), _network),
+    Rule(_BGP, ("aggregate-address",), _aggregate_address, negated=True),
     Rule(("global",), ("hostname",), _one_arg),
     Rule(("global",), ("username",), _username),
     Rule(("global",), ("qos", "map", "dscp"), _dscp_map),

@@ -558,7 +558,8 @@ class LinuxHost:
 
     def _path_rate(self, path: list[str], nic: str, dst: str) -> float:
         """Near the slowest link's line rate on the path (the NIC links at its switch port's speed), unless PFC
-        disagrees on a hop or the lossless queue drops on the way."""
+        disagrees on a hop or the lossless queue drops on the way. A hop with PFC off at both ends and ECN
+        marking at both (a lossy tier by design) loses nothing while it is not congested."""
         first = self.state.interfaces.get(nic)
         prio = min(first.pfc_priorities) if first and first.pfc_priorities else 3
         hops = _path_ports(self.fabric, path, dst)
@@ -569,7 +570,8 @@ class LinuxHost:
             ia = sa.interfaces.get(pa) if sa else None
             ib = sb.interfaces.get(pb) if sb else None
             rates += [i.speed_mbps for i in (ia, ib) if i and i.speed_mbps]
-            if not ia or not ib or prio not in ia.pfc_priorities or prio not in ib.pfc_priorities:
+            lossy_hop = (ia and ib and prio not in ia.pfc_priorities | ib.pfc_priorities and ia.ecn and ib.ecn)
+            if not lossy_hop and (not ia or not ib or prio not in ia.pfc_priorities or prio not in ib.pfc_priorities):
                 mismatch = True
             if prio in self.fabric.dropping_queues(a, pa) or prio in self.fabric.dropping_queues(b, pb):
                 drops = True

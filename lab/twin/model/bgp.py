@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from nr_run.lab.twin.model.addressing import Addressing
@@ -104,8 +105,63 @@ class Bgp(Addressing):
         return self._cached("sessions", build)
 
     def originated(self, dev: str) -> list[str]:
-        """Prefixes `dev` injects into BGP: connected (if redistributed) and `network` statements (cached)."""
-        return self._cached(f"orig:{dev}", lambda: self._originated(dev))
+        """Prefixes `dev` injects into BGP: connected (if redistributed), `network` statements, advertised
+        static routes and its active aggregates (cached)."""
+        def build() -> list[str]:
+            return sorted(set(self._base_originated(dev)) | set(self.active_aggregates(dev)))
+        return self._cached(f"orig:{dev}", build)
+
+    def _base_originated(self, dev: str) -> list[str]:
+        return self._cached(f"base-orig:{dev}", lambda: self._originated(dev))
+
+    def active_aggregates(self, dev: str) -> list[str]:
+        """The aggregates `dev` originates: those with a contributing route, a strictly more specific prefix it
+        originates or holds in its BGP table (RFC 4271 9.2.2.2). An aggregate contributes to no other one here."""
+        def build() -> list[str]:
+            st = self.states.get(dev)
+            if not st or not st.bgp or not st.bgp.aggregates:
+                return []
+            known = [ipaddress.ip_network(p) for p in (*self._base_originated(dev), *self._base_table(dev))]
+            out = []
+            for agg in st.bgp.aggregates:
+                net = ipaddress.ip_network(agg)
+                if any(p.version == net.version and p.prefixlen > net.prefixlen and p.subnet_of(net)  # type: ignore[arg-type]
+                       for p in known):
+                    out.append(agg)
+            return sorted(out)
+        return self._cached(f"agg:{dev}", build)
+
+    def _filters(self) -> tuple[list[tuple[str, ipaddress.IPv4Network]], dict[tuple[str, str], str]]:
+        """What stops a prefix on its way: (device, summary-only aggregate) pairs, whose more specific prefixes
+        that device advertises to nobody, and (receiver, peer address) -> the route-map it applies inbound."""
+        def build() -> tuple[list[tuple[str, ipaddress.IPv4Network]], dict[tuple[str, str], str]]:
+            suppress = [(d, ipaddress.IPv4Network(a)) for d, st in sorted(self.states.items()) if st.bgp
+                        for a, only in sorted(st.bgp.aggregates.items()) if only]
+            maps_in = {(d, ip): nb.route_map_in for d, st in sorted(self.states.items()) if st.bgp
+                       for ip, nb in sorted(st.bgp.neighbors.items()) if nb.route_map_in is not None}
+            return suppress, maps_in
+        return self._cached("bgp-filters", build)
+
+    def _signature(self, prefix: str) -> frozenset[tuple[str, str]]:
+        """The stops `prefix` meets: ("sup", device) for a device that suppresses it, ("in", "device route-map")
+        for an inbound route-map that denies it. Prefixes with equal signatures propagate alike."""
+        suppress, maps_in = self._filters()
+        if not suppress and not maps_in:
+            return frozenset()
+        memo: dict[str, frozenset[tuple[str, str]]] = self._cached("bgp-signatures", dict)
+        if prefix not in memo:
+            memo[prefix] = self._stops(prefix, suppress, maps_in)
+        return memo[prefix]
+
+    def _stops(self, prefix: str, suppress: list[tuple[str, ipaddress.IPv4Network]],
+               maps_in: dict[tuple[str, str], str]) -> frozenset[tuple[str, str]]:
+        net = ipaddress.IPv4Network(prefix)
+        out = {("sup", d) for d, agg in suppress if net.prefixlen > agg.prefixlen and net.subnet_of(agg)}
+        for dev, rm in sorted(set((d, m) for (d, _), m in maps_in.items())):
+            policy = self.states[dev].routing_policy
+            if policy is None or not policy.route_map_permits(rm, prefix):
+                out.add(("in", f"{dev} {rm}"))
+        return frozenset(out)
 
     def _originated(self, dev: str) -> list[str]:
         st = self.states.get(dev)
@@ -139,20 +195,28 @@ class Bgp(Addressing):
         return self._cached("maxpaths", lambda: {d: st.bgp.maximum_paths if st.bgp else 1
                                                  for d, st in self.states.items()})
 
-    def _propagation(self, origin: str) -> dict[str, tuple[tuple[int, ...], list[NextHop], bool]]:
-        """Best paths toward `origin`'s prefixes: dev -> (as_path, next hops, learned over iBGP)."""
+    def _propagation(self, origin: str, stops: frozenset[tuple[str, str]] = frozenset()
+                     ) -> dict[str, tuple[tuple[int, ...], list[NextHop], bool]]:
+        """Best paths toward `origin`'s prefixes that meet `stops` (_signature): dev -> (as_path, next hops,
+        learned over iBGP)."""
         def build():
             receivers, asn = self._receivers()
             limits = self._max_paths()
+            maps_in = self._filters()[1] if stops else {}
             best: dict[str, tuple[tuple[int, ...], list[NextHop], bool]] = {origin: ((), [], False)}
             frontier = [origin]
             while frontier:
                 cand: dict[str, list[tuple[tuple[int, ...], NextHop, bool]]] = defaultdict(list)
                 for v in frontier:
+                    if ("sup", v) in stops:
+                        continue
                     path_v, _, ibgp_learned = best[v]
                     ebgp_path = (asn[v],) + path_v
                     for u, nh, ebgp in receivers[v]:
                         if u in best or (not ebgp and ibgp_learned):
+                            continue
+                        rm = maps_in.get((u, nh.ip or ""))
+                        if rm is not None and ("in", f"{u} {rm}") in stops:
                             continue
                         path = ebgp_path if ebgp else path_v
                         if asn[u] in path:
@@ -171,37 +235,51 @@ class Bgp(Addressing):
                         best[u] = (first[0], hops[:max(1, limits[u])], first[2])
                     frontier.append(u)
             return best
-        return self._cached(f"prop:{origin}", build)
+        return self._cached(f"prop:{origin}:{sorted(stops)}", build)
+
+    def _base_table(self, dev: str) -> dict[str, Route]:
+        """`dev`'s BGP routes to what the devices originate before aggregation (an aggregate's contributors)."""
+        return self._cached(f"base-bgp:{dev}", lambda: self._table(dev, self._base_originated))
 
     def bgp_table(self, dev: str) -> dict[str, Route]:
         """Best BGP routes of `dev` (prefixes it learned; own connected prefixes excluded)."""
-        def build() -> dict[str, Route]:
-            out: dict[str, Route] = {}
-            if dev not in self.states or not self.states[dev].bgp:
-                return out
-            conn = self.connected(dev)
-            for origin in sorted(self.states):
-                if origin == dev:
-                    continue
-                prefixes = self.originated(origin)
-                if not prefixes:
-                    continue
-                best = self._propagation(origin).get(dev)
-                if best is None:
-                    continue
-                path, hops, _ = best
-                for pfx in prefixes:
-                    if pfx in conn:
-                        continue
-                    cur = out.get(pfx)
-                    if cur is None or len(path) < len(cur.as_path):
-                        out[pfx] = Route(pfx, "bgp", list(hops), path, 200)
-                    elif len(path) == len(cur.as_path):
-                        limit = max(1, self.states[dev].bgp.maximum_paths)  # type: ignore[union-attr]
-                        merged = sorted(set(cur.next_hops) | set(hops), key=lambda n: (n.ip or "", n.interface))
-                        cur.next_hops = merged[:limit]
+        return self._cached(f"bgp:{dev}", lambda: self._table(dev, self.originated))
+
+    def _table(self, dev: str, originated: Callable[[str], list[str]]) -> dict[str, Route]:
+        """Best routes of `dev` toward the prefixes `originated(origin)` gives for each other device."""
+        out: dict[str, Route] = {}
+        if dev not in self.states or not self.states[dev].bgp:
             return out
-        return self._cached(f"bgp:{dev}", build)
+        conn = self.connected(dev)
+        for origin in sorted(self.states):
+            if origin == dev:
+                continue
+            prefixes = originated(origin)
+            if not prefixes:
+                continue
+            by_stops: dict[frozenset[tuple[str, str]], list[str]] = defaultdict(list)
+            for pfx in prefixes:
+                by_stops[self._signature(pfx)].append(pfx)
+            for stops, group in by_stops.items():
+                best = self._propagation(origin, stops).get(dev)
+                if best is not None:
+                    self._merge(dev, out, conn, best, group)
+        return out
+
+    def _merge(self, dev: str, out: dict[str, Route], conn: dict[str, str],
+               best: tuple[tuple[int, ...], list[NextHop], bool], prefixes: list[str]) -> None:
+        """Add one origin's best path toward `prefixes` to `dev`'s table `out` (equal AS-path lengths: ECMP)."""
+        path, hops, _ = best
+        for pfx in prefixes:
+            if pfx in conn:
+                continue
+            cur = out.get(pfx)
+            if cur is None or len(path) < len(cur.as_path):
+                out[pfx] = Route(pfx, "bgp", list(hops), path, 200)
+            elif len(path) == len(cur.as_path):
+                limit = max(1, self.states[dev].bgp.maximum_paths)  # type: ignore[union-attr]
+                merged = sorted(set(cur.next_hops) | set(hops), key=lambda n: (n.ip or "", n.interface))
+                cur.next_hops = merged[:limit]
 
     def track_sessions(self) -> None:
         """After any change, note which sessions changed state (and since when); the others keep their time."""

@@ -92,6 +92,15 @@ def check(db: dict[str, dict[str, Any]]) -> list[str]:
             errs.append(e)
         if "admin_status" in f and (e := _enum("BGP_NEIGHBOR", "admin_status", f["admin_status"], {"up", "down"})):
             errs.append(e)
+    for key, f in db.get("BGP_AGGREGATE_ADDRESS", {}).items():
+        # sonic-bgp-aggregate-address.yang: the key is an ip-prefix, the flags YANG booleans
+        try:
+            ipaddress.ip_network(key)
+        except ValueError:
+            errs.append(f'Invalid value "{key}" in "aggregate-address" element. (BGP_AGGREGATE_ADDRESS)')
+        for leaf in ("bbr-required", "summary-only", "as-set"):
+            if leaf in f and (e := _enum("BGP_AGGREGATE_ADDRESS", leaf, f[leaf], {"true", "false"})):
+                errs.append(e)
     for table, leaf in (("BUFFER_PG", "profile"), ("BUFFER_QUEUE", "profile")):
         for key, f in db.get(table, {}).items():
             name, _, idx = key.partition("|")

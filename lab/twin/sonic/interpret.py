@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
 from nr_run.lab.twin.state import (
@@ -101,6 +102,11 @@ def to_state(db: dict[str, dict[str, Any]], default_hostname: str) -> DeviceStat
         bgp = BgpConfig(asn=int(asn), router_id=router_id, maximum_paths=64, ecmp=64,
                         redistribute_connected=False, redistribute_static=bool(st.static_routes),
                         networks=[st.loopbacks["Loopback0"]] if "Loopback0" in st.loopbacks else [])
+        # AggregateAddressMgr: `aggregate-address <prefix> [summary-only]` once BBR's state is known (BBRMgr
+        # starts it "disabled"), so an entry without bbr-required is always pushed
+        bgp.aggregates = {str(ipaddress.ip_network(k)): f.get("summary-only") == "true"
+                          for k, f in sorted(db.get("BGP_AGGREGATE_ADDRESS", {}).items())
+                          if f.get("bbr-required", "false") != "true"}
         owned = {i.ipv4.split("/")[0] for i in st.interfaces.values() if i.ipv4}
         for key, f in db.get("BGP_NEIGHBOR", {}).items():
             ip = key.split("|")[-1]

@@ -115,6 +115,7 @@ class PrefixEntry(TypedDict):
     seq: int
     action: str
     prefix: str
+    ge: int | None
     le: int | None
 
 
@@ -128,7 +129,7 @@ class PrefixList(TypedDict):
 class RouteMapEntry(TypedDict):
     seq: int
     action: str
-    match_prefix_list: str
+    match_prefix_list: str | None      # None: the entry matches every route
 
 
 @with_config(_CLOSED)
@@ -162,6 +163,12 @@ class Redistribute(TypedDict):
 
 
 @with_config(_CLOSED)
+class AggregateAddress(TypedDict):
+    prefix: str
+    summary_only: bool
+
+
+@with_config(_CLOSED)
 class RouterBgp(TypedDict):
     asn: int
     router_id: str
@@ -170,7 +177,9 @@ class RouterBgp(TypedDict):
     peer_group: PeerGroup
     neighbors: list[Neighbor]
     activate_peer_groups: list[str]
+    peer_group_route_map_in: str | None     # address-family ipv4: what the peer group accepts
     redistribute: list[Redistribute]
+    aggregate_addresses: list[AggregateAddress]
 
 
 @with_config(_CLOSED)

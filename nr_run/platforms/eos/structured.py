@@ -16,7 +16,9 @@ from nr_run.platforms.eos.schema import (
     Pfc,
     PortWatchdog,
     PrefixEntry,
+    PrefixList,
     QosProfile,
+    RouteMap,
     RouterBgp,
     StaticRoute,
     TxQueue,
@@ -60,10 +62,16 @@ def _watchdog_timers(wd: Watchdog) -> WatchdogTimers:
             "recovery_time": seconds(wd.restoration_ms), "action": WATCHDOG_ACTIONS[wd.action]}
 
 
-def qos_profile(roce: Roce) -> QosProfile:
+def lossy_profile_name(roce: Roce) -> str:
+    """The service profile of a port that carries RoCE without PFC (a lossy aggregation tier's links)."""
+    return f"{roce.profile}-lossy"
+
+
+def qos_profile(roce: Roce, lossless: bool = True) -> QosProfile:
+    """The RoCE service profile; `lossless=False`: the same classification, queues and ECN without PFC."""
     wd = roce.watchdog
     pfc: Pfc | None = None
-    if roce.lossless_priorities:
+    if roce.lossless_priorities and lossless:
         port_wd: PortWatchdog | None = None
         if wd.enabled:
             comment = ("watchdog action forward: EOS has no forward action, notify-only keeps forwarding"
@@ -84,7 +92,8 @@ def qos_profile(roce: Roce) -> QosProfile:
             "ecn": {"minimum_bytes": ecn.min_bytes, "maximum_bytes": ecn.max_bytes,
                     "max_mark_probability": ecn.max_mark_probability} if txq.ecn else None,
         })
-    return {"name": roce.profile, "trust": roce.trust, "pfc": pfc, "tx_queues": queues}
+    return {"name": roce.profile if lossless else lossy_profile_name(roce), "trust": roce.trust, "pfc": pfc,
+            "tx_queues": queues}
 
 
 def _bfd_capable(platform: str) -> bool:
@@ -105,13 +114,34 @@ def advertised_prefixes(device: DeviceIntent) -> list[PrefixEntry]:
     """
     entries: list[PrefixEntry] = []
     if device.loopback:
-        entries.append({"seq": 10, "action": "permit", "prefix": device.loopback, "le": None})
+        entries.append({"seq": 10, "action": "permit", "prefix": device.loopback, "ge": None, "le": None})
     if device.host_block:
-        entries.append({"seq": 20, "action": "permit", "prefix": device.host_block, "le": 31})
+        entries.append({"seq": 20, "action": "permit", "prefix": device.host_block, "ge": None, "le": 31})
     return entries
 
 
-def router_bgp(bgp: Bgp, local_bfd: bool) -> RouterBgp:
+# The aggregation tier's inbound policy: every zone's summary, none of the host blocks inside it.
+ZONE_SPECIFICS = "PL-ZONE-SPECIFICS"
+ZONE_SUMMARIES_IN = "RM-ZONE-SUMMARIES-IN"
+
+
+def zone_policy(device: DeviceIntent) -> tuple[list[PrefixList], list[RouteMap]]:
+    """An ATSW's prefix-list of the routes more specific than a zone summary and the route-map its peer group
+    applies inbound: they are denied, everything else (the summaries, loopbacks) accepted. The filter sits on
+    the ATSW because a SONiC CTSW (bgpcfgd, separated mode) has no per-peer outbound policy to put it on."""
+    if not device.zone_summaries:
+        return [], []
+    entries: list[PrefixEntry] = []
+    for i, summary in enumerate(device.zone_summaries, 1):
+        length = int(summary.split("/")[1])
+        entries.append({"seq": 10 * i, "action": "permit", "prefix": summary, "ge": length + 1, "le": None})
+    return ([{"name": ZONE_SPECIFICS, "entries": entries}],
+            [{"name": ZONE_SUMMARIES_IN, "entries": [
+                {"seq": 10, "action": "deny", "match_prefix_list": ZONE_SPECIFICS},
+                {"seq": 20, "action": "permit", "match_prefix_list": None}]}])
+
+
+def router_bgp(bgp: Bgp, local_bfd: bool, device: DeviceIntent) -> RouterBgp:
     # BFD only where both ends can configure it, else the session's BFD never comes up
     want = {p.address: bgp.bfd and local_bfd and _bfd_capable(p.peer_platform) for p in bgp.peers}
     group_bfd = bool(bgp.peers) and all(want.values())      # one peer-group line when every peer runs it
@@ -126,7 +156,13 @@ def router_bgp(bgp: Bgp, local_bfd: bool) -> RouterBgp:
                        "bfd": want[p.address] and not group_bfd, "description": p.description}
                       for p in bgp.peers],
         "activate_peer_groups": [bgp.peer_group],
+        "peer_group_route_map_in": ZONE_SUMMARIES_IN if device.zone_summaries else None,
         "redistribute": [{"source": "connected", "route_map": ROUTE_MAP}],
+        # a multi-zone CTSW originates its zone's summary while any host block inside it is in its table;
+        # not summary-only: the zone's RTSWs keep every specific (RFC 7938 8.2: a summary toward them
+        # blackholes the hosts of an RTSW that lost its link to one CTSW)
+        "aggregate_addresses": ([{"prefix": device.zone_summary, "summary_only": False}]
+                                if device.zone_summary else []),
     }
 
 
@@ -162,24 +198,29 @@ def management(device: DeviceIntent) -> Management:
 
 def structured_config(device: DeviceIntent, local_bfd: bool) -> EosStructuredConfig:
     roce = device.roce
+    zone_lists, zone_maps = zone_policy(device)
+    # ports the intent leaves without PFC although the profile has lossless priorities (policy.cross_zone: lossy)
+    lossy = {i.name for i in device.interfaces if roce.lossless_priorities and not i.lossless_priorities}
+    redistributed_lists: list[PrefixList] = ([{"name": PREFIX_LIST, "entries": advertised_prefixes(device)}]
+                                             if device.bgp else [])
+    redistributed_maps: list[RouteMap] = ([{"name": ROUTE_MAP, "entries": [
+        {"seq": 10, "action": "permit", "match_prefix_list": PREFIX_LIST}]}] if device.bgp else [])
     return {
         **management(device),
         "hostname": device.name,
         "site": device.site,
         "role": device.role,
-        "qos_profiles": [qos_profile(roce)],
+        "qos_profiles": [qos_profile(roce)] + ([qos_profile(roce, lossless=False)] if lossy else []),
         "ethernet_interfaces": [{"name": i.name, "description": i.description, "mtu": i.mtu,
-                                 "speed": eos_speed(i.speed_mbps, device.hardware),
-                                 "ip_address": i.address, "service_profile": roce.profile}
+                                 "speed": eos_speed(i.speed_mbps, device.hardware), "ip_address": i.address,
+                                 "service_profile": lossy_profile_name(roce) if i.name in lossy else roce.profile}
                                 for i in device.interfaces],
         "loopback_interfaces": [{"name": "Loopback0", "ip_address": device.loopback}] if device.loopback else [],
         # every DSCP, unlisted ones to the profile's default TC: EOS' factory map would otherwise keep some
         "qos_maps": {"dscp_to_traffic_class": dscp_groups(roce.dscp_to_tc)},
         "qos_ecn_allow_non_ect": ECN_ALLOW_NON_ECT and roce.ecn.enabled,
-        "prefix_lists": ([{"name": PREFIX_LIST, "entries": advertised_prefixes(device)}] if device.bgp else []),
-        "route_maps": ([{"name": ROUTE_MAP, "entries": [{"seq": 10, "action": "permit",
-                                                         "match_prefix_list": PREFIX_LIST}]}]
-                       if device.bgp else []),
+        "prefix_lists": redistributed_lists + zone_lists,
+        "route_maps": redistributed_maps + zone_maps,
         "pfc_watchdog": _watchdog_timers(roce.watchdog) if roce.watchdog.enabled else None,
-        "router_bgp": router_bgp(device.bgp, local_bfd) if device.bgp else None,
+        "router_bgp": router_bgp(device.bgp, local_bfd, device) if device.bgp else None,
     }

@@ -175,6 +175,18 @@ def _bgp_findings(dev: DeviceIntent, file: str) -> list[Finding]:
                     "SONiC's bgpcfgd cannot carry " + "; ".join(lost))]
 
 
+def _aggregation_findings(dev: DeviceIntent, file: str) -> list[Finding]:
+    """An ATSW of zones that are summarised must keep every zone's host blocks out of its table and away from
+    the other zones: that is a per-peer route policy, which CONFIG_DB cannot give bgpcfgd (separated mode).
+    Aggregating on the ATSW instead would originate each summary with a shorter AS path than the CTSWs' own,
+    drawing all cross-zone traffic through the SONiC ATSWs."""
+    if not dev.zone_summaries:
+        return []
+    return [Finding("error", "sonic-aggregation", file, dev.name, f"hardware.{dev.hardware.name}.platform",
+                    f"a SONiC ATSW cannot filter the zones' host blocks ({', '.join(dev.zone_summaries)} are "
+                    "summarised): bgpcfgd has no per-peer route-map in CONFIG_DB; make the aggregation tier EOS")]
+
+
 def clab_index(port: str) -> int:
     """K of the sonic-vm container interface ethK that carries SONiC port `port` (EthernetN -> N/4 + 1)."""
     number = port.removeprefix("Ethernet")
@@ -217,6 +229,7 @@ class SonicConfig:
             found, prof = _hardware_findings(dev, file, hw)
             out += found
             out += _bgp_findings(dev, file)
+            out += _aggregation_findings(dev, file)
             if dev.buffers is None:
                 out.append(Finding("error", "sonic-hardware", file, dev.name, f"{hw}.buffer_cell_bytes",
                                    "SONiC switches get a buffer model: set the buffer cell size"))

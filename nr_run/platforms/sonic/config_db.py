@@ -96,7 +96,17 @@ def routing(device: DeviceIntent) -> dict[str, Any]:
         # is redistributed instead (StaticRouteMgr, tag 1 unless "advertise" is "false"). The key is
         # "<vrf>|<prefix>": a one-part key is sonic-static-route's template list, which has no blackhole.
         out["STATIC_ROUTE"] = {f"default|{device.host_block}": {"blackhole": "true"}}
+    if device.zone_summary:
+        out["BGP_AGGREGATE_ADDRESS"] = aggregate_addresses(device.zone_summary)
     return out
+
+
+def aggregate_addresses(summary: str) -> dict[str, dict[str, str]]:
+    """BGP_AGGREGATE_ADDRESS: bgpcfgd's AggregateAddressMgr renders `aggregate-address <prefix>` into FRR (once
+    BBRMgr has set BBR's state, "disabled" at start, so an entry without bbr-required is always pushed) for a
+    multi-zone CTSW's zone summary. Not summary-only, so the zone's RTSWs keep every specific (RFC 7938 8.2);
+    the ATSWs drop the specifics on receipt (an EOS route-map; a SONiC ATSW is refused in preflight)."""
+    return {summary: {"bbr-required": "false", "summary-only": "false", "as-set": "false"}}
 
 
 def _int_map(mapping: dict[int, int]) -> dict[str, str]:
