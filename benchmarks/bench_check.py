@@ -10,6 +10,7 @@ Usage: .venv/bin/python benchmarks/bench_check.py [--site dc1|gen136] [--latency
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -31,7 +32,8 @@ from tests.sitegen import generate_site  # noqa: E402
 
 
 def _deploy_all(nr, intent) -> None:
-    """Every switch on its rendered config (NAPALM replace, through the product's own connections)."""
+    """Every device on its rendered config (NAPALM replace through the product's own connections; servers
+    run their NIC scripts), as a deploy leaves the site."""
     from nornir.core.task import Result, Task
 
     def push(task: Task) -> Result:
@@ -43,8 +45,7 @@ def _deploy_all(nr, intent) -> None:
         device.commit_config()
         return Result(host=task.host)
 
-    switches = {d.name for d in intent.switches()}
-    res = nr.filter(filter_func=lambda h: h.name in switches).run(task=push)
+    res = nr.filter(filter_func=lambda h: h.name in intent.devices).run(task=push)
     failed = [h for h, r in res.items() if r.failed]
     if failed:
         raise SystemExit(f"deploy failed on {failed}: {res[failed[0]][0].exception}")
@@ -56,6 +57,24 @@ def declared_windows(intent) -> float:
     pairs = plan_pairs(intent, rdma.pattern, rdma.max_pairs)
     rounds = len(bandwidth_rounds(pairs))
     return counters + rdma.seconds * rounds
+
+
+def twin_cpu(state: Path) -> float:
+    """CPU seconds the twin has used so far: its process and every process it started (its shards)."""
+    import psutil
+
+    pid = lab_status(state)["pid"]
+    if not pid:
+        return 0.0
+    total = 0.0
+    proc = psutil.Process(pid)
+    for p in [proc, *proc.children(recursive=True)]:
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system
+        except psutil.Error:
+            pass
+    return total
 
 
 def bench(site_dir: Path, latency_ms: int, workers: int) -> dict:
@@ -73,11 +92,13 @@ def bench(site_dir: Path, latency_ms: int, workers: int) -> dict:
             lab_fault(state, "latency", ms=latency_ms)
             nr = init_nornir(intent.site, inv, workers=workers, lab=True, address_map=addresses)
             since = time.time()
+            twin0, cpu0 = twin_cpu(state), time.process_time()
             t0 = time.perf_counter()
             report = run_checks(nr, intent)
             t_checks = time.perf_counter() - t0
             nr.close_connections()
             elapsed = time.perf_counter() - t0
+            client_cpu, twin = time.process_time() - cpu0, twin_cpu(state) - twin0
             calls = sum(latency_calls(state, since).values())
         finally:
             lab_down(state)
@@ -85,7 +106,8 @@ def bench(site_dir: Path, latency_ms: int, workers: int) -> dict:
     bound = calls * latency_ms / 1000 / workers + windows
     return {"site": intent.site, "devices": len(intent.devices), "calls": calls, "windows_s": windows,
             "checks_s": t_checks, "measured_s": elapsed, "bound_s": bound, "ratio": elapsed / bound,
-            "passed": report.passed, "failed": report.summary()["failed"]}
+            "passed": report.passed, "failed": report.summary()["failed"],
+            "client_cpu_s": client_cpu, "twin_cpu_s": twin}
 
 
 def main() -> int:
@@ -100,7 +122,8 @@ def main() -> int:
     print(f"check {r['site']}: {r['devices']} devices, {r['calls']} device calls at {args.latency_ms} ms, "
           f"{args.workers} workers, windows {r['windows_s']:.1f} s -> measured {r['measured_s']:.2f} s "
           f"(checks {r['checks_s']:.2f} s, close {r['measured_s'] - r['checks_s']:.2f} s), bound {r['bound_s']:.2f} s, "
-          f"ratio {r['ratio']:.2f} (target <= 2.0); checks passed={r['passed']} failed={r['failed']}")
+          f"ratio {r['ratio']:.2f} (target <= 2.0); checks passed={r['passed']} failed={r['failed']}; "
+          f"CPU client {r['client_cpu_s']:.1f} s, twin {r['twin_cpu_s']:.1f} s; load {os.getloadavg()[0]:.1f}")
     return 0
 
 
