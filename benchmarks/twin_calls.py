@@ -17,8 +17,10 @@ SSH_FORMATS = {"exec", "shell"}
 GAP_S = 0.02
 
 
-def latency_calls(state: Path, since: float = 0.0, formats: set[str] = EAPI_FORMATS) -> Counter:
-    """device -> calls of the given log kinds (default: eAPI requests) logged after `since` (epoch seconds)."""
+def latency_calls(state: Path, since: float = 0.0, formats: set[str] = EAPI_FORMATS, gap_s: float = GAP_S) -> Counter:
+    """device -> calls of the given log kinds (default: eAPI requests) logged after `since` (epoch seconds).
+    `gap_s`: commands closer than this belong to one call; at most the latency (a sequential call comes at least
+    one latency after the one before), more than GAP_S when the twin is busy and spreads parallel channels out."""
     calls: Counter = Counter()
     for path in sorted((state / "logs").glob("*.log")):
         last = None
@@ -27,7 +29,7 @@ def latency_calls(state: Path, since: float = 0.0, formats: set[str] = EAPI_FORM
             t = float(stamp)
             if fmt not in formats or t < since:
                 continue
-            if last is None or t - last > GAP_S:
+            if last is None or t - last > gap_s:
                 calls[path.stem] += 1
             last = t
     return calls
