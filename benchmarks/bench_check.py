@@ -1,8 +1,8 @@
 """`check` against the twin with added device latency: measured wall time / its bound.
 
 bound = device calls x latency / workers + the measurement windows the run waits for. Calls: the eAPI requests
-and SSH commands the twin delays (benchmarks/twin_calls.py; commands of a device less than 0.8 x latency apart
-count once: its sequential calls are at least a latency apart). Windows:
+and SSH commands the twin delays (benchmarks/twin_calls.py; a device's commands within a latency of a call's first
+command are that call: its sequential calls are at least a latency apart). Windows:
 the counter interval; the RDMA bandwidth seconds are not in it, because the twin's perftest answers at once (on
 real hosts add `seconds` per round of pairs that can run together). The bound of earlier versions (eAPI requests
 only, and the RDMA seconds that the twin never spends) is printed too, to compare with their figures.
@@ -111,8 +111,8 @@ def bench(site_dir: Path, latency_ms: int, workers: int) -> dict:
             elapsed = time.perf_counter() - t0
             client_cpu, twin = time.process_time() - cpu0, twin_cpu(state) - twin0
             eapi = sum(latency_calls(state, since).values())
-            # a device's sequential calls are a latency apart: commands closer than 0.8 x latency are one call
-            calls = sum(latency_calls(state, since, EAPI_FORMATS | SSH_FORMATS, 0.8 * latency_ms / 1000).values())
+            # a device's sequential calls are a latency apart: commands within a latency of a call's first are in it
+            calls = sum(latency_calls(state, since, EAPI_FORMATS | SSH_FORMATS, latency_ms / 1000, True).values())
         finally:
             lab_down(state)
     bound = calls * latency_ms / 1000 / workers + COUNTER_S

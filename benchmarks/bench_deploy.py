@@ -224,17 +224,17 @@ COUNTER_S = 2.0       # the counters check's default interval: each check run wa
 def commit_bound(entries: list[tuple[float, str, str, str]], since: float, latency_s: float, workers: int,
                  checks: int) -> tuple[float, int, int]:
     """(bound s, calls, busiest device's calls) of a whole deploy --commit: max(calls x latency / workers, the
-    busiest device's calls x latency) + one counter window per check run. Calls as benchmarks/twin_calls.py
-    counts them, commands of a device less than 0.8 x latency apart being one call (its sequential calls are
-    at least a latency apart)."""
+    busiest device's calls x latency) + one counter window per check run. Calls: a device's commands within a
+    latency of a call's first command are that call (its sequential calls are at least a latency apart:
+    benchmarks/twin_calls.py with from_start)."""
     per: Counter = Counter()
     last: dict[str, float] = {}
     for t, device, fmt, _ in entries:
         if fmt not in EAPI_FORMATS | SSH_FORMATS or t < since:
             continue
-        if device not in last or t - last[device] > 0.8 * latency_s:
+        if device not in last or t - last[device] > latency_s:
             per[device] += 1
-        last[device] = t
+            last[device] = t
     calls, busiest = sum(per.values()), max(per.values(), default=0)
     return max(calls * latency_s / workers, busiest * latency_s) + checks * COUNTER_S, calls, busiest
 
