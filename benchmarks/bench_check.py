@@ -143,6 +143,10 @@ def main() -> int:
           f"CPU client {r['client_cpu_s']:.1f} s, twin {r['twin_cpu_s']:.1f} s; peak RSS {r['peak_rss_mib']:.0f} MiB "
           f"({r['rss_before_mib']:.0f} MiB before the check); "
           f"load {os.getloadavg()[0]:.1f}")
+    per = (r["peak_rss_mib"] - r["rss_before_mib"]) / r["devices"]
+    print(f"  memory: the check added {per * 1024:.0f} KiB per device to this process' peak; at that rate a "
+          f"4,096-switch site with 4,096 servers adds {per * 8192 / 1024:.2f} GiB (target: peak <= 2 GB; compare "
+          f"the peaks of two sizes for the slope)")
     print(f"  earlier bound (eAPI requests only: {r['eapi_calls']}, RDMA seconds the twin does not spend): "
           f"{r['old_bound_s']:.2f} s, ratio {r['old_ratio']:.2f}")
     return 0

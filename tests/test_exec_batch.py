@@ -99,3 +99,42 @@ def test_a_host_check_reads_each_server_in_one_request_and_pings_on_their_own_ch
         # the collection's reads and the probe's `rdma link show`: at most two requests, however many NICs
         assert 1 <= len(reads) <= 2 and all(c.startswith("echo nr-run-batch-") for c in reads), reads
         assert len(pings) == len(report.states[server].rdma)
+
+
+def test_sonic_reads_come_in_a_few_batches_with_each_command_s_own_output(deployed_twin) -> None:
+    from nr_run.platforms.sonic.collect import CHANNELS, RUNNING
+    from nr_run.platforms.transport import exec_batches
+
+    twin = deployed_twin
+    cmds = [RUNNING, "show interfaces status", "show lldp table", "show pfc priority", "pfcwd show config",
+            "show no-such-command"]
+    client = paramiko.SSHClient()
+    client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
+    user, password = CREDS["sonic"]
+    client.connect("127.0.0.1", port=twin.addresses["rtsw3"]["port"], username=user, password=password,
+                   look_for_keys=False, allow_agent=False)
+    try:
+        since = time.time()
+        batched = exec_batches(client.get_transport(), [cmds[i::CHANNELS] for i in range(CHANNELS)])
+        assert len(_execs(twin, "rtsw3", since)) == CHANNELS
+        alone = exec_many(client.get_transport(), cmds)
+    finally:
+        client.close()
+    assert batched == alone
+    assert json.loads(batched[RUNNING])["PORT"] and batched["show no-such-command"].startswith("Error")
+
+
+def test_a_sonic_check_reads_a_switch_in_batches(deployed_twin) -> None:
+    from nr_run.platforms.sonic.collect import CHANNELS
+
+    twin = deployed_twin
+    since = time.time()
+    nr = init_nornir("dc1", REPO / "inventory", lab=True, address_map=twin.addresses)
+    try:
+        report = run_checks(nr, FABRIC, ["pfc", "counters", "bgp", "cabling", "ecmp"], FAST_CHECKS)
+    finally:
+        nr.close_connections()
+    assert report.passed, [f for f in report.findings if not f.passed][:3]
+    execs = _execs(twin, "rtsw3", since)
+    # the collection and the second counter sample: CHANNELS batches each, every command inside one
+    assert 0 < len(execs) <= 2 * CHANNELS and all(c.startswith("echo nr-run-batch-") for c in execs), execs

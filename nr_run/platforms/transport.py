@@ -164,18 +164,29 @@ def exec_batch(transport: Any, commands: list[str], timeout: float = 60.0) -> di
     channel open, one request and one reply per host instead of one per command, for quick reads (state
     files, iproute2 JSON), not for commands that take their time (pings, perftest), which exec_many runs at
     the same time. RuntimeError if the batch's output does not carry every command's."""
-    unique = list(dict.fromkeys(commands))
-    if not unique:
-        return {}
-    marker = f"nr-run-batch-{secrets.token_hex(8)}"
-    status, text = exec_read(exec_start(transport, batch_script(unique, marker), timeout), timeout)
-    got = split_batch(text, unique, marker)
-    missing = [c for c in unique if c not in got]
-    if missing:
-        first = next((ln.strip() for ln in text.splitlines() if ln.strip() and marker not in ln), "")
-        raise RuntimeError(f"batch of {len(unique)} commands ended (status {status}) before {missing[0]!r}"
-                           + (f": {first}" if first else ""))
-    return {c: got[c][1] for c in unique}
+    return exec_batches(transport, [commands], timeout)
+
+
+def exec_batches(transport: Any, groups: list[list[str]], timeout: float = 60.0) -> dict[str, str]:
+    """Each group as one exec_batch channel, every channel started before any is read, so the groups run at
+    the same time and the commands of a group one after another."""
+    started = []
+    for group in groups:
+        unique = list(dict.fromkeys(group))
+        if unique:
+            marker = f"nr-run-batch-{secrets.token_hex(8)}"
+            started.append((unique, marker, exec_start(transport, batch_script(unique, marker), timeout)))
+    out: dict[str, str] = {}
+    for unique, marker, channel in started:
+        status, text = exec_read(channel, timeout)
+        got = split_batch(text, unique, marker)
+        missing = [c for c in unique if c not in got]
+        if missing:
+            first = next((ln.strip() for ln in text.splitlines() if ln.strip() and marker not in ln), "")
+            raise RuntimeError(f"batch of {len(unique)} commands ended (status {status}) before {missing[0]!r}"
+                               + (f": {first}" if first else ""))
+        out.update({c: got[c][1] for c in unique})
+    return out
 
 
 # ---------------------------------------------------------------- a plain SSH connection for exec channels
