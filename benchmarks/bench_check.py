@@ -92,7 +92,7 @@ def bench(site_dir: Path, latency_ms: int, workers: int) -> dict:
     assert intent is not None
     with tempfile.TemporaryDirectory() as sd:
         state = Path(sd)
-        lab_up(write_topology(intent, state / "clab"), state, base_port=0)
+        lab_up(write_topology(intent, state / "clab"), state, base_port=0, timeout=900)
         try:
             addresses = lab_status(state)["addresses"]
             inv = site_dir.parent
