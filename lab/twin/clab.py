@@ -12,6 +12,7 @@ following containerlab's conventions for that kind.
 from __future__ import annotations
 
 import ipaddress
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +107,7 @@ def _mgmt_addresses(specs: dict[str, dict], subnet: ipaddress.IPv4Network | ipad
                     path: Path) -> dict[str, str]:
     """mgmt-ipv4 where given; the others get the subnet's free addresses in node-name order, as clab's IPAM."""
     out: dict[str, str] = {}
+    used: set[str] = set()
     for name, spec in sorted(specs.items()):
         if spec.get("mgmt-ipv4"):
             try:
@@ -114,12 +116,14 @@ def _mgmt_addresses(specs: dict[str, dict], subnet: ipaddress.IPv4Network | ipad
                 raise ClabError(f"{path}: node {name}: mgmt-ipv4 {spec['mgmt-ipv4']!r} is not an address") from None
             if addr not in subnet:
                 raise ClabError(f"{path}: node {name}: mgmt-ipv4 {addr} is outside the management subnet {subnet}")
-            if str(addr) in out.values():
+            if str(addr) in used:
                 raise ClabError(f"{path}: node {name}: mgmt-ipv4 {addr} is used twice")
             out[name] = str(addr)
-    free = (str(h) for h in list(subnet.hosts())[1:] if str(h) not in out.values())   # .1 is the gateway
-    for name in sorted(specs):
-        out.setdefault(name, next(free))
+            used.add(str(addr))
+    if len(out) < len(specs):       # the subnet's hosts are walked only when some node needs one
+        free = (str(h) for h in itertools.islice(subnet.hosts(), 1, None) if str(h) not in used)  # .1: the gateway
+        for name in sorted(specs):
+            out.setdefault(name, next(free))
     return out
 
 

@@ -5,6 +5,8 @@ In-process use (tests):     lab = Lab("dc1.clab.yml", state_dir, base_port=0); l
                             lab.start(control=True) also serves the control API, so the CLI and other
                             processes find it through control.json like a background lab.
 Background (CLI `lab up`):  lab_up(topology_file) spawns `python -m nr_run.lab.twin.lab serve ...`, writes a pid file.
+Shards:                     lab_up(..., shards=N), N > 1: that process coordinates N shard processes, each serving
+                            its share of the devices over one shared fabric (lab.twin.shards, lab.twin.shared).
 Ports:                      base_port N: device i (sorted names) on N + i; busy ports are refused (PortsBusy), or,
                             with auto_port, the lab falls back to free ephemeral ports and says so in status.
 Reset:                      lab.reset() / lab_reset(state_dir): back to day 0 (or to a baseline saved with
@@ -21,12 +23,14 @@ State dir layout (default ./.nr-run/lab/<site>/):
   logs/<host>.log  every command received: epoch<TAB>format<TAB>json-quoted command
   baselines/<name>/ saved copies of devices/ that reset(baseline=name) restores
   tls/             the lab's self-signed cert.pem / key.pem
+  shards/          a sharded lab's board, journals and shard-N.json / shard-N.out (lab.twin.shared)
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import resource
@@ -37,7 +41,7 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -59,10 +63,13 @@ from nr_run.lab.twin.platforms import (
     busy_ports,
     service_class,
 )
+from nr_run.lab.twin.shared import Board, SharedFabric
 from nr_run.lab.twin.status import alive, default_state_dir, lab_status, read_json
 from nr_run.lab.twin.tls import server_context
+from nr_run.lab.twin.topology import Topology
 
 T = TypeVar("T")
+START_S_PER_DEVICE = 0.25   # how long lab_up waits at least, per device (a big site on a busy host boots for minutes)
 
 
 def default_credentials() -> dict[str, tuple[str, str]]:
@@ -81,14 +88,20 @@ class Lab:
 
     def __init__(self, source: str | Path, state_dir: str | Path | None = None, *,
                  base_port: int = DEFAULT_BASE_PORT, latency_ms: int = 0, auto_port: bool = False,
-                 credentials: dict[str, tuple[str, str]] | None = None) -> None:
-        """source: the containerlab topology file the lab serves (read once, at construction)."""
-        topology = load_clab(source)
+                 credentials: dict[str, tuple[str, str]] | None = None, board: Board | None = None,
+                 only: Collection[str] | None = None, topology: Topology | None = None) -> None:
+        """source: the containerlab topology file the lab serves (read once, at construction).
+
+        board, only: one shard of a sharded twin (lab.twin.shards): serve the devices named in `only`, share
+        the fabric with the other shards through `board`; the coordinator owns ports, faults.json and the
+        address table, so the shard neither checks the ports nor writes them. topology: `source` already read."""
+        topology = topology or load_clab(source)
         self.source = str(Path(source).resolve())
         self.site = topology.site
         self.topology = topology
         self.port_note = ""
-        if base_port:
+        self.shard = board is not None
+        if base_port and not self.shard:
             busy = busy_ports(topology, base_port)
             if busy and not auto_port:
                 raise _ports_busy(busy)
@@ -101,13 +114,16 @@ class Lab:
         self.faults = Faults.load(self.state_dir / "faults.json")
         if latency_ms:
             self.faults.add("latency", ms=latency_ms)
-        self.fabric = Fabric(topology, self.faults)
+        self.fabric = Fabric(topology, self.faults) if board is None else \
+            SharedFabric(topology, self.faults, board, topology.nodes if only is None else only)
         self.ctx = LabContext(topology=topology, fabric=self.fabric, state_dir=self.state_dir, base_port=base_port,
                               ssl_context=server_context(self.state_dir / "tls"),
                               credentials=dict(credentials or default_credentials()))
+        served = set(topology.nodes if only is None else only)
         self.services: dict[str, PlatformService] = {}
-        for platform in sorted({n.platform for n in topology.nodes.values()}):
-            self.services[platform] = service_class(platform)(self.ctx, topology.by_platform(platform))
+        for platform in sorted({n.platform for n in topology.nodes.values() if n.name in served}):
+            nodes = [n for n in topology.by_platform(platform) if n.name in served]
+            self.services[platform] = service_class(platform)(self.ctx, nodes)
         self.gnmi = GnmiService(self.ctx, self.services)
         self.addresses: dict[str, dict] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -117,8 +133,9 @@ class Lab:
     # ---- async core ------------------------------------------------------------------------------
     async def start_async(self) -> dict[str, dict]:
         _raise_fd_limit()
-        for svc in self.services.values():
-            svc.load()
+        with self._batch():
+            for svc in self.services.values():
+                svc.load()
         for svc in self.services.values():
             self.addresses.update(await svc.start())
             svc.save()
@@ -126,6 +143,8 @@ class Lab:
         for node, port in (await self.gnmi.start()).items():
             self.addresses[node].update({"gnmi_port": port, "tls_ca": ca})
         self.addresses = dict(sorted(self.addresses.items()))
+        if self.shard:       # the coordinator writes the whole lab's table
+            return self.addresses
         (self.state_dir / "addresses.json").write_text(json.dumps(self.addresses, indent=1, sort_keys=True))
         (self.state_dir / "lab.json").write_text(json.dumps({"site": self.site, "note": self.port_note,
                                                                      "topology": self.source}))
@@ -139,7 +158,15 @@ class Lab:
         await self.gnmi.stop()
         for svc in self.services.values():
             await svc.stop()
-        self.faults.save(self.state_dir / "faults.json")
+        self._save_faults()
+
+    def _batch(self) -> contextlib.AbstractContextManager[None]:
+        """Devices booting (start, reset): a shard publishes each one's state once, at the end."""
+        return self.fabric.holding() if isinstance(self.fabric, SharedFabric) else contextlib.nullcontext()
+
+    def _save_faults(self) -> None:
+        if not self.shard:      # a shard's faults are the coordinator's, pushed to it
+            self.faults.save(self.state_dir / "faults.json")
 
     async def start_control(self) -> int:
         """Serve the HTTP control API on loopback and announce it in control.json; returns its port."""
@@ -225,7 +252,7 @@ class Lab:
                 if self.loop is not None and self.loop.is_running():
                     sshd.drop_connections(only_device=node.name)
                 svc.reboot(node.name)
-        self.faults.save(self.state_dir / "faults.json")
+        self._save_faults()
         self.fabric.track_sessions()      # a session the fault takes down restarts its uptime when it comes back
         if kind == "unreachable" and self.loop is not None and self.loop.is_running():
             sshd.drop_connections(only_unreachable=True)
@@ -236,7 +263,7 @@ class Lab:
 
     def _clear(self, kind: str | None, params: dict) -> int:
         n = self.faults.clear(kind, **params)
-        self.faults.save(self.state_dir / "faults.json")
+        self._save_faults()
         self.fabric.track_sessions()
         return n
 
@@ -263,7 +290,7 @@ class Lab:
         if self.loop is not None and self.loop.is_running():
             sshd.drop_connections()
         self.faults.forget()
-        self.faults.save(self.state_dir / "faults.json")
+        self._save_faults()
         self.fabric.clear_traffic()
         devices = self.state_dir / "devices"
         shutil.rmtree(devices, ignore_errors=True)
@@ -302,12 +329,18 @@ def _ports_busy(busy: list[int]) -> PortsBusy:
 
 # ---- background process (CLI) --------------------------------------------------------------------
 def lab_up(topology: str | Path, state_dir: str | Path | None = None, base_port: int = DEFAULT_BASE_PORT,
-           latency_ms: int = 0, timeout: float = 60, auto_port: bool = False) -> dict:
+           latency_ms: int = 0, timeout: float = 60, auto_port: bool = False, shards: int | None = None) -> dict:
     """Serve a containerlab topology file as a background process (no-op if already running); returns lab_status().
 
-    The file is read (and refused) here first, so a bad file is an error of this call, not of the child."""
+    shards: processes serving the devices (lab.twin.shards; None: NR_RUN_LAB_SHARDS, else chosen from the
+    site's size and the cores). The file is read (and refused) here first, so a bad file is an error of this
+    call, not of the child."""
+    from nr_run.lab.twin.shards import shard_count
+
     topology = Path(topology).resolve()
     topo = load_clab(topology)
+    count = shard_count(len(topo.nodes), shards)
+    timeout = max(timeout, len(topo.nodes) * START_S_PER_DEVICE)
     sd = (Path(state_dir) if state_dir else default_state_dir(topo.site)).resolve()
     sd.mkdir(parents=True, exist_ok=True)
     st = lab_status(sd)
@@ -319,7 +352,8 @@ def lab_up(topology: str | Path, state_dir: str | Path | None = None, base_port:
             raise _ports_busy(busy)
     (sd / "control.json").unlink(missing_ok=True)
     cmd = [sys.executable, "-m", "nr_run.lab.twin.lab", "serve", "--topology", str(topology), "--state-dir", str(sd),
-           "--base-port", str(base_port), "--latency-ms", str(latency_ms)] + (["--auto-port"] if auto_port else [])
+           "--base-port", str(base_port), "--latency-ms", str(latency_ms), "--shards", str(count),
+           "--start-timeout", str(timeout)] + (["--auto-port"] if auto_port else [])
     with open(sd / "lab.out", "ab") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, cwd=str(sd))
     (sd / "lab.pid").write_text(str(proc.pid))
@@ -463,6 +497,11 @@ def _control_app(lab: Lab) -> web.Application:
 
 
 async def _serve(args: argparse.Namespace) -> None:
+    if args.shards > 1:
+        from nr_run.lab.twin.shards import serve_coordinator
+
+        await serve_coordinator(args)
+        return
     lab = Lab(args.topology, args.state_dir, base_port=args.base_port, latency_ms=args.latency_ms,
               auto_port=args.auto_port)
     await lab.start_async()
@@ -484,6 +523,8 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--base-port", type=int, default=DEFAULT_BASE_PORT)
     s.add_argument("--latency-ms", type=int, default=0)
     s.add_argument("--auto-port", action="store_true", help="fall back to free ports when the base ports are busy")
+    s.add_argument("--shards", type=int, default=1, help="processes serving the devices (lab.twin.shards)")
+    s.add_argument("--start-timeout", type=float, default=60, help="seconds the shards have to start")
     args = p.parse_args(argv)
     asyncio.run(_serve(args))
     return 0

@@ -26,6 +26,12 @@ DEFAULT_BASE_PORT = 16000    # device i (sorted node names) listens on base + i 
 CHANNEL_STRIDE = 4096        # e.g. EOS: https on base + i, plain http on base + 4096 + i
 
 
+def channel_stride(devices: int) -> int:
+    """Ports between two channels of one device: 4,096, or the device count when a site has more devices
+    (channels must never overlap)."""
+    return max(CHANNEL_STRIDE, devices)
+
+
 @dataclass
 class LabContext:
     """What a platform service gets from the lab."""
@@ -38,12 +44,14 @@ class LabContext:
     credentials: dict[str, tuple[str, str]] = field(default_factory=dict)  # platform -> (user, password)
     boot_time: float = field(default_factory=time.time)
     on_change: Callable[[], None] | None = None  # a device's config changed (the lab persists)
+    _index: dict[str, int] = field(default_factory=dict, repr=False)   # node -> its place in the sorted names
 
     def port(self, node: str, channel: int = 0) -> int:
         if self.base_port == 0:
             return 0
-        index = sorted(self.topology.nodes).index(node)
-        return self.base_port + channel * CHANNEL_STRIDE + index
+        if not self._index:
+            self._index.update((name, i) for i, name in enumerate(sorted(self.topology.nodes)))
+        return self.base_port + channel * channel_stride(len(self._index)) + self._index[node]
 
     def device_dir(self, node: str) -> Path:
         path = self.state_dir / "devices" / node
@@ -73,7 +81,7 @@ def lab_ports(topology: Topology, base_port: int) -> list[int]:
     count = len(topology.nodes)
     channels = sorted({ch for platform in {n.platform for n in topology.nodes.values()}
                        for ch in personality(platform).channels})
-    return [base_port + ch * CHANNEL_STRIDE + i for ch in channels for i in range(count)]
+    return [base_port + ch * channel_stride(count) + i for ch in channels for i in range(count)]
 
 
 def busy_ports(topology: Topology, base_port: int) -> list[int]:

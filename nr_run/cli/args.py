@@ -20,6 +20,7 @@ MAX_PATH = 1024
 CONFIRM_TIMEOUT_RANGE = (5, 3600)       # seconds a device waits before reverting a commit
 EVERY_RANGE = (10, 7 * 86400)           # compliance interval: 10 s to a week
 LATENCY_MS_MAX = 10_000
+LAB_SHARDS_MAX = 64                     # the twin's own limit (lab.twin.shards.MAX_SHARDS)
 _DURATION = re.compile(r"(\d{1,9})([smhd])", re.ASCII)      # \d alone would take other scripts' digits
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -48,6 +49,10 @@ def confirm_timeout(text: str) -> int:
 
 def latency_ms(text: str) -> int:
     return _int_in(text, 0, LATENCY_MS_MAX, "--latency-ms")
+
+
+def lab_shards(text: str) -> int:
+    return _int_in(text, 1, LAB_SHARDS_MAX, "--shards")
 
 
 def base_port(text: str) -> int:

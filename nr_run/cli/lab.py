@@ -156,8 +156,8 @@ def lab(args: argparse.Namespace) -> int:
         try:
             status = twin.lab_up(_topology(args, state), state, latency_ms=args.latency_ms,
                                  base_port=DEFAULT_BASE_PORT if args.base_port is None else args.base_port,
-                                 auto_port=args.base_port is None)
-        except (ClabError, PortsBusy) as exc:
+                                 auto_port=args.base_port is None, shards=args.shards)
+        except (ClabError, PortsBusy, ValueError) as exc:     # ValueError: a bad NR_RUN_LAB_SHARDS
             raise UsageError(str(exc)) from exc
         if status.get("note"):
             console.print(f"[yellow]{status['note']}[/]")

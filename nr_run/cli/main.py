@@ -283,6 +283,9 @@ def build_parser(only: str | None = _ALL) -> argparse.ArgumentParser:
                      help="topology: output folder for <site>.clab.yml and <site>/ (default ./clab)")
     lab.add_argument("--base-port", type=types.base_port, help="up: device i listens on BASE+i (default 16000, or free ports "
                      "when those are taken); a given BASE that is taken is refused")
+    lab.add_argument("--shards", type=types.lab_shards,
+                     help="up: processes serving the devices (default: NR_RUN_LAB_SHARDS, else one per 512 devices, "
+                     "at most one per core)")
     lab.add_argument("fault_args", nargs="*", help="for 'fault': KIND [key=value ...] (drift: lines='a;b') | clear [KIND]")
     return parser
 

@@ -24,6 +24,8 @@ class CfgNode:
     line: str
     mode: str = ""
     children: list[CfgNode] = field(default_factory=list)
+    # what ConfigTree._store knows of `children` (a cache: rebuilt whenever the list is replaced or resized)
+    plain: _StoreIndex | None = field(default=None, repr=False, compare=False)
 
     def child(self, line: str) -> CfgNode | None:
         return next((c for c in self.children if c.line == line), None)
@@ -39,6 +41,35 @@ class CfgNode:
 
     def copy(self) -> CfgNode:
         return CfgNode(self.line, self.mode, [c.copy() for c in self.children])
+
+
+@dataclass
+class _StoreIndex:
+    """The setting keys of a node's children and where its sub-blocks start, for the list it was built from.
+
+    A config of thousands of lines in one mode (a spine's BGP neighbours) would otherwise compare every new
+    line with every line before it. The keys may hold more than the children's (a stale key only sends a line
+    down the full comparison), never fewer while the list is the one indexed and has the indexed length."""
+
+    children: list[CfgNode]
+    length: int
+    keys: set[tuple[str, ...]]
+    first_block: int
+
+    @classmethod
+    def of(cls, node: CfgNode, mode: Mode) -> _StoreIndex:
+        index = node.plain
+        if index is not None and index.children is node.children and index.length == len(node.children):
+            return index
+        keys = set()
+        first_block = len(node.children)
+        for i, c in enumerate(node.children):
+            ctoks = c.line.split()
+            keys.add(_key(mode, ctoks[1:] if ctoks[:1] == ["no"] and len(ctoks) > 1 else ctoks))
+            if first_block == len(node.children) and (c.children or c.mode):
+                first_block = i
+        node.plain = cls(node.children, len(node.children), keys, first_block)
+        return node.plain
 
 
 @dataclass(frozen=True)
@@ -174,11 +205,18 @@ GLOBAL = Mode(
 MODES = {m.name: m for m in (GLOBAL, INTERFACE, TXQ, QOS_PROFILE, ROUTER_BGP, BGP_AF, MGMT_API, MGMT_SSH, MGMT_VRF,
                             PREFIX_LIST, ROUTE_MAP, ROUTER_BFD, PERMISSIVE)}
 
+_LONGEST: dict[str, int] = {}       # mode name -> its longest key prefix
+
+
 def _key(mode: Mode, tokens: list[str]) -> tuple[str, ...]:
     """The identity of a setting: lines with the same key replace each other."""
     best: tuple[tuple[str, ...], int] | None = None
+    longest = _LONGEST.get(mode.name)
+    if longest is None:
+        longest = _LONGEST[mode.name] = max((len(p) for p, _ in mode.keys), default=0)
+    low = tuple(t.lower() for t in tokens[:longest])      # lowered once, not once per key
     for prefix, n in mode.keys:
-        if tuple(t.lower() for t in tokens[: len(prefix)]) == prefix and (best is None or len(prefix) > len(best[0])):
+        if low[: len(prefix)] == prefix and (best is None or len(prefix) > len(best[0])):
             best = (prefix, n)
     if best is None or best[1] == 0:
         return tuple(tokens)
@@ -277,6 +315,14 @@ class ConfigTree:
 
     def _store(self, node: CfgNode, mode: Mode, body: list[str], neg: bool, text: str) -> None:
         key = _key(mode, body)
+        if not neg:
+            index = _StoreIndex.of(node, mode)
+            if key not in index.keys:       # a new setting: nothing replaced, it goes before the sub-blocks
+                node.children.insert(index.first_block, CfgNode(" ".join(body)))
+                index.keys.add(key)
+                index.first_block += 1
+                index.length += 1
+                return
         keep: list[CfgNode] = []
         slot: int | None = None      # a replaced setting keeps its place (minimal diffs)
         for c in node.children:

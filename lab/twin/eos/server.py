@@ -65,7 +65,7 @@ def make_app(ctx: LabContext, devices_by_port: dict[int, EosDevice], before: Cal
             raise web.HTTPNotFound()
         protocol = "https" if request.secure else "http"
         # a dead management plane, or a protocol the device does not serve: the connection dies unanswered
-        if ctx.fabric.faults.is_unreachable(dev.name) or protocol not in protocols(dev):
+        if not ctx.fabric.reachable(dev.name) or protocol not in protocols(dev):
             if request.transport:
                 request.transport.abort()
             return None

@@ -28,9 +28,8 @@ class GnmiService:
                       self.services.get(platform))
 
     async def start(self) -> dict[str, int]:
-        """Serve every node whose personality has gNMI models; returns node -> gNMI port."""
-        nodes = [n for n in self.ctx.topology.nodes.values()
-                 if n.platform in self.services and personality(n.platform).gnmi_models]
+        """Serve every served node whose personality has gNMI models; returns node -> gNMI port."""
+        nodes = [n for svc in self.services.values() for n in svc.nodes if personality(n.platform).gnmi_models]
         if not nodes:
             return {}
         import grpc

@@ -25,7 +25,7 @@ class LinuxService:
     def __init__(self, ctx: LabContext, nodes: list[Node]) -> None:
         self.ctx, self.nodes = ctx, nodes
         self.hosts: dict[str, LinuxHost] = {}
-        self.listeners: dict[str, float] = {}     # perftest servers: NIC address -> expiry
+        self.listeners = ctx.fabric.rdma_listeners     # perftest servers: NIC address -> expiry
         self.listeners_ssh = sshd.SshListeners()
         self._ticker: asyncio.Task | None = None
 

@@ -32,12 +32,17 @@ class FabricCore:
         self._wm_cleared: dict[tuple[str, str], float] = {}
         # (device, port) -> [in octets, in packets, out octets, out packets] the probes' traffic added
         self._traffic: dict[Port, list[int]] = {}
+        # perftest servers listening for one RDMA client: NIC address -> expiry (any server may be the client)
+        self.rdma_listeners: dict[str, float] = {}
 
     # ---- inputs -------------------------------------------------------------------------------
     def set_state(self, device: str, state: DeviceState) -> None:
         """Install what a device's configuration now says (called by the platform interpreters)."""
         self.states[device] = state
         self._version += 1
+
+    def sync(self) -> None:
+        """Bring in what other processes serving the same fabric changed (a sharded twin); here: nothing."""
 
     def state(self, device: str) -> DeviceState | None:
         return self.states.get(device)

@@ -60,6 +60,8 @@ class Links(FabricCore):
         return self.cabling().get((dev, port))
 
     def reachable(self, dev: str) -> bool:
+        """Whether dev answers. Every request (eAPI, SSH, gNMI) starts here, so the inputs are synced first."""
+        self.sync()
         return not self.faults.is_unreachable(dev)
 
     def _port_admin_up(self, dev: str, port: str) -> bool:
