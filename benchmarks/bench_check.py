@@ -108,7 +108,7 @@ def patient(nr, seconds: float):
 def bench(site_dir: Path, latency_ms: int, workers: int, deadline_s: float = 0.0) -> dict:
     intent, _ = load_site(site_dir)
     assert intent is not None
-    with tempfile.TemporaryDirectory() as sd:
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as sd:
         state = Path(sd)
         lab_up(write_topology(intent, state / "clab"), state, base_port=0, timeout=900)
         try:
@@ -155,7 +155,7 @@ def main() -> int:
     ap.add_argument("--rtsw", type=int, default=64, help="RTSWs of the generated site (8 CTSWs, 1:1 servers)")
     ap.add_argument("--deadline-s", type=float, default=0.0, help="device deadlines (0: the product's own)")
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:
         site = DC1 if args.site == "dc1" else generate_site(Path(tmp), rtsw=args.rtsw, ctsw=8, nics=8,
                                                             site=f"gen{2 * args.rtsw + 8}")
         r = bench(site, args.latency_ms, args.workers, args.deadline_s)

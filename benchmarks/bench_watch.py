@@ -68,7 +68,7 @@ def bumped(c: Collection, step: int) -> Collection:
 
 
 def bench(every: float, count: int, latency_ms: int, faults: int, workers: int, rtsw: int = 64) -> dict:
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:
         root = Path(tmp)
         site_dir = generate_site(root, rtsw=rtsw, ctsw=8, nics=8, site=f"gen{2 * rtsw + 8}")
         intent, _ = load_site(site_dir)
