@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
 from nornir.core import Nornir
 from nornir.core.inventory import Defaults, Groups, Host, Hosts, Inventory
 from nornir.core.task import Result, Task
@@ -52,6 +53,7 @@ def test_servers_are_the_rdma_lane() -> None:
     assert endpoint_hosts(FABRIC, sorted(FABRIC.devices)) == {d.name for d in FABRIC.servers()}
 
 
+@pytest.mark.long          # ~3.5 s: two checks with the RDMA probe on the dc1 twin
 def test_lanes_find_what_lanes_one_after_the_other_find(deployed_twin) -> None:
     twin = deployed_twin
     twin.fault("link_down", device="rtsw1", port=next(i.name for i in FABRIC.devices["rtsw1"].interfaces
