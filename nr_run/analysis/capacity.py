@@ -17,7 +17,7 @@ from math import comb
 from nr_run.analysis.graph import TIERS, FabricGraph, Failed, FailureSet, natural_key
 from nr_run.analysis.options import AnalysisOptions
 from nr_run.analysis.result import AnalysisFinding, AnalysisResult, Figure, Table
-from nr_run.analysis.routing import Routes
+from nr_run.analysis.routing import Routes, routes_under
 from nr_run.intent.models import FabricIntent
 
 
@@ -98,27 +98,37 @@ class MaxFlow:
         return pushed
 
 
-INF = 1 << 62
-
-
 def dest_capacity(routes: Routes, dest: str) -> int:
-    """Mbit/s the fabric can deliver into `dest` from every other RTSW with hosts, along its routes."""
+    """Mbit/s the fabric can deliver into `dest` from every other RTSW with hosts, along its routes.
+
+    Every source has unlimited supply, so any finite cut leaves all of them on the source side: they are one
+    node (the source), their links out are its links (summed per neighbour) and links into them cut nothing.
+    The flow network then holds only the switches without hosts (the CTSW and ATSW tiers) and `dest`, the
+    same maximum flow on a far smaller graph."""
     graph = routes.graph
-    flow = MaxFlow()
-    sources = [n for n in routes.adj if n != dest and graph.switches[n].host_mbps > 0]
+    links = graph.links
+    sw = graph.switches
+    sources = [n for n in routes.adj if n != dest and sw[n].host_mbps > 0]
+    is_source = set(sources)
     seen = set(sources)
     queue = deque(sources)
-    for s in sources:
-        flow.add("@source", s, INF)
+    caps: dict[tuple[str, str], int] = {}
     while queue:
         u = queue.popleft()
+        tail = "@source" if u in is_source else u
         for lid in routes.next_hops(u, dest):
-            lk = graph.links[lid]
+            lk = links[lid]
             v = lk.peer(u)
-            flow.add(u, v, lk.speed_mbps)
+            if v in is_source:
+                continue                 # into the source side: never part of a finite cut
+            key = (tail, v)
+            caps[key] = caps.get(key, 0) + lk.speed_mbps
             if v not in seen and v != dest:
                 seen.add(v)
                 queue.append(v)
+    flow = MaxFlow()
+    for (a, b), cap in sorted(caps.items()):
+        flow.add(a, b, cap)
     return flow.run("@source", dest)
 
 
@@ -249,7 +259,8 @@ def cross_zone(graph: FabricGraph, fabric: FabricIntent) -> list[list[object]]:
 
 def capacities(graph: FabricGraph, failures: FailureSet, symmetric: bool = True) -> dict[str, int]:
     """Capacity into every live destination RTSW without `failures` (computed per twin class)."""
-    routes = Routes(graph, Failed.of(failures), symmetric=symmetric)
+    routes = routes_under(graph, Failed.of(failures)) if symmetric else \
+        Routes(graph, Failed.of(failures), symmetric=False)
     out: dict[str, int] = {}
     for rep in routes.representatives():
         value = dest_capacity(routes, rep)

@@ -26,7 +26,7 @@ from math import comb
 from nr_run.analysis.graph import FabricGraph, Failed, FailureSet
 from nr_run.analysis.options import AnalysisOptions
 from nr_run.analysis.result import AnalysisFinding, AnalysisResult, Figure, Table
-from nr_run.analysis.routing import Routes, StaticRoute, static_pins
+from nr_run.analysis.routing import Routes, StaticRoute, routes_under, static_pins
 from nr_run.intent.models import FabricIntent
 
 Node = tuple[str, str]          # (switch, ingress port)
@@ -67,16 +67,75 @@ def dependency_edges(routes: Routes, dest: str) -> Iterator[tuple[Node, Node, st
 
 def non_rising_edges(routes: Routes) -> list[tuple[Edge, str]]:
     """Edges that do not raise the rank, over the representative destinations (symmetry carries the
-    answer to the others); empty means the dependency graph is provably acyclic."""
+    answer to the others); empty means the dependency graph is provably acyclic.
+
+    The edges at a switch s toward one destination are every (arrival link) x (next hop) pair, and an edge's
+    rank test reads only the tiers of its upstream, s and its next hop; so all edges at s rise exactly when
+    the highest arrival rank is below the lowest departure rank (no hop within a tier). Only switches where
+    that fails list their edges, which keeps the proof linear in the routes instead of in their pairs."""
     graph = routes.graph
-    top = max((s.tier for s in graph.switches.values()), default=1)
+    links = graph.links
+    tier = {n: sw.tier for n, sw in graph.switches.items()}
+    top = max(tier.values(), default=1)
     out: list[tuple[Edge, str]] = []
     for dest in routes.representatives():
-        for a, b, u, s, t in dependency_edges(routes, dest):
-            ra, rb = _rank(graph, top, s, u), _rank(graph, top, t, s)
-            if ra is None or rb is None or rb <= ra:
-                out.append(((a, b), dest))
+        upstream, departures = _arrivals(routes, dest, tier)
+        for s in sorted(upstream):
+            hops = departures.get(s, ())
+            if not hops:
+                continue
+            ts = tier[s]
+            # rank of s's ingress fed from below is its tier, from above 2T+1 minus it; within a tier: none
+            downstream = {tier[links[lid].peer(s)] for lid in hops}
+            if ts not in upstream[s] and ts not in downstream:
+                highest_in = ts if max(upstream[s]) < ts else 2 * top + 1 - ts
+                lowest_out = min((t if ts < t else 2 * top + 1 - t) for t in downstream)
+                if highest_in < lowest_out:
+                    continue
+            arrivals = [(lid, u) for u, out in departures.items() for lid in out if links[lid].peer(u) == s]
+            for lid, u in sorted(arrivals):
+                ra = _rank(graph, top, s, u)
+                ingress = (s, links[lid].port(s))
+                for lid2 in hops:
+                    t = links[lid2].peer(s)
+                    rb = _rank(graph, top, t, s)
+                    if ra is None or rb is None or rb <= ra:
+                        out.append(((ingress, (t, links[lid2].port(t))), dest))
     return out
+
+
+def _arrivals(routes: Routes, dest: str, tier: dict[str, int]
+              ) -> tuple[dict[str, set[int]], dict[str, tuple[int, ...]]]:
+    """Toward `dest`, from the switches with GPU hosts along the FIB (the nodes and edges dependency_edges
+    walks): per reached switch the tiers of the switches its traffic arrives from, and per switch its next-hop
+    links."""
+    graph = routes.graph
+    ends = graph.link_ends
+    sources = [n for n in routes.adj if n != dest and graph.switches[n].host_mbps > 0]
+    seen = set(sources)
+    queue = deque(sources)
+    upstream: dict[str, set[int]] = {}
+    departures: dict[str, tuple[int, ...]] = {}
+    next_hops = routes.next_hops
+    while queue:
+        u = queue.popleft()
+        hops = departures[u] = next_hops(u, dest)
+        tu = tier[u]
+        for lid in hops:
+            a, b = ends[lid]
+            s = b if a == u else a
+            found = upstream.get(s)
+            if found is None:
+                upstream[s] = {tu}
+            else:
+                found.add(tu)
+            if s not in seen:
+                seen.add(s)
+                queue.append(s)
+    for s in upstream:
+        if s not in departures:
+            departures[s] = next_hops(s, dest)
+    return upstream, departures
 
 
 def dependency_graph(routes: Routes) -> dict[Node, set[Node]]:
@@ -169,7 +228,7 @@ def find_cycles(graph: FabricGraph, failures: FailureSet = frozenset(), statics:
     """Cycles (lossless priority, closing hops) of the fabric without `failures`, and how it was decided:
     "proof" (every edge raises the rank) or "search" (Tarjan over the whole graph). `exhaustive` always
     searches (to cross-check the proof)."""
-    routes = Routes(graph, Failed.of(failures), statics)
+    routes = Routes(graph, Failed.of(failures), statics) if statics else routes_under(graph, Failed.of(failures))
     if not exhaustive and not non_rising_edges(routes):
         return [], "proof"
     succ = dependency_graph(routes)

@@ -37,10 +37,13 @@ from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from ipaddress import IPv4Address
 
+import numpy as np
+
 from nr_run.analysis.graph import FabricGraph, Failed, FailureSet, NicEnd, natural_key
 from nr_run.analysis.options import AnalysisOptions
+from nr_run.analysis.qparrays import QpArrays, connection_arrays, crc_hashes, make_qp_arrays, nic_ips
 from nr_run.analysis.result import AnalysisFinding, AnalysisResult, Figure, Table
-from nr_run.analysis.routing import Routes
+from nr_run.analysis.routing import Routes, routes_under
 from nr_run.intent.models import FabricIntent
 from nr_run.platforms.hashing import ecmp_hash_fields
 
@@ -181,10 +184,19 @@ class Simulation:
     group_load: dict[tuple[str, tuple[int, ...]], dict[int, float]] = field(default_factory=dict)
 
 
+DENSE_PAIRS = 1 << 25          # (switch, destination) pairs indexed by an array up to 128 MB, else sorted per hop
+CHUNK_QPS = 1 << 18             # QPs held as arrays at once (a QP sweep of a large site has millions)
+
+
 def simulate(graph: FabricGraph, routes: Routes, pattern: str, q: int, model: HashModel,
              budget: int = FLOW_BUDGET) -> Simulation:
     """Hash every QP of the pattern's fabric-crossing connections hop by hop; when the pattern has more than
-    `budget` QPs, simulate whole source switches only (evenly spaced, deterministic)."""
+    `budget` QPs, simulate whole source switches only (evenly spaced, deterministic).
+
+    The QPs are arrays (nr_run.analysis.qparrays: the same QP numbers, ports and CRC32 hashes as make_qps and
+    flow_hash), in chunks of connections, moved one hop at a time; each (switch, destination) pair's next hops
+    are looked up once. The result is what a walk of one QP after the other finds, dict order included: loads
+    are summed in QP order (with one rate for all QPs, a sum depends on the count only)."""
     per_nic = connections_per_nic(graph, pattern)
     sources = sorted({nic.switch for nic in graph.nics}, key=natural_key)
     total = sum(per_nic.values()) * q
@@ -194,37 +206,232 @@ def simulate(graph: FabricGraph, routes: Routes, pattern: str, q: int, model: Ha
         step = len(sources) / keep
         sources = [sources[int(i * step)] for i in range(min(keep, len(sources)))]
     sim.sampled_sources = len(sources)
-    conns = connections(graph, pattern, set(sources))
-    cache: dict[tuple[str, str], tuple[int, ...]] = {}
-    links = graph.links
-    for qp in make_qps(conns, q, per_nic):
-        if qp.src.switch == qp.dst.switch:
-            continue
-        sim.qps += 1
-        h = flow_hash(model, qp)
-        here, dest = qp.src.switch, qp.dst.switch
-        for _hop in range(16):
-            if here == dest:
-                break
-            key = (here, dest)
-            hops = cache.get(key)
-            if hops is None:
-                hops = cache[key] = routes.next_hops(here, dest)
-            if not hops:
-                break
-            lid = hops[h % len(hops)]
-            sim.link_load[(lid, here)] = sim.link_load.get((lid, here), 0.0) + qp.rate_mbps
-            if len(hops) > 1:
-                gk = (here, hops)
-                counts = sim.groups.get(gk)
-                if counts is None:
-                    counts = sim.groups[gk] = Counter()
-                    sim.group_load[gk] = {}
-                counts[lid] += 1
-                loads = sim.group_load[gk]
-                loads[lid] = loads.get(lid, 0.0) + qp.rate_mbps
-            here = links[lid].peer(here)
+    arrays = graph.memo.setdefault("ecmp", {}).get("nics")
+    if not isinstance(arrays, _NicArrays):
+        arrays = graph.memo["ecmp"]["nics"] = _nic_arrays(graph)
+    src, dst = connection_arrays(graph, pattern, set(sources), arrays.index)
+    per = np.fromiter((per_nic.get(n, 1) for n in graph.nics), dtype=np.int64, count=len(graph.nics))
+    walk = _Walk(graph, routes, arrays)
+    taken = np.zeros(len(graph.nics), dtype=np.int64)
+    step_conns = max(1, CHUNK_QPS // q)
+    for c0 in range(0, src.size, step_conns):
+        qps = make_qp_arrays(graph.nics, src[c0:c0 + step_conns], dst[c0:c0 + step_conns], q, per,
+                             arrays.qpn_base, taken)
+        walk.run(qps, crc_hashes(model.fields, model.seed, qps, arrays.ip))
+    walk.fill(sim)
     return sim
+
+
+@dataclass
+class _NicArrays:
+    switches: list[str]                 # switch names by index
+    index: dict[NicEnd, int]            # NIC -> its row in graph.nics
+    switch: np.ndarray                  # NIC row -> switch index
+    ip: np.ndarray
+    qpn_base: np.ndarray
+    link_ends: np.ndarray               # link id -> (a, b) switch indices
+
+
+def _nic_arrays(graph: FabricGraph) -> _NicArrays:
+    switches = sorted(graph.switches)
+    pos = {n: i for i, n in enumerate(switches)}
+    nics = graph.nics
+    ends = np.array([(pos[lk.a], pos[lk.b]) for lk in graph.links], dtype=np.int64).reshape(-1, 2)
+    return _NicArrays(
+        switches, {n: i for i, n in enumerate(nics)},
+        np.fromiter((pos[n.switch] for n in nics), dtype=np.int64, count=len(nics)), nic_ips(nics),
+        np.fromiter((_qpn_base(n.server, n.nic) for n in nics), dtype=np.int64, count=len(nics)), ends)
+
+
+class _Pairs:
+    """The next hops of the (switch, destination) pairs a walk meets under one Routes, as arrays, kept on the
+    Routes so the runs of a QP sweep look each pair up once. An ECMP group member is a slot: its group's
+    first slot + the member's position in the group's next hops."""
+
+    def __init__(self, routes: Routes, arrays: _NicArrays) -> None:
+        self.routes, self.arrays = routes, arrays
+        self.n_sw = len(arrays.switches)
+        self.slot_of: dict[int, int] = {}                 # here x n_sw + dest -> pair slot
+        self.dense = np.full(self.n_sw ** 2, -1, dtype=np.int32) if self.n_sw ** 2 <= DENSE_PAIRS else None
+        self.pair_hops: list[tuple[int, ...]] = []
+        self.pair_width: list[int] = []
+        self.pair_member0: list[int] = []                 # first member slot of its group, -1: one next hop
+        self.groups: dict[tuple[str, tuple[int, ...]], int] = {}   # (switch, next hops) -> first member slot
+        self.member_lid: list[int] = []
+        self._arrays_for = 0
+        empty = np.zeros(0, dtype=np.int64)
+        self._arrays = (empty, empty, empty, empty)
+
+    def slots(self, keys: np.ndarray) -> np.ndarray:
+        """Pair slots of `here x n_sw + dest` keys, looking up the next hops of pairs not met before (a dense
+        key -> slot array where it fits: no sort of the QPs per hop)."""
+        if self.dense is None:
+            uniq, inverse = np.unique(keys, return_inverse=True)
+            found = np.fromiter((self._slot(k) for k in uniq.tolist()), dtype=np.int64, count=uniq.size)
+            return found[inverse]
+        slots = self.dense[keys]
+        new = slots < 0
+        if new.any():
+            for key in np.unique(keys[new]).tolist():
+                self.dense[key] = self._slot(key)
+            slots = self.dense[keys]
+        return slots
+
+    def _slot(self, key: int) -> int:
+        slot = self.slot_of.get(key)
+        if slot is not None:
+            return slot
+        names, n = self.arrays.switches, self.n_sw
+        here = names[key // n]
+        hops = self.routes.next_hops(here, names[key % n])
+        first = -1
+        if len(hops) > 1:
+            first = self.groups.get((here, hops), -1)
+            if first < 0:
+                first = self.groups[(here, hops)] = len(self.member_lid)
+                self.member_lid += hops
+        slot = self.slot_of[key] = len(self.pair_hops)
+        self.pair_hops.append(hops)
+        self.pair_width.append(len(hops))
+        self.pair_member0.append(first)
+        return slot
+
+    def next_hop_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per pair slot: where its next hops start in one flat array, how many, its group's first member slot
+        (-1: one next hop); and the flat array. Extended by the pairs added since the last call."""
+        done = self._arrays_for
+        if done != len(self.pair_hops):
+            start, widths, members0, flat = self._arrays
+            added = self.pair_hops[done:]
+            new_widths = np.asarray(self.pair_width[done:], dtype=np.int64)
+            new_start = flat.size + np.concatenate(([0], np.cumsum(new_widths)[:-1])).astype(np.int64)
+            hops = np.fromiter((lid for h in added for lid in h), dtype=np.int64, count=int(new_widths.sum()))
+            self._arrays = (np.concatenate((start, new_start)), np.concatenate((widths, new_widths)),
+                            np.concatenate((members0, np.asarray(self.pair_member0[done:], dtype=np.int64))),
+                            np.concatenate((flat, hops)))
+            self._arrays_for = len(self.pair_hops)
+        return self._arrays
+
+
+class _Walk:
+    """Loads of QP chunks walked hop by hop. A directed link is `2 x link id + (1 if left from its b end)`."""
+
+    HOPS = 16
+
+    def __init__(self, graph: FabricGraph, routes: Routes, arrays: _NicArrays) -> None:
+        self.graph, self.arrays = graph, arrays
+        found = routes.memo.get("ecmp-pairs")
+        if not isinstance(found, _Pairs):
+            found = routes.memo["ecmp-pairs"] = _Pairs(routes, arrays)
+        self.pairs = found
+        self.n_sw = found.n_sw
+        self.qps = 0                                      # QPs walked so far (their global order)
+        n_links = 2 * len(graph.links)
+        self.link_count = np.zeros(n_links, dtype=np.int64)
+        self.link_load = np.zeros(n_links)
+        self.link_first = np.full(n_links, np.iinfo(np.int64).max, dtype=np.int64)
+        self.member_count = np.zeros(0, dtype=np.int64)
+        self.member_load = np.zeros(0)
+        self.member_first = np.zeros(0, dtype=np.int64)
+        self.rates: set[float] = set()
+        self.moving = 0
+
+    def run(self, qps: QpArrays, h: np.ndarray) -> None:
+        here = self.arrays.switch[qps.src]
+        dest = self.arrays.switch[qps.dst]
+        moving = np.flatnonzero(here != dest)
+        order = self.qps + moving                        # each QP's place in the per-QP walk
+        self.qps += len(qps)
+        self.moving += int(moving.size)
+        here, dest, h, rate = here[moving], dest[moving], h[moving], qps.rate[moving]
+        self.rates.update(np.unique(rate).tolist())
+        ends = self.arrays.link_ends
+        rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        idx = np.arange(moving.size, dtype=np.int64)
+        for hop in range(self.HOPS):
+            alive = here != dest
+            if not alive.all():
+                idx, here, dest, h = idx[alive], here[alive], dest[alive], h[alive]
+            if not idx.size:
+                break
+            pair = self.pairs.slots(here * self.n_sw + dest)
+            start, widths, members0, flat = self.pairs.next_hop_arrays()
+            width = widths[pair]
+            routed = width > 0
+            if not routed.all():
+                idx, here, dest, h, pair, width = (x[routed] for x in (idx, here, dest, h, pair, width))
+            choice = h % width
+            lid = flat[start[pair] + choice]
+            a_end = ends[lid, 0]
+            from_b = (a_end != here).astype(np.int64)
+            member0 = members0[pair]
+            member = np.where(member0 >= 0, member0 + choice, -1)
+            rows.append((order[idx] * self.HOPS + hop, lid * 2 + from_b, member, rate[idx]))
+            here = np.where(from_b == 1, a_end, ends[lid, 1])
+        self._add(rows)
+
+    def _add(self, rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]) -> None:
+        if not rows:
+            return
+        when, dlink, member, rate = (np.concatenate(x) for x in zip(*rows, strict=True))
+        # one rate: a sum is the count's; else add in walk order (np.add.at adds repeated indices in order)
+        ordered = len(self.rates) > 1
+        if ordered:
+            order = np.argsort(when, kind="stable")
+            when, dlink, member, rate = when[order], dlink[order], member[order], rate[order]
+        self.link_count += np.bincount(dlink, minlength=self.link_count.size)
+        np.minimum.at(self.link_first, dlink, when)
+        if ordered:
+            np.add.at(self.link_load, dlink, rate)
+        grouped = member >= 0
+        n = len(self.pairs.member_lid)
+        if self.member_count.size < n:
+            grow = n - self.member_count.size
+            self.member_count = np.r_[self.member_count, np.zeros(grow, dtype=np.int64)]
+            self.member_load = np.r_[self.member_load, np.zeros(grow)]
+            self.member_first = np.r_[self.member_first, np.full(grow, np.iinfo(np.int64).max, dtype=np.int64)]
+        m = member[grouped]
+        self.member_count += np.bincount(m, minlength=n)
+        np.minimum.at(self.member_first, m, when[grouped])
+        if ordered:
+            np.add.at(self.member_load, m, rate[grouped])
+
+    def _sums(self, counts: np.ndarray, loads: np.ndarray) -> np.ndarray:
+        """Loads: summed in order, or, with one rate r, r added count times (np.cumsum adds one after the other)."""
+        if len(self.rates) != 1 or not counts.size:
+            return loads
+        (rate,) = self.rates
+        table = np.cumsum(np.full(int(counts.max(initial=0)) + 1, rate))
+        return np.where(counts > 0, table[np.maximum(counts - 1, 0)], 0.0)
+
+    def fill(self, sim: Simulation) -> None:
+        sim.qps = self.moving
+        links = self.graph.links
+        used = np.flatnonzero(self.link_count)
+        loads = self._sums(self.link_count, self.link_load)
+        for d in used[np.argsort(self.link_first[used], kind="stable")].tolist():
+            lk = links[d // 2]
+            sim.link_load[(lk.id, lk.b if d % 2 else lk.a)] = float(loads[d])
+        if not self.member_count.size:
+            return
+        loads = self._sums(self.member_count, self.member_load)
+        first_slot = sorted(self.pairs.groups.items(), key=lambda kv: kv[1])
+        bounds = [(gk, f, f + len(gk[1])) for gk, f in first_slot]
+        met = []
+        for gk, lo, hi in bounds:
+            firsts = self.member_first[lo:hi]
+            if self.member_count[lo:hi].any():
+                met.append((int(firsts.min()), gk, lo, hi))
+        for _, gk, lo, hi in sorted(met, key=lambda m: m[0]):
+            counts: Counter[int] = Counter()
+            group_load: dict[int, float] = {}
+            slots = [s for s in range(lo, hi) if self.member_count[s]]
+            for s in sorted(slots, key=lambda s: int(self.member_first[s])):
+                lid = self.pairs.member_lid[s]
+                counts[lid] = int(self.member_count[s])
+                group_load[lid] = float(loads[s])
+            sim.groups[gk] = counts
+            sim.group_load[gk] = group_load
 
 
 def imbalance(sim: Simulation) -> tuple[float, float]:
@@ -344,7 +551,7 @@ def hash_model_for(fabric: FabricIntent, seed: int) -> HashModel:
 def analyse(fabric: FabricIntent, options: AnalysisOptions, model: HashModel | None = None) -> AnalysisResult:
     t0 = time.perf_counter()
     graph = FabricGraph.of(fabric)
-    routes = Routes(graph)
+    routes = routes_under(graph)
     model = model or hash_model_for(fabric, options.hash_seed)
     result = AnalysisResult(name="ecmp", title=f"ECMP entropy and QP scaling ({options.pattern})")
     q = options.qps_per_connection
@@ -431,8 +638,9 @@ def _under_failures(graph: FabricGraph, options: AnalysisOptions, model: HashMod
         return []
     rows: list[list[object]] = [["none", round(worst, 3), round(max((u for _, u in healthy), default=0.0), 1)]]
     for failures in graph.failure_reps(1)[1:]:
-        routes = Routes(graph, Failed.of(failures))
+        routes = routes_under(graph, Failed.of(failures))
         sim = simulate(graph, routes, options.pattern, options.qps_per_connection, model)
+        routes.memo.pop("ecmp-pairs", None)          # one run under these failures: its lookups go
         busiest = max((u for _, u in _uplink_utilisation(graph, sim, failures)), default=0.0)
         rows.append([graph.describe(failures), round(imbalance(sim)[0], 3), round(busiest, 1)])
     return rows

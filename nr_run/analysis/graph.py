@@ -102,6 +102,7 @@ class FabricGraph:
     nics: list[NicEnd]
     adj: dict[str, list[tuple[int, str]]] = field(default_factory=dict)   # switch -> [(link id, peer)]
     rid: dict[str, int] = field(default_factory=dict)                     # router ID as a number (tie-break)
+    memo: dict[str, dict[object, object]] = field(default_factory=dict, repr=False, compare=False)  # derived views
 
     @classmethod
     def from_intent(cls, fabric: FabricIntent) -> FabricGraph:
@@ -152,6 +153,11 @@ class FabricGraph:
         for nic in self.nics:
             rails[nic.rail].append(nic)
         return {r: sorted(rails[r], key=lambda n: natural_key(n.server)) for r in sorted(rails)}
+
+    @cached_property
+    def link_ends(self) -> list[tuple[str, str]]:
+        """Link id -> its (a, b) switches, for walks that find a link's far end many times."""
+        return [(lk.a, lk.b) for lk in self.links]
 
     # ---- views under failures ------------------------------------------------------------------------
 

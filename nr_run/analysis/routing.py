@@ -52,7 +52,13 @@ def bgp_table(graph: FabricGraph, adj: dict[str, list[tuple[int, str]]], dest: s
               shared: frozenset[int]) -> Table:
     """The converged BGP routes toward `dest`'s prefixes over the live adjacency `adj`."""
     sw, rid = graph.switches, graph.rid
-    path_asns: dict[str, frozenset[int]] = {dest: frozenset((sw[dest].asn,))}
+    asn = {n: s.asn for n, s in sw.items()}
+    path_asns: dict[str, frozenset[int]] = {dest: frozenset((asn[dest],))}
+    # the shared ASNs on each switch's path, as a small number: two options differ there when their numbers do
+    via_shared: dict[str, int] = {}
+    shared_id: dict[frozenset[int], int] = {}
+    if shared:
+        via_shared[dest] = shared_id.setdefault(path_asns[dest] & shared, len(shared_id))
     next_hops: dict[str, tuple[int, ...]] = {dest: ()}
     length: dict[str, int] = {dest: 0}
     sensitive = False
@@ -63,24 +69,49 @@ def bgp_table(graph: FabricGraph, adj: dict[str, list[tuple[int, str]]], dest: s
         cand: dict[str, list[tuple[int, int, str]]] = {}
         for x in frontier:
             advertised = path_asns[x]
+            rx = rid[x]
             for lid, y in adj[x]:
-                if y in length or sw[y].asn in advertised:
+                if y in length or asn[y] in advertised:
                     continue
-                cand.setdefault(y, []).append((rid[x], lid, x))
+                found = cand.get(y)
+                if found is None:
+                    cand[y] = [(rx, lid, x)]
+                else:
+                    found.append((rx, lid, x))
         frontier = sorted(cand)
         for y in frontier:
-            options = sorted(cand[y])
+            options = cand[y]
+            if len(options) > 1:
+                options.sort()
             limit = sw[y].maximum_paths
             if len(options) > limit:
                 sensitive = True
-            if len({path_asns[x] & shared for _, _, x in options}) > 1:
+            if shared and not sensitive and len({via_shared[x] for _, _, x in options}) > 1:
                 sensitive = True
             chosen = options[:limit]
             winner = chosen[0][2]
             next_hops[y] = tuple(lid for _, lid, _ in chosen)
             length[y] = level
-            path_asns[y] = path_asns[winner] | {sw[y].asn}
+            path_asns[y] = path_asns[winner] | {asn[y]}
+            if shared:
+                via_shared[y] = shared_id.setdefault(path_asns[y] & shared, len(shared_id))
     return Table(dest, next_hops, length, sensitive)
+
+
+ROUTES_KEPT = 32      # Routes remembered per graph: every K=1 representative of a large site, bounded at K >= 2
+
+
+def routes_under(graph: FabricGraph, failed: Failed = NO_FAILURES) -> Routes:
+    """Routes(graph, failed) (no statics, symmetric), remembered on the graph: the deadlock, ECMP and capacity
+    analyses of one run evaluate the same failure representatives, so each BGP table is computed once."""
+    memo = graph.memo.setdefault("routes", {})
+    found = memo.get(failed)
+    if found is None:
+        if len(memo) >= ROUTES_KEPT:
+            memo.pop(next(iter(memo)))
+        found = memo[failed] = Routes(graph, failed)
+    assert isinstance(found, Routes)
+    return found
 
 
 def static_pins(graph: FabricGraph, statics: tuple[StaticRoute, ...]) -> set[str]:
@@ -100,6 +131,8 @@ class Routes:
         self.shared = graph.shared_asns()
         self._tables: dict[str, Table] = {}
         self._pair: dict[tuple[str, str], list[int]] = {}
+        self._swaps: dict[tuple[str, str], tuple[dict[int, int], dict[int, int], dict[int, int]]] = {}
+        self.memo: dict[str, object] = {}        # views the analyses derive from these routes
         # destinations: live switches that originate a prefix
         self.dests = sorted(n for n in self.adj if graph.switches[n].prefixes)
         self.static_hops = self._resolve_statics()
@@ -178,16 +211,35 @@ class Routes:
             self._own.add(dest)
             return self.table(dest).next_hops.get(switch, ())
 
-        def swap(n: str) -> str:
-            return dest if n == rep else rep if n == dest else n
+        image = dest if switch == rep else rep if switch == dest else switch
+        hops = table.next_hops.get(image, ())
+        if not hops:
+            return hops
+        moved = self._swap_links(rep, dest)
+        if image in (rep, dest):
+            at_twin = moved[0] if image == rep else moved[1]
+            return tuple(at_twin[lid] for lid in hops)
+        other = moved[2]
+        return tuple(other.get(lid, lid) for lid in hops)
 
-        image = swap(switch)
-        out = []
-        for lid in table.next_hops.get(image, ()):
-            peer = self.graph.links[lid].peer(image)
-            index = self._pair_links(image, peer).index(lid)
-            out.append(self._pair_links(switch, swap(peer))[index])
-        return tuple(out)
+    def _swap_links(self, rep: str, dest: str) -> tuple[dict[int, int], dict[int, int], dict[int, int]]:
+        """Where the swap of twins `rep` and `dest` sends a next-hop link, by the switch it leaves: from `rep`
+        (to the same-index parallel link from `dest` to the same peer), from `dest`, and from any other switch
+        (a link to one twin becomes the same-index link to the other; links to neither stay)."""
+        key = (rep, dest)
+        found = self._swaps.get(key)
+        if found is None:
+            from_rep: dict[int, int] = {}
+            from_dest: dict[int, int] = {}
+            other: dict[int, int] = {}
+            for a, b, out in ((rep, dest, from_rep), (dest, rep, from_dest)):
+                for lid, peer in self.adj.get(a, []):
+                    index = self._pair_links(a, peer).index(lid)
+                    out[lid] = self._pair_links(b, peer)[index]
+                    index = self._pair_links(peer, a).index(lid)
+                    other[lid] = self._pair_links(peer, b)[index]
+            found = self._swaps[key] = (from_rep, from_dest, other)
+        return found
 
     def next_hops(self, switch: str, dest: str) -> tuple[int, ...]:
         """The FIB's next-hop links at `switch` toward `dest` (static first, then BGP); () for none."""

@@ -102,10 +102,11 @@ def test_static_route_overrides_bgp_and_is_withdrawn_when_its_next_hop_is_down()
 
 
 def _all_next_hops(routes):
-    return {(s, d): sorted(routes.next_hops(s, d)) for s in routes.adj for d in routes.dests}
+    # in FIB order: a flow's hash picks a member by its position
+    return {(s, d): routes.next_hops(s, d) for s in routes.adj for d in routes.dests}
 
 
-@pytest.mark.parametrize("name", ["dc1", "dc2", "generated"])
+@pytest.mark.parametrize("name", ["dc1", "dc2", "mz1", "generated"])
 def test_symmetry_gives_the_routes_a_full_computation_gives(name):
     """Destinations of one twin class are computed once and mapped; under every failure representative of
     size <= 2 the result equals computing every destination."""
@@ -130,3 +131,19 @@ def test_generated_sites_route_every_rtsw_pair_with_symmetry_exact(ctsw, units, 
         for b in rtsws:
             if a != b:
                 assert fast.next_hops(a, b), (a, b)          # a healthy Clos connects every pair
+
+
+def test_routes_under_a_failure_set_are_shared_and_bounded(monkeypatch):
+    from nr_run.analysis import routing
+    from nr_run.analysis.routing import routes_under
+
+    monkeypatch.setattr(routing, "ROUTES_KEPT", 8)
+    g = graph(generated(32, 4, 4))
+    reps = g.failure_reps(2)
+    assert len(reps) > routing.ROUTES_KEPT
+    first = routes_under(g, Failed.of(reps[1]))
+    assert routes_under(g, Failed.of(reps[1])) is first          # deadlock, ECMP and capacity share it
+    for failures in reps:
+        shared = routes_under(g, Failed.of(failures))
+        assert _all_next_hops(shared) == _all_next_hops(Routes(g, Failed.of(failures)))
+        assert len(g.memo["routes"]) <= routing.ROUTES_KEPT
