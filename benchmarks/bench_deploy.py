@@ -8,7 +8,7 @@ are printed apart (a dry run reads their running config once).
 Target: CLI <= 1.5x the bound at 50 ms.
 
 With --commit: a whole `deploy --commit` from day 0 (in-process, as the CLI composes it: baseline check, staged
-commits with post-checks, the final whole-site check), on dc1 or on a generated site (--site gen136: 64 RTSWs,
+commits with post-checks, the final whole-site check) against its bound (commit_bound), on dc1 or on a generated site (--site gen136: 64 RTSWs,
 8 CTSWs, 64 servers). Per stage post-check it prints the devices read, the state sections collected, the device
 calls (eAPI requests and SSH commands, benchmarks/twin_calls.py), the commands and the wall time; then the totals
 next to the baseline and the final check.
@@ -184,7 +184,7 @@ def bench_commit(site_name: str, latency_ms: int, workers: int) -> int:
             gate = TimedGate(intent)
             run = Deployment(nr, intent, configs, RunRecords(Path(tmp) / "art", intent.site, "deploy"),
                              DeviceProgress(None, names), gate=gate, revert_in=600)
-            t0 = time.perf_counter()
+            t0, cpu0, started = time.perf_counter(), time.process_time(), time.time()
             run.dry_run()
             run.commit(1, "25%")
             phase[0] = "final"
@@ -198,7 +198,7 @@ def bench_commit(site_name: str, latency_ms: int, workers: int) -> int:
     report = run.report
     assert not report.failed and not report.stopped_at, (report.stopped_at, report.message, report.checks[:3],
                                                               {n: (d.state, d.detail) for n, d in report.devices.items()})
-    print(f"deploy --commit {intent.site}: {len(names)} switches in {len(report.stages)} stages, "
+    print(f"deploy --commit {intent.site}: {len(names)} devices in {len(report.stages)} stages, "
           f"{latency_ms} ms device latency, {workers} workers; whole run {total:.1f} s")
     stage_rows = [p for p in phases if p["what"].startswith("stage ")]
     for p in phases:
@@ -210,7 +210,40 @@ def bench_commit(site_name: str, latency_ms: int, workers: int) -> int:
     print(f"stage post-checks: {len(stage_rows)} stages, {sum(p['devices'] for p in stage_rows)} device reads, "
           f"{sum(p['sections'] for p in stage_rows)} sections, {sum(p['calls'] for p in stage_rows)} calls, "
           f"{sum(p['commands'] for p in stage_rows)} commands, {sum(p['seconds'] for p in stage_rows):.1f} s")
+    lat = latency_ms / 1000
+    flat, calls, busiest = commit_bound(entries, started, float("inf"), lat, workers, len(phases))
+    # the rollout is sequential by design: each stage's backup, commit, post-check and confirm wait for the one
+    # before; per period (up to the end of each check run) max(calls x latency / workers, busiest device's)
+    edges = [started] + [p["end"] for p in phases]
+    staged = sum(commit_bound(entries, a, b, lat, workers, 0)[0] for a, b in zip(edges, edges[1:], strict=False))
+    staged += len(phases) * COUNTER_S
+    print(f"whole run: {calls} device calls (busiest device {busiest}), {len(phases)} checks with a "
+          f"{COUNTER_S:g} s counter window each -> bound {staged:.1f} s summed over the {len(phases)} sequential "
+          f"periods (stages, checks); measured {total:.1f} s, ratio {total / staged:.2f} (target <= 3); as if no stage "
+          f"waited for another: {flat:.1f} s, ratio {total / flat:.2f}; CPU {time.process_time() - cpu0:.1f} s here; "
+          f"load {os.getloadavg()[0]:.1f}")
     return 0
+
+
+COUNTER_S = 2.0       # the counters check's default interval: each check run waits for it once
+
+
+def commit_bound(entries: list[tuple[float, str, str, str]], since: float, until: float, latency_s: float,
+                 workers: int, checks: int) -> tuple[float, int, int]:
+    """(bound s, calls, busiest device's calls) of the device calls logged in [since, until]: max(calls x
+    latency / workers, the busiest device's calls x latency) + one counter window per check run. Calls: a
+    device's commands within a latency of a call's first command are that call (its sequential calls are at
+    least a latency apart: benchmarks/twin_calls.py with from_start)."""
+    per: Counter = Counter()
+    last: dict[str, float] = {}
+    for t, device, fmt, _ in entries:
+        if fmt not in EAPI_FORMATS | SSH_FORMATS or not since <= t <= until:
+            continue
+        if device not in last or t - last[device] > latency_s:
+            per[device] += 1
+            last[device] = t
+    calls, busiest = sum(per.values()), max(per.values(), default=0)
+    return max(calls * latency_s / workers, busiest * latency_s) + checks * COUNTER_S, calls, busiest
 
 
 if __name__ == "__main__":

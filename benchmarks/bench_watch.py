@@ -10,12 +10,13 @@ Reported: each collection's time against the interval; database bytes per collec
 series once; later ones only what changed) and so per day at that interval; and the worst case, every counter
 of every port changing in every collection (synthetic collections recorded on a copy of the database).
 
-Usage: .venv/bin/python benchmarks/bench_watch.py [--every 30] [--count 4] [--latency-ms 50] [--faults 8]
+Usage: .venv/bin/python benchmarks/bench_watch.py [--every 30] [--count 4] [--latency-ms 50] [--faults 8] [--rtsw 64]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sqlite3
 import statistics
@@ -66,14 +67,14 @@ def bumped(c: Collection, step: int) -> Collection:
                    sample_times={d: t + shift for d, t in c.sample_times.items()})
 
 
-def bench(every: float, count: int, latency_ms: int, faults: int, workers: int) -> dict:
-    with tempfile.TemporaryDirectory() as tmp:
+def bench(every: float, count: int, latency_ms: int, faults: int, workers: int, rtsw: int = 64) -> dict:
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:
         root = Path(tmp)
-        site_dir = generate_site(root, rtsw=64, ctsw=8, nics=8, site="gen136")
+        site_dir = generate_site(root, rtsw=rtsw, ctsw=8, nics=8, site=f"gen{2 * rtsw + 8}")
         intent, _ = load_site(site_dir)
         assert intent is not None
         state = root / "lab"
-        lab_up(write_topology(intent, state / "clab"), state, base_port=0)
+        lab_up(write_topology(intent, state / "clab"), state, base_port=0, timeout=900)
         try:
             addresses = lab_status(state)["addresses"]
             nr = init_nornir(intent.site, site_dir.parent, workers=workers, lab=True, address_map=addresses)
@@ -134,14 +135,17 @@ def main() -> int:
     ap.add_argument("--latency-ms", type=int, default=50)
     ap.add_argument("--faults", type=int, default=8)
     ap.add_argument("--workers", type=int, default=20)
+    ap.add_argument("--rtsw", type=int, default=64, help="RTSWs of the generated site (64: 136 devices, 512: 1,032)")
     args = ap.parse_args()
     t0 = time.perf_counter()
-    r = bench(args.every, args.count, args.latency_ms, args.faults, args.workers)
+    cpu0 = time.process_time()
+    r = bench(args.every, args.count, args.latency_ms, args.faults, args.workers, args.rtsw)
     d = r["durations"]
     mib = 1024 * 1024
-    print(f"watch gen136: {r['devices']} devices, {r['ports']} switch ports, {args.latency_ms} ms latency, "
+    print(f"watch gen{2 * args.rtsw + 8}: {r['devices']} devices, {r['ports']} switch ports, {args.latency_ms} ms latency, "
           f"{args.workers} workers, every {args.every:g} s: collection min {min(d):.2f} / median "
-          f"{statistics.median(d):.2f} / max {max(d):.2f} s -> {'keeps up' if max(d) < args.every else 'OVERRUNS'}")
+          f"{statistics.median(d):.2f} / max {max(d):.2f} s -> {'keeps up' if max(d) < args.every else 'OVERRUNS'}; CPU here {time.process_time() - cpu0:.1f} s "
+          f"(site, deploy and watch); load {os.getloadavg()[0]:.1f}")
     print(f"history: first collection {r['first_bytes']:,} bytes (every series once); then "
           f"{r['steady_bytes']:,.0f} bytes/collection with {r['faults']} busy ports = "
           f"{r['steady_bytes'] * r['per_day'] / mib:,.1f} MiB/day at {r['per_day']:.0f} collections/day; worst case "

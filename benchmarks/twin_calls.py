@@ -17,8 +17,13 @@ SSH_FORMATS = {"exec", "shell"}
 GAP_S = 0.02
 
 
-def latency_calls(state: Path, since: float = 0.0, formats: set[str] = EAPI_FORMATS) -> Counter:
-    """device -> calls of the given log kinds (default: eAPI requests) logged after `since` (epoch seconds)."""
+def latency_calls(state: Path, since: float = 0.0, formats: set[str] = EAPI_FORMATS, gap_s: float = GAP_S,
+                  from_start: bool = False) -> Counter:
+    """device -> calls of the given log kinds (default: eAPI requests) logged after `since` (epoch seconds).
+    `gap_s`: commands closer than this to the one before belong to one call. `from_start`: closer than this to the
+    call's first command instead; with `gap_s` = the latency this counts the device's calls that must have been
+    sequential (one comes at least a latency after the one before), where a busy twin spreads the channels a
+    client opened together over more than GAP_S."""
     calls: Counter = Counter()
     for path in sorted((state / "logs").glob("*.log")):
         last = None
@@ -27,7 +32,9 @@ def latency_calls(state: Path, since: float = 0.0, formats: set[str] = EAPI_FORM
             t = float(stamp)
             if fmt not in formats or t < since:
                 continue
-            if last is None or t - last > GAP_S:
+            if last is None or t - last > gap_s:
                 calls[path.stem] += 1
-            last = t
+                last = t
+            elif not from_start:
+                last = t
     return calls

@@ -47,13 +47,16 @@ the probe did not run.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from nornir.core import Nornir
-from nornir.core.task import Result, Task
+from nornir.core.task import AggregatedResult, Result, Task
+from nornir.plugins.runners import ThreadedRunner
 
 from nr_run.intent.models import FabricIntent
 from nr_run.platforms.state import SECTIONS, DeviceState
@@ -176,9 +179,11 @@ class CheckReport:
 # ---------------------------------------------------------------- composition
 
 def describe(probe: Any) -> str:
-    """A probe as a progress phase: its kind and parameters."""
-    fields = getattr(probe, "__dataclass_fields__", {})
-    params = ", ".join(f"{k}={getattr(probe, k)}" for k in fields if k != "report_key")
+    """A probe as a progress phase: its kind and parameters (its fields, not its class-level traits)."""
+    import dataclasses
+
+    fields = [f.name for f in dataclasses.fields(probe)] if dataclasses.is_dataclass(probe) else []
+    params = ", ".join(f"{k}={getattr(probe, k)}" for k in fields)
     return f"probe {type(probe).__name__}({params})"
 
 
@@ -186,7 +191,11 @@ def gather_states(nr: Nornir, fabric: FabricIntent, selected: list[Check], sleep
                   progress: Any = None, selection: Mapping[str, Selection] | None = None,
                   ) -> tuple[list[str], dict[str, DeviceState], list[Any]]:
     """The collection half of run_checks: (hosts judged, their states, the probes that ran). A distributed run
-    calls it on each shard's worker."""
+    calls it on each shard's worker.
+
+    Hosts go in lanes that run at the same time and share the run's workers (SharedRunner): the endpoints that
+    the endpoint probes measure (RDMA between servers) are collected and probed while the other devices are
+    collected and take their counter samples, instead of every probe waiting for the whole site's collection."""
     hosts = [h for h in sorted(nr.inventory.hosts) if h in fabric.devices and (selection is None or h in selection)]
     only = {h: selection[h].checks for h in hosts} if selection is not None else {}
     # the collection plan, once per run: the sections each host's checks need, and the routes they judge
@@ -195,37 +204,95 @@ def gather_states(nr: Nornir, fabric: FabricIntent, selected: list[Check], sleep
                 for h in hosts if "routes" in sections[h]}
     targets = [h for h in hosts if any(supported(fabric.devices[h], s) for s in sections[h])]
     states: dict[str, DeviceState] = {h: DeviceState(h, fabric.devices[h].platform) for h in hosts}
-    if targets:
-        wanted = set(targets)
-        runner = nr.filter(filter_func=lambda h: h.name in wanted)
-        if progress is not None:
-            from nr_run.runbooks.progress import ProgressProcessor
-
-            progress.phase(f"collecting state from {len(targets)} device(s)")
-            runner = runner.with_processors([ProgressProcessor(progress, {"collect_state": "collecting"},
-                                                               {"collect_state": "collected"})])
-        res = runner.run(task=collect_state, fabric=fabric, sections_by_host=sections, prefixes_by_host=prefixes,
-                         on_failed=True)
-        for h in targets:
-            r = res.get(h)
-            if r is not None and not r.failed:
-                states[h] = r.result
-            else:
-                states[h].errors = {s: f"collection failed: {r.exception if r else 'no result'}" for s in sections[h]}
-    if selection is not None:   # probes measure on the selected hosts only
-        nr = nr.filter(filter_func=lambda h: h.name in states)
     probes = distinct(p for c in selected for p in c.probes())   # checks declaring equal probes share one run
+    if progress is not None and targets:
+        progress.phase(f"collecting state from {len(targets)} device(s)")
     if progress is not None and probes:
         progress.phase("; ".join(describe(p) for p in probes))
-    if len(probes) > 1:   # measurement windows overlap: the counter interval passes while RDMA tests run
-        from concurrent.futures import ThreadPoolExecutor
+    base = nr.filter(filter_func=lambda h: h.name in states) if selection is not None else nr   # probes: selected hosts
+    ends = endpoint_hosts(fabric, hosts) if any(p.on_endpoints for p in probes) else set()
+    lanes = [([h for h in targets if h not in ends], [p for p in probes if not p.on_endpoints]),
+             ([h for h in targets if h in ends], [p for p in probes if p.on_endpoints])]
+    lanes = [(members, lane_probes) for members, lane_probes in lanes if members or lane_probes]
+    if len(lanes) > 1 and isinstance(nr.runner, ThreadedRunner):
+        base = base.with_runner(SharedRunner(threading.BoundedSemaphore(nr.runner.num_workers),
+                                             nr.runner.num_workers))
 
+    def lane(members: list[str], lane_probes: list[Any]) -> None:
+        _collect(base, fabric, members, sections, prefixes, states, progress)
+        _probe(base, fabric, states, lane_probes, sleep)
+
+    if len(lanes) > 1 and isinstance(base.runner, SharedRunner):
+        with ThreadPoolExecutor(len(lanes), thread_name_prefix="nr-run-lane") as pool:
+            for future in [pool.submit(lane, *one) for one in lanes]:
+                future.result()
+    else:
+        for one in lanes:
+            lane(*one)
+    return hosts, states, probes
+
+
+class SharedRunner:
+    """Nornir's threaded runner, its hosts taking turns for `permits` that every lane of a run shares: the lanes
+    together never hold more devices at once than the run's workers, and a lane with work uses what another
+    leaves free."""
+
+    def __init__(self, permits: threading.BoundedSemaphore, num_workers: int) -> None:
+        self.permits, self.num_workers = permits, num_workers
+
+    def run(self, task: Task, hosts: list[Any]) -> AggregatedResult:
+        def one(host: Any) -> Any:
+            with self.permits:
+                return task.copy().start(host)
+
+        with ThreadPoolExecutor(self.num_workers) as pool:
+            futures = [pool.submit(one, host) for host in hosts]
+        result = AggregatedResult(task.name)
+        for future in futures:
+            done = future.result()
+            result[done.host.name] = done
+        return result
+
+
+def endpoint_hosts(fabric: FabricIntent, hosts: list[str]) -> set[str]:
+    """The hosts whose platform can run the endpoint probes (RDMA ping and bandwidth between servers)."""
+    from nr_run.validators.collect import collector_for
+    from nr_run.validators.probes import RdmaEndpoint
+
+    return {h for h in hosts if isinstance(collector_for(fabric.devices[h]), RdmaEndpoint)}
+
+
+def _collect(nr: Nornir, fabric: FabricIntent, targets: list[str], sections: Mapping[str, set[str]],
+             prefixes: Mapping[str, list[str] | None], states: dict[str, DeviceState], progress: Any) -> None:
+    """collect_state on `targets`, each state into `states` (a failed host: an error per section)."""
+    if not targets:
+        return
+    wanted = set(targets)
+    runner = nr.filter(filter_func=lambda h: h.name in wanted)
+    if progress is not None:
+        from nr_run.runbooks.progress import ProgressProcessor
+
+        runner = runner.with_processors([ProgressProcessor(progress, {"collect_state": "collecting"},
+                                                           {"collect_state": "collected"})])
+    res = runner.run(task=collect_state, fabric=fabric, sections_by_host=sections, prefixes_by_host=prefixes,
+                     on_failed=True)
+    for h in targets:
+        r = res.get(h)
+        if r is not None and not r.failed:
+            states[h] = r.result
+        else:
+            states[h].errors = {s: f"collection failed: {r.exception if r else 'no result'}" for s in sections[h]}
+
+
+def _probe(nr: Nornir, fabric: FabricIntent, states: dict[str, DeviceState], probes: list[Any],
+           sleep: Sleep) -> None:
+    """Run probes at the same time (measurement windows overlap: the counter interval passes while others run)."""
+    if len(probes) == 1:
+        probes[0].run(nr, fabric, states, sleep)
+    elif probes:
         with ThreadPoolExecutor(len(probes), thread_name_prefix="nr-run-probe") as pool:
             for future in [pool.submit(p.run, nr, fabric, states, sleep) for p in probes]:
                 future.result()
-    for probe in probes[:1] if len(probes) == 1 else []:
-        probe.run(nr, fabric, states, sleep)
-    return hosts, states, probes
 
 
 def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None,

@@ -12,7 +12,8 @@ Built-in probes:
                                     (pings of a host at once; bandwidth pairs that share no NIC at once)
 
 Probes run at the same time as each other (the counter interval passes while the RDMA tests run); they
-touch disjoint hosts (switches vs servers) and disjoint parts of the states.
+touch disjoint hosts (switches vs servers) and disjoint parts of the states. An `on_endpoints` probe starts
+once the endpoints are collected, while the switches still are.
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ class Probe(Protocol):
     """A measurement run once per check run over the Nornir hosts of the run."""
 
     report_key: ClassVar[str | None]          # key of the probe's summary in the check report (None: no summary)
+    # True: it measures between endpoint hosts (RdmaEndpoint platforms) only, and needs nothing the other devices'
+    # collection reads, so it runs while they are collected (runbooks.check.gather_states' lanes)
+    on_endpoints: ClassVar[bool]
 
     def run(self, nr: Nornir, fabric: FabricIntent, states: dict[str, DeviceState], sleep: Sleep) -> None:
         """Measure and write the results into `states` (never raises for one device's failure)."""
@@ -75,6 +79,7 @@ class CounterResample:
 
     interval_s: float
     report_key: ClassVar[str | None] = None
+    on_endpoints: ClassVar[bool] = False
 
     def run(self, nr: Nornir, fabric: FabricIntent, states: dict[str, DeviceState], sleep: Sleep) -> None:
         hosts = [h for h in sorted(states) if "counters" in states[h].sections and h in nr.inventory.hosts]
@@ -234,6 +239,7 @@ class RdmaPairs:
     server_wait_s: float = 0.5
     base_port: int = 18515
     report_key: ClassVar[str | None] = "rdma"
+    on_endpoints: ClassVar[bool] = True
 
     def run(self, nr: Nornir, fabric: FabricIntent, states: dict[str, DeviceState], sleep: Sleep) -> None:
         pairs = plan_pairs(fabric, self.pattern, self.max_pairs)

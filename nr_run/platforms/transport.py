@@ -3,6 +3,8 @@ commands on SSH exec channels."""
 
 from __future__ import annotations
 
+import re
+import secrets
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -129,6 +131,62 @@ def exec_many(transport: Any, commands: list[str], timeout: float = 60.0) -> dic
     command -> stdout followed by stderr (what a terminal would show)."""
     channels = {cmd: exec_start(transport, cmd, timeout) for cmd in commands}
     return {cmd: exec_read(channel, timeout)[1] for cmd, channel in channels.items()}
+
+
+def batch_script(commands: list[str], marker: str) -> str:
+    """One shell line running `commands` one after another, each one's output (stderr merged, as a terminal
+    shows it) after a `<marker> <index> <status of the one before>` line, then `<marker> end <status>`."""
+    parts = [f"echo {marker} 0 0"]
+    for i, cmd in enumerate(commands):
+        if "\n" in cmd:
+            raise ValueError(f"a batched command is one line: {cmd.splitlines()[0]!r}")
+        parts += [f"{cmd} 2>&1", f'echo {marker} {i + 1 if i + 1 < len(commands) else "end"} $?']
+    return "; ".join(parts)
+
+
+def split_batch(text: str, commands: list[str], marker: str) -> dict[str, tuple[int, str]]:
+    """command -> (exit status, output) of a batch_script's output. A marker may follow output that did not
+    end its last line, so it is found anywhere; the output between two markers is the command's, unchanged.
+    A batch cut short (the host closed it) leaves the commands it did not finish out."""
+    found = list(re.finditer(re.escape(marker) + r" (\d+|end) (\d+)\n", text))
+    out: dict[str, tuple[int, str]] = {}
+    for m, nxt in zip(found, found[1:], strict=False):
+        if m[1] == "end":
+            break
+        i = int(m[1])
+        if i < len(commands):
+            out.setdefault(commands[i], (int(nxt[2]), text[m.end():nxt.start()]))
+    return out
+
+
+def exec_batch(transport: Any, commands: list[str], timeout: float = 60.0) -> dict[str, str]:
+    """The commands one after another on ONE exec channel (exec_many's result: command -> output): one
+    channel open, one request and one reply per host instead of one per command, for quick reads (state
+    files, iproute2 JSON), not for commands that take their time (pings, perftest), which exec_many runs at
+    the same time. RuntimeError if the batch's output does not carry every command's."""
+    return exec_batches(transport, [commands], timeout)
+
+
+def exec_batches(transport: Any, groups: list[list[str]], timeout: float = 60.0) -> dict[str, str]:
+    """Each group as one exec_batch channel, every channel started before any is read, so the groups run at
+    the same time and the commands of a group one after another."""
+    started = []
+    for group in groups:
+        unique = list(dict.fromkeys(group))
+        if unique:
+            marker = f"nr-run-batch-{secrets.token_hex(8)}"
+            started.append((unique, marker, exec_start(transport, batch_script(unique, marker), timeout)))
+    out: dict[str, str] = {}
+    for unique, marker, channel in started:
+        status, text = exec_read(channel, timeout)
+        got = split_batch(text, unique, marker)
+        missing = [c for c in unique if c not in got]
+        if missing:
+            first = next((ln.strip() for ln in text.splitlines() if ln.strip() and marker not in ln), "")
+            raise RuntimeError(f"batch of {len(unique)} commands ended (status {status}) before {missing[0]!r}"
+                               + (f": {first}" if first else ""))
+        out.update({c: got[c][1] for c in unique})
+    return out
 
 
 # ---------------------------------------------------------------- a plain SSH connection for exec channels

@@ -63,7 +63,6 @@ def execute(dev: Device, command: str, stdin: str | None = None, last_rc: int = 
     command, body = split_heredoc(command)
     if body is not None:
         stdin = body
-    command = re.sub(r"\s2>&1", "", command)
     command = re.sub(r"\s2>\s*/dev/null", "", command)
     try:
         tokens = _tokens(command)
@@ -75,13 +74,22 @@ def execute(dev: Device, command: str, stdin: str | None = None, last_rc: int = 
     for tok in tokens + [";"]:
         if tok in (";", "&&", "||"):
             if segment and not ((connector == "&&" and rc != 0) or (connector == "||" and rc == 0)):
-                rc, o, e = _simple(dev, segment, stdin, rc)
-                out.append(o)
-                err.append(e)
+                merged = _without_merge(segment)      # `2>&1`: this command's stderr goes where its stdout goes
+                rc, o, e = _simple(dev, merged or segment, stdin, rc)
+                out.append(o + e if merged is not None else o)
+                err.append("" if merged is not None else e)
             segment, connector = [], tok
         else:
             segment.append(tok)
     return rc, "".join(out), "".join(err)
+
+
+def _without_merge(segment: list[str]) -> list[str] | None:
+    """The command without its `2>&1` (shlex reads it as 2, >&, 1), or None when it has none."""
+    for i in range(len(segment) - 2):
+        if segment[i:i + 3] == ["2", ">&", "1"]:
+            return segment[:i] + segment[i + 3:]
+    return None
 
 
 def _simple(dev: Device, argv: list[str], stdin: str | None, last_rc: int) -> tuple[int, str, str]:

@@ -73,10 +73,13 @@ class Forwarding(Bgp):
         for table in tables:
             best: Route | None = None
             best_len = -1
-            for pfx, r in table.items():
-                net = ipaddress.ip_network(pfx)
-                if addr in net and net.prefixlen > best_len:
-                    best, best_len = r, net.prefixlen
+            if table is main:
+                best, best_len = self._longest_main(dev, addr)
+            else:                   # a policy table: a few routes of one source
+                for pfx, r in table.items():
+                    net = ipaddress.ip_network(pfx)
+                    if addr in net and net.prefixlen > best_len:
+                        best, best_len = r, net.prefixlen
             if best is not None and table is not main:
                 connected = self.lookup(dev, ip) if best_len < 32 else None
                 if connected is not None and connected.protocol == "connected":
@@ -84,6 +87,23 @@ class Forwarding(Bgp):
             if best is not None:
                 return best
         return None
+
+    def _longest_main(self, dev: str, addr: ipaddress.IPv4Address | ipaddress.IPv6Address) -> tuple[Route | None, int]:
+        """Longest match in the main table: the address masked once per prefix length present, longest first
+        (a ping crosses several hops; scanning and parsing every prefix of every RIB made it grow with the site)."""
+        def build() -> list[tuple[int, int, dict[int, Route]]]:
+            by_len: dict[tuple[int, int], dict[int, Route]] = {}
+            for pfx, r in self.routes(dev).items():
+                net = ipaddress.ip_network(pfx)
+                by_len.setdefault((net.version, net.prefixlen), {}).setdefault(int(net.network_address), r)
+            return [(v, n, t) for (v, n), t in sorted(by_len.items(), key=lambda kv: -kv[0][1])]
+        bits, value = addr.max_prefixlen, int(addr)
+        for version, length, table in self._cached(f"lpm:{dev}", build):
+            if version == addr.version:
+                route = table.get(value >> (bits - length) << (bits - length))
+                if route is not None:
+                    return route, length
+        return None, -1
 
     def _trace(self, dev: str, src: str, dst: str, size: int, df: bool,
                links: list[tuple[Port, Port, int]] | None = None) -> tuple[str, list[str]]:

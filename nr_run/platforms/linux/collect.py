@@ -1,7 +1,8 @@
 """Linux GPU server collector: RoCE NIC state and the RDMA probe commands/parsers.
 
 Commands run on SSH exec channels of the host's plain SSH connection (nr_run_ssh: one handshake, no shell),
-several at once and without netmiko's prompt-matching read loop.
+without netmiko's prompt-matching read loop: the quick reads of a collection one after another on one channel
+(one request per host, transport.exec_batch), pings and perftest each on its own channel, at the same time.
 Output formats:
   ip -j addr show                  iproute2 JSON: [{ifname, mtu, operstate, addr_info[{family, local, prefixlen}]}]
   dcb -j pfc show dev X            iproute2 dcb JSON: {"pfc_cap", "macsec_bypass", "delay", "prio_pfc": [...]}
@@ -32,6 +33,7 @@ from nr_run.platforms.state import DeviceState, NicState
 from nr_run.platforms.transport import (
     SSH_EXEC,
     drop_connection,
+    exec_batch,
     exec_many,
     exec_read,
     exec_start,
@@ -41,12 +43,29 @@ from nr_run.platforms.transport import (
 Runner = Callable[[list[str]], dict[str, Any]]
 
 
+# Commands that take their time on the host (ping counts, perftest durations): each on its own channel, all at
+# once; every other command is a quick read and they share one channel (exec_batch)
+TIMED = re.compile(r"^(ping|ib_\w+_(bw|lat))\s")
+
+
+def run_commands(transport: Any, cmds: list[str], timeout: float = 60) -> dict[str, str]:
+    """command -> output (stderr merged): the quick reads in one batch, the timed commands on their own
+    channels at the same time as it."""
+    timed = [c for c in dict.fromkeys(cmds) if TIMED.match(c)]
+    quick = [c for c in dict.fromkeys(cmds) if not TIMED.match(c)]
+    if not quick:
+        return exec_many(transport, timed, timeout)
+    channels = {c: exec_start(transport, c, timeout) for c in timed}
+    out = exec_batch(transport, quick, timeout)
+    return {**out, **{c: exec_read(ch, timeout)[1] for c, ch in channels.items()}}
+
+
 def runner(task: Any) -> Runner:
     conn = task.host.get_connection(SSH_EXEC, task.nornir.config)
 
     def run(cmds: list[str]) -> dict[str, Any]:
         try:
-            return exec_many(ssh_transport(conn), list(cmds), timeout=60)
+            return run_commands(ssh_transport(conn), list(cmds))
         except Exception:
             drop_connection(task, SSH_EXEC)
             raise

@@ -28,7 +28,7 @@ from typing import Any
 from nr_run.platforms.base import LeftUntouched
 from nr_run.platforms.linux.config import LinuxConfig
 from nr_run.platforms.linux.nicstate import KnobMissing, read_nics, with_mlnx_qos
-from nr_run.platforms.transport import SshExec, exec_many, exec_read, exec_start
+from nr_run.platforms.transport import SshExec, exec_batch, exec_read, exec_start
 
 STATE_DIR = "/var/lib/nr-run"
 CANDIDATE = f"{STATE_DIR}/nic-candidate.sh"
@@ -90,7 +90,7 @@ class NicDriver:
         return transport
 
     def run(self, commands: list[str]) -> dict[str, str]:
-        return exec_many(self._transport(), commands, timeout=TIMEOUT_S)
+        return exec_batch(self._transport(), commands, timeout=TIMEOUT_S)     # quick reads: one channel
 
     def sh(self, command: str, stdin: str | None = None) -> tuple[int, str]:
         channel = exec_start(self._transport(), command, timeout=TIMEOUT_S)
