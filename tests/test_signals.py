@@ -25,7 +25,9 @@ from tests.conftest import REPO
 from tests.twin_site import FAST_CHECKS, TwinSite, wait_until
 
 FAST = [f"--option={c}.{k}={v}" for c, opts in FAST_CHECKS.items() for k, v in opts.items()]
-EXIT_WITHIN_S = 5
+# Only a guard against a hang, not a speed budget: how long in-flight calls get is the product's own grace,
+# which it prints and which the deploy interrupt tests read from the pauses it asks its Stop for.
+EXIT_WITHIN_S = 30
 
 
 class Running:
@@ -47,7 +49,7 @@ class Running:
         return seen
 
     def stop(self, sig: signal.Signals) -> int:
-        """Send `sig`; the exit status, which must come within EXIT_WITHIN_S."""
+        """Send `sig`; the exit status (a run still alive EXIT_WITHIN_S later is taken as hung)."""
         self.proc.send_signal(sig)
         try:
             return self.proc.wait(timeout=EXIT_WITHIN_S)
