@@ -36,7 +36,7 @@ import aiohttp
 from aiohttp import web
 
 from nr_run.lab.twin.clab import load_clab
-from nr_run.lab.twin.faults import Faults, check_fault_targets
+from nr_run.lab.twin.faults import CABLING_KINDS, Faults, check_fault_targets
 from nr_run.lab.twin.linux import sshd
 from nr_run.lab.twin.platforms import LOOPBACK, busy_ports
 from nr_run.lab.twin.shared import Board, create_board, shard_folder
@@ -132,11 +132,19 @@ def _shard_app(lab: Any) -> web.Application:
     return app
 
 
+def _cabling(faults: Faults) -> list[tuple]:
+    """What the fabric's cached views read of the faults (a latency fault keeps them)."""
+    return [(f.kind, sorted(f.params.items()), f.since, f.until) for f in faults.items + faults.ended
+            if f.kind in CABLING_KINDS]
+
+
 def _install_faults(lab: Any, body: dict) -> None:
     """The coordinator's fault list, as it is (same injection times), in place of the shard's."""
     new = Faults.from_json(body.get("faults") or [], body.get("ended") or [])
+    cabling_before = _cabling(lab.faults)
     lab.faults.items, lab.faults.ended = new.items, new.ended
     lab.faults.version += 1
+    lab.faults.cabling_version += _cabling(lab.faults) != cabling_before
     lab.fabric.track_sessions()
     sshd.drop_connections(only_unreachable=True)
 
