@@ -73,7 +73,9 @@ class Forwarding(Bgp):
         for table in tables:
             best: Route | None = None
             best_len = -1
-            for pfx, r in table.items():
+            if table is main:
+                best, best_len = self._longest_match(dev, addr)
+            for pfx, r in (table.items() if table is not main else ()):
                 net = ipaddress.ip_network(pfx)
                 if addr in net and net.prefixlen > best_len:
                     best, best_len = r, net.prefixlen
@@ -84,6 +86,24 @@ class Forwarding(Bgp):
             if best is not None:
                 return best
         return None
+
+    def _longest_match(self, dev: str, addr: ipaddress.IPv4Address | ipaddress.IPv6Address) -> tuple[Route | None, int]:
+        """(route, prefix length) of the main table's longest match: one dictionary probe per prefix length in
+        the table, not a parse of every prefix (a switch of a big site holds thousands)."""
+        def build() -> list[tuple[int, int, dict[int, Route]]]:
+            by_len: dict[tuple[int, int], dict[int, Route]] = {}
+            for pfx, r in self.routes(dev).items():
+                net = ipaddress.ip_network(pfx)
+                by_len.setdefault((net.prefixlen, net.version), {})[int(net.network_address)] = r
+            return [(length, version, nets) for (length, version), nets in sorted(by_len.items(), reverse=True)]
+        bits = addr.max_prefixlen
+        for length, version, nets in self._cached(f"lpm:{dev}", build):
+            if version != addr.version:
+                continue
+            route = nets.get(int(addr) >> (bits - length) << (bits - length))
+            if route is not None:
+                return route, length
+        return None, -1
 
     def _trace(self, dev: str, src: str, dst: str, size: int, df: bool,
                links: list[tuple[Port, Port, int]] | None = None) -> tuple[str, list[str]]:
