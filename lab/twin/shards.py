@@ -23,6 +23,7 @@ import contextlib
 import json
 import math
 import os
+import pickle
 import shutil
 import signal
 import subprocess
@@ -48,6 +49,7 @@ MAX_SHARDS = 64
 ENV = "NR_RUN_LAB_SHARDS"
 ACTIONS = ("drift", "reboot")       # faults that act on one device: its own shard runs them
 PARENT_CHECK_S = 1.0
+TOPOLOGY = "topology.pickle"        # the topology as the coordinator read it, for the shards
 
 
 class ShardError(RuntimeError):
@@ -155,7 +157,8 @@ async def serve_shard(args: argparse.Namespace) -> None:
     from nr_run.lab.twin.lab import Lab
 
     sd = Path(args.state_dir)
-    topology = load_clab(args.topology)
+    with open(shard_folder(sd) / TOPOLOGY, "rb") as fh:       # the coordinator's reading of the file
+        topology = pickle.load(fh)  # noqa: S301 (written by this lab's coordinator, in its private state folder)
     board = Board(sd, args.index, args.count)
     lab = Lab(args.topology, sd, base_port=args.base_port, board=board, only=assign(topology, args.count)[args.index],
               topology=topology)
@@ -219,6 +222,8 @@ class Coordinator:
     # ---- start and stop ------------------------------------------------------------------------
     async def start(self, timeout: float) -> None:
         folder = create_board(self.state_dir, self.count)
+        with open(folder / TOPOLOGY, "wb") as fh:      # read once: a big site's file takes seconds to parse
+            pickle.dump(self.topology, fh, protocol=pickle.HIGHEST_PROTOCOL)
         for k in range(self.count):
             cmd = [sys.executable, "-m", "nr_run.lab.twin.shards", "shard", "--topology", self.source,
                    "--state-dir", str(self.state_dir), "--base-port", str(self.base_port),
