@@ -49,6 +49,7 @@ MAX_SHARDS = 64
 ENV = "NR_RUN_LAB_SHARDS"
 ACTIONS = ("drift", "reboot")       # faults that act on one device: its own shard runs them
 PARENT_CHECK_S = 1.0
+SHARD_ANSWER_S = 900                # a reset of a big shard reboots thousands of devices; past this it is stuck
 TOPOLOGY = "topology.pickle"        # the topology as the coordinator read it, for the shards
 
 
@@ -249,7 +250,7 @@ class Coordinator:
                                  f"{timeout} s")
             await asyncio.sleep(0.05)
         self.ports = [int(ready[k]["control_port"]) for k in range(self.count)]
-        self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None))
+        self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=SHARD_ANSWER_S))
         await self._all("/sync", {})         # every shard reads every other shard's devices before serving
         for k in range(self.count):
             self.addresses.update(ready[k]["addresses"])
@@ -281,6 +282,13 @@ class Coordinator:
 
     # ---- fan-out -------------------------------------------------------------------------------
     async def _post(self, k: int, path: str, payload: dict) -> dict:
+        assert self._http is not None
+        try:
+            return await self._post_once(k, path, payload)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise ShardError(f"shard {k}: {path}: {type(exc).__name__}: {exc}") from None
+
+    async def _post_once(self, k: int, path: str, payload: dict) -> dict:
         assert self._http is not None
         async with self._http.post(f"http://{LOOPBACK}:{self.ports[k]}{path}", json=payload) as resp:
             if resp.status != 200:
