@@ -101,8 +101,9 @@ def rss_mb(pid: int) -> tuple[float, float]:
     return int(status["VmRSS"].split()[0]) / 1024, int(status["VmHWM"].split()[0]) / 1024
 
 
-def ask(ep: dict, workload: str = "serve") -> float:
-    """One device's questions; the seconds they took (raises on any failure)."""
+def ask(ep: dict, workload: str = "serve") -> tuple[float, int]:
+    """One device's questions: the seconds they took and how many requests the twin delayed (raises on any
+    failure). The twin holds each eAPI request and each SSH exec request for the injected latency."""
     t0 = time.perf_counter()
     platform = ep["platform"]
     cmds = WORKLOADS[workload][platform]
@@ -110,6 +111,7 @@ def ask(ep: dict, workload: str = "serve") -> float:
         conn = pyeapi.client.connect(transport="https", host=ep["host"], port=ep["port"], username="admin",
                                      password="admin", timeout=60)
         pyeapi.client.Node(conn).enable(cmds)
+        return time.perf_counter() - t0, 1
     else:
         client = paramiko.SSHClient()
         client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
@@ -124,7 +126,7 @@ def ask(ep: dict, workload: str = "serve") -> float:
                     raise RuntimeError(f"{cmd}: exit {out.channel.recv_exit_status()}")
         finally:
             client.close()
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, len(cmds)
 
 
 def run(devices: int, shards: int | None, threads: int, latency_ms: int, workload: str) -> dict[str, Any]:
@@ -142,7 +144,7 @@ def run(devices: int, shards: int | None, threads: int, latency_ms: int, workloa
             before = {k: cpu_s(p) for k, p in pids.items()}
             addresses = status["addresses"]
             failures: list[str] = []
-            times: list[float] = []
+            times: list[tuple[float, int]] = []
             t1 = time.perf_counter()
             with concurrent.futures.ThreadPoolExecutor(threads) as pool:
                 futures = {pool.submit(ask, ep, workload): name for name, ep in sorted(addresses.items())}
@@ -156,7 +158,7 @@ def run(devices: int, shards: int | None, threads: int, latency_ms: int, workloa
             memory = {k: rss_mb(p) for k, p in pids.items()}
         finally:
             lab_down(state)
-    extra = sorted(t - latency_ms / 1000 for t in times)
+    extra = sorted(t - n * latency_ms / 1000 for t, n in times)
     shard_names = [k for k in pids if k.startswith("shard")]
     return {"devices": len(addresses), "shards": len(shard_names), "load_1m": load, "workload": workload,
             "startup_wall_s": startup_wall, "startup_cpu_s": startup_cpu, "sweep_wall_s": sweep_wall,
