@@ -1,9 +1,13 @@
-"""Compile + render of generated mixed EOS/SONiC sites, as `nr-run render` does it (cyclic GC paused, libyaml):
-CPU ms per switch, its flatness from 64 to 4,096 switches, and peak RSS at 1,024; each size in a fresh process.
+"""`nr-run render` in-process on generated mixed EOS/SONiC two-tier sites (16 CTSWs, 1:1 servers of 8 NICs):
+CPU per switch and its flatness from 64 to 4,096 switches; each size in a fresh process.
 
-Targets: <= 2.5 ms CPU per switch at 1,024; per-switch cost within 20 % from 64 to 4,096; <= 300 MB at 1,024.
-A two-tier site ends at 16 + 1,024 switches (a CTSW has at most 1,024 ports, one per RTSW): larger sizes are
-reported as not valid, and flatness is taken over the sizes that ran.
+Measured as a user waits for it, without the interpreter's start: from the first nr-run import to the configs
+written (compile, platform preflight, the safety proofs, render of every switch and every GPU server's NIC
+script, files). "Per switch" divides by the switches only; the NIC scripts (two servers per switch at this
+shape) are part of the cost. Beside it: compile + render alone (no safety proofs, nothing written), the
+library calls a script would make, run after the command in the same process (imports and templates loaded).
+
+Targets: render <= 4 ms CPU per switch at 1,024 switches and within 20 % from 1,024 to 4,096.
 
     .venv/bin/python benchmarks/bench_compile_render.py [--sizes 64,256,1024,4096]
     .venv/bin/python benchmarks/bench_compile_render.py --one 1024      (one size, one line of JSON)
@@ -12,73 +16,103 @@ reported as not valid, and flatness is taken over the sizes that ran.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
+import os
 import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 CTSW = 16
+TARGET_MS = 4.0
 
 
-def one(switches: int) -> dict:
-    from nr_run.cli.common import gc_paused
-    from nr_run.intent import compile_site
-    from nr_run.runbooks.render import render_site
+def _cpu() -> float:
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    return me.ru_utime + me.ru_stime
+
+
+def one(switches: int) -> dict[str, Any]:
     from tests.sitegen import generate_site
 
-    rtsw = switches - CTSW
     with tempfile.TemporaryDirectory() as tmp:
-        site = generate_site(Path(tmp), rtsw=rtsw, ctsw=CTSW)
-        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        c0, w0 = time.process_time(), time.perf_counter()
+        site = generate_site(Path(tmp), rtsw=switches - CTSW, ctsw=CTSW)
+        c0, w0 = _cpu(), time.perf_counter()
+        from nr_run.cli.main import main
+
+        with contextlib.redirect_stdout(io.StringIO()):
+            rc = main(["render", "--site", site.name, "--inventory-dir", str(site.parent), "--out",
+                       str(Path(tmp) / "out"), "-q"])
+        c1, w1 = _cpu(), time.perf_counter()
+        if rc != 0:
+            raise SystemExit(f"render exit {rc}")
+        configs = len(list((Path(tmp) / "out").iterdir()))
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+        from nr_run.cli.common import gc_paused
+        from nr_run.intent import compile_site
+        from nr_run.runbooks.render import render_site
+
+        c2 = _cpu()
         with gc_paused():
             intent = compile_site(site)
-        c1 = time.process_time()
+        c3 = _cpu()
         with gc_paused():
-            configs = render_site(intent)
-        c2, w2 = time.process_time(), time.perf_counter()
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"switches": len(configs), "servers": len(intent.servers()), "compile_cpu_s": c1 - c0,
-            "render_cpu_s": c2 - c1, "cpu_ms_per_switch": (c2 - c0) * 1000 / len(configs), "wall_s": w2 - w0,
-            "peak_rss_mb": rss, "rss_before_mb": rss_before, "config_mb": sum(len(c) for c in configs.values()) / 1e6}
+            render_site(intent)
+        c4 = _cpu()
+    return {"switches": switches, "configs": configs, "render_cpu_s": c1 - c0, "render_wall_s": w1 - w0,
+            "cpu_ms_per_switch": (c1 - c0) * 1000 / switches, "cpu_ms_per_config": (c1 - c0) * 1000 / configs,
+            "peak_rss_mb": rss, "compile_cpu_s": c3 - c2, "library_render_cpu_s": c4 - c3,
+            "library_ms_per_switch": (c4 - c2) * 1000 / switches}
+
+
+ENV: dict[str, str] = {}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--sizes", default="64,256,1024,1040,4096")
+    ap.add_argument("--sizes", default="64,256,1024,4096")
     ap.add_argument("--one", type=int)
     args = ap.parse_args()
+    if not args.one:
+        from benchmarks.installed import installed_env
+
+        ENV.update(installed_env())
     if args.one:
         print(json.dumps(one(args.one)))
         return 0
     from nr_run.intent.schema import MAX_PORTS
 
-    rows = []
+    print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
+    per: dict[int, float] = {}
     for n in (int(x) for x in args.sizes.split(",")):
         if n - CTSW > MAX_PORTS:     # every RTSW has an uplink to every CTSW
             print(f"{n:5d} switches: not a valid site: each of the {CTSW} CTSWs would need {n - CTSW} ports "
-                  f"(hardware ports <= {MAX_PORTS}); the largest is {MAX_PORTS + CTSW}", flush=True)
+                  f"(hardware ports <= {MAX_PORTS})", flush=True)
             continue
-        out = subprocess.run([sys.executable, __file__, "--one", str(n)], capture_output=True, text=True, check=True)
+        out = subprocess.run([sys.executable, __file__, "--one", str(n)], capture_output=True, text=True, check=True, env=ENV)
         r = json.loads(out.stdout)
-        rows.append(r)
-        print(f"{r['switches']:5d} switches (+{r['servers']} servers): compile {r['compile_cpu_s']:.2f} s + render "
-              f"{r['render_cpu_s']:.2f} s CPU = {r['cpu_ms_per_switch']:.2f} ms/switch, peak RSS {r['peak_rss_mb']:.0f} MB",
-              flush=True)
-    per = {r["switches"]: r["cpu_ms_per_switch"] for r in rows}
+        per[n] = r["cpu_ms_per_switch"]
+        print(f"{n:5d} switches (+{r['configs'] - n} NIC scripts): render {r['render_cpu_s']:.2f} s CPU "
+              f"({r['render_wall_s']:.2f} s wall) = {r['cpu_ms_per_switch']:.2f} ms/switch "
+              f"({r['cpu_ms_per_config']:.2f} ms/config), peak RSS {r['peak_rss_mb']:.0f} MB; "
+              f"compile+render alone {r['library_ms_per_switch']:.2f} ms/switch", flush=True)
     if 1024 in per:
-        r1024 = next(r for r in rows if r["switches"] == 1024)
-        print(f"1024: {per[1024]:.2f} ms/switch / 2.5 bound = {per[1024] / 2.5:.2f}; "
-              f"peak RSS {r1024['peak_rss_mb']:.0f} MB / 300 MB = {r1024['peak_rss_mb'] / 300:.2f}")
-    if len(per) > 1:
-        lo, hi = min(per.values()), max(per.values())
-        print(f"flatness {min(per)}..{max(per)} switches: max/min per-switch cost = {hi / lo:.2f} (target <= 1.20)")
+        print(f"1024: {per[1024]:.2f} ms/switch / {TARGET_MS} bound = {per[1024] / TARGET_MS:.2f}")
+    big = {n: v for n, v in per.items() if n >= 1024}
+    if len(big) > 1:
+        print(f"flatness {min(big)}..{max(big)} switches: max/min = {max(big.values()) / min(big.values()):.2f} "
+              "(target <= 1.20)")
+    if len(per) > len(big) and len(per) > 1:
+        print(f"flatness {min(per)}..{max(per)} switches: max/min = {max(per.values()) / min(per.values()):.2f}")
     return 0
 
 

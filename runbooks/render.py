@@ -9,15 +9,19 @@ Rendering is pure: ``render_device`` and the Nornir task ``render_config`` give 
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 from pathlib import Path
-
-from nornir.core.task import Result, Task
+from typing import TYPE_CHECKING
 
 from nr_run.intent.models import DeviceIntent, FabricIntent
 from nr_run.platforms import built, registry
 from nr_run.platforms.base import ConfigBuilder
 from nr_run.platforms.guard import check_structured
+
+if TYPE_CHECKING:       # Nornir is imported by the task only: `nr-run render` runs no Nornir task
+    from nornir.core.task import Result, Task
 
 # a device name usable as a file name on its own: no separators, no leading dot, no "..", printable ASCII
 SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
@@ -51,6 +55,8 @@ def render_config(task: Task, intent: DeviceIntent, fabric: FabricIntent | None 
 
     Usable in a user's script: ``nr.run(task=render_config, intent=fabric.devices[name])`` per host.
     """
+    from nornir.core.task import Result
+
     return Result(host=task.host, result=render_device(intent, fabric))
 
 
@@ -95,13 +101,22 @@ def write_configs(configs: dict[str, str], out_dir: Path, fabric: FabricIntent) 
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    folder = out.resolve()
+    folder = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
     paths: dict[str, Path] = {}
-    for name in sorted(configs):
-        path = out / config_filename(fabric.devices[name])
-        # also refuses a symlink planted in the folder that points elsewhere
-        if path.resolve().parent != folder or path.is_symlink():
-            raise ValueError(f"{name}: config file {path} would leave {out}")
-        path.write_text(configs[name], encoding="utf-8")
-        paths[name] = path
+    try:
+        for name in sorted(configs):
+            filename = config_filename(fabric.devices[name])      # a plain name: no separator, no ".."
+            path = out / filename
+            try:
+                # relative to the folder's descriptor, never through a symlink planted in it (O_NOFOLLOW)
+                fd = os.open(filename, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o666, dir_fd=folder)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise ValueError(f"{name}: config file {path} would leave {out}") from None
+                raise
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(configs[name])
+            paths[name] = path
+    finally:
+        os.close(folder)
     return paths

@@ -145,7 +145,6 @@ def render(args: argparse.Namespace) -> int:
 def _render(args: argparse.Namespace, console: Any) -> int:
     from pathlib import Path
 
-    from nr_run.runbooks.records import RunRecords
     from nr_run.runbooks.render import render_device, write_configs
 
     intent, findings = load_intent(args, console)
@@ -154,7 +153,12 @@ def _render(args: argparse.Namespace, console: Any) -> int:
             emit_json({"site": args.site, "findings": [f.as_dict() for f in findings], "devices": []})
         return EXIT_INVALID
     names = select_switches(intent, args.hosts, args.role)
-    out = Path(args.out) if args.out else RunRecords(args.artifacts, args.site, "render").dir / "configs"
+    if args.out:
+        out = Path(args.out)
+    else:                           # the run's own records folder (imported only when it is used)
+        from nr_run.runbooks.records import RunRecords
+
+        out = RunRecords(args.artifacts, args.site, "render").dir / "configs"
     status = contextlib.nullcontext()
     if not args.json and not getattr(args, "quiet", False):   # a large site takes seconds: say what is going on
         status = console.status(f"rendering {len(names)} config(s)") if console.is_terminal else status

@@ -8,6 +8,7 @@ links, the RTSW block) it was drawn from. A collision names both users.
 from __future__ import annotations
 
 import ipaddress
+import socket
 from typing import TYPE_CHECKING
 
 from nr_run.intent.errors import Finding
@@ -86,12 +87,28 @@ def _unique(intent: FabricIntent, fabric: FabricFile, ff: str, hf: str) -> list[
     return out
 
 
+def _ip_int(ip: str) -> int:
+    """The address as an integer: inet_pton takes the strict dotted quad IPv4Address takes, in C (tens of
+    thousands of addresses per site); anything else goes to IPv4Address, which refuses it as before."""
+    try:
+        return int.from_bytes(socket.inet_pton(socket.AF_INET, ip), "big")
+    except OSError:
+        return int(ipaddress.IPv4Address(ip))
+
+
 def _inside(intent: FabricIntent, fabric: FabricFile, ff: str) -> list[Finding]:
     out: list[Finding] = []
     p = fabric.pools
 
+    # id of a network -> (the network, its address, its mask as integers): by id, as a network's hash is
+    # computed in Python on every lookup; keeping the network keeps its id from being reused
+    bounds: dict[int, tuple[Net, int, int]] = {}
+
     def need(ip: str, net: Net, device: str, what: str, fld: str) -> None:
-        if ipaddress.IPv4Address(ip) not in net:
+        found = bounds.get(id(net))
+        if found is None:
+            found = bounds[id(net)] = (net, int(net.network_address), int(net.netmask))
+        if _ip_int(ip) & found[2] != found[1]:
             out.append(Finding("error", "address-outside-pool", ff, device, fld,
                                f"{device} {what} {ip} is outside {net}"))
 

@@ -14,7 +14,7 @@ from nr_run.intent.shapes import SHAPES, top_tier
 from nr_run.intent.source import FABRIC, HOSTS
 
 if TYPE_CHECKING:
-    from nr_run.intent.models import DeviceIntent, FabricIntent
+    from nr_run.intent.models import DeviceIntent, FabricIntent, Interface
     from nr_run.intent.schema import FabricFile, Hardware
     from nr_run.intent.source import SiteSource
 
@@ -22,6 +22,16 @@ if TYPE_CHECKING:
 ROCE_PATH_MTU = 4096
 ROCE_HEADERS = 20 + 8 + 12 + 16 + 4
 ROCE_MIN_MTU = ROCE_PATH_MTU + ROCE_HEADERS
+
+
+def _port_named(switch: DeviceIntent, name: str, index: dict[str, dict[str, Interface]]) -> Interface | None:
+    """The switch's first interface called `name` (each switch's names indexed once: every NIC asks)."""
+    ports = index.get(switch.name)
+    if ports is None:
+        ports = index[switch.name] = {}
+        for itf in switch.interfaces:
+            ports.setdefault(itf.name, itf)
+    return ports.get(name)
 
 
 def check_fabric(intent: FabricIntent, fabric: FabricFile, source: SiteSource) -> list[Finding]:
@@ -74,6 +84,7 @@ def check_fabric(intent: FabricIntent, fabric: FabricFile, source: SiteSource) -
     for lk in intent.links:
         cabled.setdefault(lk.a_device, set()).add(lk.a_port)
         cabled.setdefault(lk.b_device, set()).add(lk.b_port)
+    port_index: dict[str, dict[str, Interface]] = {}
     for name, dev in sorted(devices.items()):
         mtus = [(i.name, i.mtu) for i in dev.interfaces] + [(n.name, n.mtu) for n in dev.nics]
         small = [(port_name, mtu) for port_name, mtu in mtus if mtu < ROCE_MIN_MTU]
@@ -85,7 +96,7 @@ def check_fabric(intent: FabricIntent, fabric: FabricFile, source: SiteSource) -
                                f"{ROCE_HEADERS} bytes of RoCEv2 headers): raise {key}"))
         for nic in dev.nics:
             switch = devices.get(nic.peer_device)
-            port = next((i for i in switch.interfaces if i.name == nic.peer_port), None) if switch else None
+            port = _port_named(switch, nic.peer_port, port_index) if switch else None
             if port and nic.mtu > port.mtu:
                 file, key = mtu_key(name, dev.role)
                 out.append(Finding("error", "mtu-mismatch", file, name, key,

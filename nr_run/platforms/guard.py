@@ -10,6 +10,7 @@ character (Unicode categories Cc, Cf), and the two characters that end or escape
 
 from __future__ import annotations
 
+import json
 import unicodedata
 from collections.abc import Mapping
 from typing import Any
@@ -73,6 +74,18 @@ def _walk(value: Any, path: str) -> tuple[str, str, str] | None:
     return None
 
 
+def _json_safe(value: Any) -> bool:
+    """True when every key and string of a JSON-shaped `value` is printable ASCII without quote or backslash,
+    decided by json's C encoder: with ensure_ascii it escapes (with a backslash) every quote, backslash, control
+    and non-ASCII character, so escape-free text leaves only DEL (0x7f) to look for. False is "not proven":
+    the walk decides (also for values JSON cannot encode)."""
+    try:
+        text = json.dumps(value, ensure_ascii=True)
+    except (TypeError, ValueError, RecursionError):
+        return False
+    return "\\" not in text and "\x7f" not in text
+
+
 def _all_safe(value: Any) -> bool:
     """Whether every string in a structured config passes: the common case, checked without tracking paths.
     Strings are gathered (each distinct one once: port names, speeds and the like repeat a lot) and checked
@@ -105,7 +118,7 @@ def _all_safe(value: Any) -> bool:
 
 def check_structured(structured: Any, device: str, fabric_file: str = "") -> None:
     """Raise InventoryError (exit 3: file, host, field) if any string in `structured` is unsafe to template."""
-    if _all_safe(structured):
+    if _json_safe(structured) or _all_safe(structured):
         return
     found = _walk(structured, "")     # again, in its order, to name the first refused value and its path
     if found is None:

@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import logging
 import re
-import ssl
 import time
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -95,6 +93,9 @@ def _ca_file(target: GnmiTarget) -> str | None:
         return None
     if target.tls_ca:
         return target.tls_ca
+    # imported here: loading the platform plug-ins (every command does) needs no TLS
+    import ssl
+
     default = ssl.get_default_verify_paths().cafile
     if not default:
         raise GnmiUnavailable(f"{target.name}: no CA to verify the gNMI certificate (set the gnmi option tls_ca, "
@@ -259,6 +260,8 @@ def collect_counters_gnmi(nr: Nornir, *, fallback: bool = True, timeout_s: float
             return name, sample_once(target_for(hosts[name], profile, timeout_s), profile), "gnmi"
         except GnmiUnavailable as e:
             return name, None, str(e)
+
+    from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(hosts) or 1))) as pool:
         results = list(pool.map(one, sorted(hosts)))

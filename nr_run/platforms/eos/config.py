@@ -8,13 +8,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import Environment
 
 from nr_run.intent.errors import Finding
 from nr_run.intent.models import DeviceIntent, FabricIntent, Interface
 from nr_run.platforms.base import ClabNode
 from nr_run.platforms.eos.qosview import qos_view
 from nr_run.platforms.eos.structured import eos_speed, management, structured_config
+from nr_run.platforms.jinja_env import render_environment
 from nr_run.platforms.qos import DeviceQos
 from nr_run.platforms.templates import template_dir
 
@@ -35,8 +36,7 @@ def _env(folder: str) -> Environment:
 
     StrictUndefined: a value missing from the structured config raises instead of printing nothing.
     """
-    return Environment(loader=FileSystemLoader(folder), undefined=StrictUndefined, trim_blocks=True,
-                       lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
+    return render_environment(folder)
 
 
 # EOS takes the PFC watchdog timeout and recovery-time in seconds with at most two decimals (a 10 ms grid) and the

@@ -65,22 +65,33 @@ def qos_view(device: DeviceIntent, structured: Mapping[str, Any]) -> DeviceQos:
     glob = _watchdog(config["pfc_watchdog"], GLOBAL_ACTIONS, "global", problems)
     ports: dict[str, PortQos] = {}
     strict: set[int] = set()
+    pfc_to_queue = {p: tc_to_queue[p] for p in QUEUES}
+    # what a port gets from its service profile, read once per profile (ports share a few profiles); a
+    # profile's problems are still reported once per port that uses it, as when each port read it
+    by_profile: dict[str, tuple[frozenset[int], frozenset[int], dict[int, tuple[int, int]], set[int], str, list[str]]] = {}
     for itf in config["ethernet_interfaces"]:
-        prof = profiles.get(itf["service_profile"])
-        pfc = prof["pfc"] if prof is not None else None
-        prios = frozenset(int(p) for p in pfc["priorities"]) if pfc is not None else frozenset()
-        port_wd = (_watchdog(pfc["watchdog"], PORT_ACTIONS, f"qos profile {prof['name']}", problems)
-                   if prof is not None and pfc is not None else None)
-        queues = prof["tx_queues"] if prof is not None else []
-        ecn = {int(q["id"]): (int(e["minimum_bytes"]), int(e["maximum_bytes"]))
-               for q in queues if (e := q["ecn"]) is not None}
-        # a tx-queue is strict priority until `no priority` moves it into the weighted group
-        strict |= set(QUEUES) - {int(q["id"]) for q in queues if q["bandwidth_percent"] is not None}
+        name = itf["service_profile"]
+        if name not in by_profile:
+            prof = profiles.get(name)
+            pfc = prof["pfc"] if prof is not None else None
+            prios = frozenset(int(p) for p in pfc["priorities"]) if pfc is not None else frozenset()
+            found: list[str] = []
+            port_wd = (_watchdog(pfc["watchdog"], PORT_ACTIONS, f"qos profile {prof['name']}", found)
+                       if prof is not None and pfc is not None else None)
+            queues = prof["tx_queues"] if prof is not None else []
+            ecn = {int(q["id"]): (int(e["minimum_bytes"]), int(e["maximum_bytes"]))
+                   for q in queues if (e := q["ecn"]) is not None}
+            # a tx-queue is strict priority until `no priority` moves it into the weighted group
+            strict_queues = set(QUEUES) - {int(q["id"]) for q in queues if q["bandwidth_percent"] is not None}
+            by_profile[name] = (prios, prios if (port_wd or glob) else frozenset(), ecn, strict_queues,
+                                prof["trust"] if prof is not None else "none", found)
+        prios, watched, ecn, strict_queues, trust, found = by_profile[name]
+        problems += found
+        strict |= strict_queues
         ports[itf["name"]] = PortQos(
             dscp_to_tc=dscp, tc_to_queue=tc_to_queue, tc_to_pg=None,
-            pfc_priority_to_queue={p: tc_to_queue[p] for p in QUEUES}, pfc_priorities=prios, lossless_pgs=None,
-            ecn_queues=ecn, mtu=int(itf["mtu"]), watchdog_priorities=prios if (port_wd or glob) else frozenset(),
-            trust=prof["trust"] if prof is not None else "none")
+            pfc_priority_to_queue=pfc_to_queue, pfc_priorities=prios, lossless_pgs=None,
+            ecn_queues=ecn, mtu=int(itf["mtu"]), watchdog_priorities=watched, trust=trust)
     return DeviceQos(source=f"{device.name} EOS structured config", ports=ports, strict_queues=frozenset(strict),
                      watchdog=glob, watchdog_problems=tuple(problems),
                      non_ect="admit" if config["qos_ecn_allow_non_ect"] else "drop")

@@ -11,18 +11,20 @@ a host whose names differ, so a wrong guess never writes another NIC's ToS.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import Environment
 
 from nr_run.intent.errors import Finding
 from nr_run.intent.models import DeviceIntent, FabricIntent, Interface
 from nr_run.intent.nic import NicQos
 from nr_run.platforms.base import ClabNode
+from nr_run.platforms.jinja_env import render_environment
 from nr_run.platforms.qos import DeviceQos, from_intent
 from nr_run.platforms.templates import template_dir
 
@@ -37,8 +39,12 @@ NP_KEYS = ("min_time_between_cnps", "cnp_dscp", "cnp_802p_prio")
 
 @lru_cache(maxsize=4)
 def _env(folder: str) -> Environment:
-    return Environment(loader=FileSystemLoader(folder), undefined=StrictUndefined, trim_blocks=True,
-                       lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
+    return render_environment(folder)
+
+
+# (template folder, structured config as JSON) -> script: bounded, as a site has few distinct NIC settings
+_RENDERED: dict[tuple[str, str], str] = {}
+_RENDERED_MAX = 256
 
 
 def rdma_device(index: int) -> str:
@@ -63,6 +69,34 @@ def structured_config(device: DeviceIntent) -> dict[str, Any]:
                      for index, nic in enumerate(device.nics) if nic.qos is not None]}
 
 
+# a NIC entry's settings -> what they make the NIC do; a site's NICs share a few settings (bounded)
+_VIEWS: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+
+def _nic_view(nic: Mapping[str, Any]) -> dict[str, Any]:
+    """The PortQos fields a NIC entry sets: trust, DSCP table (unlisted DSCPs on priority 0), PFC, MTU, DCQCN."""
+    try:
+        key = (tuple(nic["trust"]), tuple(tuple(pair) for pair in nic["dscp_prio"]), tuple(nic["pfc"]), nic["mtu"],
+               tuple(nic["rp_enable"]), tuple(nic["np_enable"]))
+        found = _VIEWS.get(key)
+    except TypeError:           # a value that cannot be a key: read it each time
+        return _read_nic(nic)
+    if found is None:
+        found = _read_nic(nic)
+        if len(_VIEWS) >= _RENDERED_MAX:
+            _VIEWS.clear()
+        _VIEWS[key] = found
+    return found
+
+
+def _read_nic(nic: Mapping[str, Any]) -> dict[str, Any]:
+    table = {int(d): int(p) for d, p in nic["dscp_prio"]}
+    return {"trust": nic["trust"][0] if nic["trust"] else "none",
+            "dscp_to_tc": {d: table.get(d, 0) for d in range(64)},
+            "pfc_priorities": frozenset(p for p in PRIORITIES if nic["pfc"][p]), "mtu": int(nic["mtu"]),
+            "ecn_queues": {}, "dcqcn": frozenset(p for p in PRIORITIES if nic["rp_enable"][p] and nic["np_enable"][p])}
+
+
 class LinuxConfig:
     suffix = ".sh"
     bgp_neighbor_bfd = False
@@ -79,6 +113,23 @@ class LinuxConfig:
         return structured_config(device)
 
     def render(self, structured: Mapping[str, Any]) -> str:
+        """The NIC script. Servers of one hardware model share their NIC settings, so a site's scripts are a few
+        distinct texts: each is rendered once per template folder and reused for an equal structured config. Equal
+        means equal JSON text, which keeps 1, true and "1" apart (the template prints only scalars)."""
+        try:
+            key = json.dumps(structured, check_circular=False)
+        except (TypeError, ValueError, RecursionError):
+            return self._render(structured)
+        folder = str(self._templates) if self._templates is not None else ""
+        found = _RENDERED.get((folder, key))
+        if found is None:
+            found = self._render(structured)
+            if len(_RENDERED) >= _RENDERED_MAX:
+                _RENDERED.clear()
+            _RENDERED[(folder, key)] = found
+        return found
+
+    def _render(self, structured: Mapping[str, Any]) -> str:
         return self.environment().get_template(TEMPLATE).render(**structured)
 
     def qos_view(self, device: DeviceIntent, structured: Mapping[str, Any]) -> DeviceQos:
@@ -90,11 +141,7 @@ class LinuxConfig:
             pq = ports.get(nic["name"])
             if pq is None:
                 continue
-            table = {int(d): int(p) for d, p in nic["dscp_prio"]}
-            ports[nic["name"]] = replace(
-                pq, trust=nic["trust"][0] if nic["trust"] else "none", dscp_to_tc={d: table.get(d, 0) for d in range(64)},
-                pfc_priorities=frozenset(p for p in PRIORITIES if nic["pfc"][p]), mtu=int(nic["mtu"]), ecn_queues={},
-                dcqcn=frozenset(p for p in PRIORITIES if nic["rp_enable"][p] and nic["np_enable"][p]))
+            ports[nic["name"]] = replace(pq, **_nic_view(nic))
         return replace(base, source=f"{device.name} rendered NIC script", ports=ports)
 
     def preflight(self, fabric: FabricIntent) -> list[Finding]:

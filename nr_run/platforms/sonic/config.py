@@ -20,14 +20,6 @@ from nr_run.platforms.sonic.qosview import qos_view
 PLATFORM = "sonic"
 
 
-def _is_config_db(doc: Mapping[str, Any]) -> bool:
-    """CONFIG_DB's shape: TABLE -> key -> field -> string."""
-    return all(isinstance(entries, dict) and all(
-        isinstance(fields, dict) and all(isinstance(f, str) and isinstance(v, str) for f, v in fields.items())
-        and isinstance(key, str) for key, fields in entries.items()) and isinstance(table, str)
-        for table, entries in doc.items())
-
-
 def _block(items: list[str], indent: str) -> str:
     if not items:
         return "{}"
@@ -42,15 +34,21 @@ def to_json(doc: Mapping[str, Any]) -> str:
     the layout is written here and only the strings go through json's C encoder, because the indenting
     encoder is pure Python and dominated rendering time at hundreds of switches.
     """
-    if not _is_config_db(doc):
-        return json.dumps(doc, indent=4, sort_keys=True) + "\n"
     enc = encode_basestring_ascii
     tables = []
-    for table in sorted(doc):
-        entries = doc[table]
-        keys = [f"{enc(key)}: " + _block([f"{enc(f)}: {enc(v)}" for f, v in sorted(entries[key].items())], " " * 8)
-                for key in sorted(entries)]
-        tables.append(f"{enc(table)}: " + _block(keys, " " * 4))
+    try:
+        # the shape is checked on the way: a table or entry that is no dict, or a name or value that is no
+        # string (the encoder refuses it with TypeError), is not CONFIG_DB's shape
+        for table in sorted(doc):
+            entries = doc[table]
+            if type(entries) is not dict or not all(type(fields) is dict for fields in entries.values()):
+                raise TypeError(table)
+            keys = [f"{enc(key)}: " + _block([f"{enc(f)}: {enc(v)}" for f, v in sorted(entries[key].items())],
+                                             " " * 8)
+                    for key in sorted(entries)]
+            tables.append(f"{enc(table)}: " + _block(keys, " " * 4))
+    except TypeError:
+        return json.dumps(doc, indent=4, sort_keys=True) + "\n"
     return _block(tables, "") + "\n"
 
 

@@ -115,8 +115,9 @@ def qos(device: DeviceIntent) -> dict[str, Any]:
     schedulers = {f"scheduler.q{s.queue}": {"type": "STRICT"} if s.type == "strict"
                   else {"type": "DWRR", "weight": str(s.weight)} for s in roce.schedulers}
     queues: dict[str, dict[str, str]] = {}
+    txqs = tx_queues(roce)          # one profile for every port
     for itf in device.interfaces:
-        for txq in tx_queues(roce):
+        for txq in txqs:
             entry: dict[str, str] = {}
             if txq.scheduler is not None:
                 entry["scheduler"] = f"scheduler.q{txq.queue}"

@@ -105,21 +105,41 @@ class HwskuProfile:
     parents: tuple[BreakoutParent, ...] = ()                                  # platform.json's ports
     default_breakout: dict[str, str] = field(default_factory=dict)            # hwsku.json default_brkout_mode
     source: str = ""               # where the folder was read from
+    # answers derived from the fields above (port rows by name, parents, breakout modes, PORT entries): a site
+    # asks the same few questions of one SKU for every port of every switch
+    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def by_name(self, name: str) -> PortRow | None:
-        return next((p for p in self.ports if p.name == name), None)
+        rows = self.memo.get("rows")
+        if rows is None:
+            rows = self.memo["rows"] = {}
+            for p in self.ports:
+                rows.setdefault(p.name, p)       # the first row of a name, as a scan in order finds it
+        found: PortRow | None = rows.get(name)
+        return found
 
     def pg_row(self, speed_mbps: int, cable_length_m: int) -> PgRow | None:
         """The table row buffermgrd would look up for a cable of `cable_length_m`: the shortest row at the
         port's speed that is at least that long (a length between rows rounds up), None when none is."""
-        rows = sorted((r for r in self.pg_rows if r.speed_mbps == speed_mbps), key=lambda r: r.cable_m)
-        return next((r for r in rows if r.cable_m >= cable_length_m), None)
+        key = ("pg_row", speed_mbps, cable_length_m)
+        if key not in self.memo:
+            rows = sorted((r for r in self.pg_rows if r.speed_mbps == speed_mbps), key=lambda r: r.cable_m)
+            self.memo[key] = next((r for r in rows if r.cable_m >= cable_length_m), None)
+        found: PgRow | None = self.memo[key]
+        return found
 
     def speeds(self) -> list[int]:
         return sorted({r.speed_mbps for r in self.pg_rows})
 
     def parent_of(self, port: str) -> BreakoutParent | None:
         """The platform.json port whose lanes `port` (EthernetN) lies in: N within its lane count."""
+        key = ("parent", port)
+        if key not in self.memo:
+            self.memo[key] = self._parent_of(port)
+        found: BreakoutParent | None = self.memo[key]
+        return found
+
+    def _parent_of(self, port: str) -> BreakoutParent | None:
         number = int(port.removeprefix("Ethernet")) if port.removeprefix("Ethernet").isdigit() else -1
         for parent in self.parents:
             base = int(parent.name.removeprefix("Ethernet"))
@@ -327,6 +347,14 @@ def children(parent: BreakoutParent, mode: str) -> dict[str, dict[str, str]]:
 def breakout_mode(prof: HwskuProfile, port: str, speed_mbps: int) -> str | None:
     """The breakout mode of `port`'s parent that has a child `port` able to run `speed_mbps` (its own speed or
     a bracketed alternative): the HWSKU's default mode when it can, else the one with the fewest children."""
+    key = ("mode", port, speed_mbps)
+    if key not in prof.memo:
+        prof.memo[key] = _breakout_mode(prof, port, speed_mbps)
+    found: str | None = prof.memo[key]
+    return found
+
+
+def _breakout_mode(prof: HwskuProfile, port: str, speed_mbps: int) -> str | None:
     parent = prof.parent_of(port)
     if parent is None:
         return None
@@ -349,6 +377,14 @@ def port_entry(prof: HwskuProfile, name: str, speed_mbps: int) -> dict[str, str]
     A port whose port_config.ini row runs the speed is that row. Otherwise, where platform.json describes
     the port's parent, the port is the child of the breakout mode that runs the speed (breakout_mode), with
     that mode's lanes and alias; without platform.json the port takes the first share of its row's lanes."""
+    key = ("entry", name, speed_mbps)
+    found = prof.memo.get(key)
+    if found is None:
+        found = prof.memo[key] = _port_entry(prof, name, speed_mbps)     # a refusal raises and is not kept
+    return dict(found)
+
+
+def _port_entry(prof: HwskuProfile, name: str, speed_mbps: int) -> dict[str, str]:
     row = prof.by_name(name)
     if row is not None and row.speed_mbps == speed_mbps and len(set(row.lanes)) == len(row.lanes):
         return {"lanes": ",".join(str(x) for x in row.lanes), "alias": row.alias, "index": row.index,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from nr_run.intent.models import DeviceIntent
@@ -21,13 +22,15 @@ def _int_map(table: Mapping[str, Any], name: str | None) -> dict[int, int]:
     return {int(k): int(v) for k, v in entries.items()}
 
 
-def numbers(text: str) -> set[int]:
-    """'3,4' or '3-4' -> {3, 4} (SONiC writes priority lists and PG/queue ranges both ways)."""
+@lru_cache(maxsize=1024)
+def numbers(text: str) -> frozenset[int]:
+    """'3,4' or '3-4' -> {3, 4} (SONiC writes priority lists and PG/queue ranges both ways); a config repeats a
+    few such texts on every port, hence the cache."""
     out: set[int] = set()
     for part in filter(None, (p.strip() for p in text.split(","))):
         low, _, high = part.partition("-")
         out |= set(range(int(low), int(high or low) + 1))
-    return out
+    return frozenset(out)
 
 
 def _watchdog(db: Mapping[str, Any], problems: list[str]) -> Watchdog | None:
@@ -96,18 +99,25 @@ def qos_view(device: DeviceIntent, db: Mapping[str, Any]) -> DeviceQos:
         if schedulers.get(entry.get("scheduler", ""), {}).get("type") == "STRICT":
             strict |= numbers(queue)
     ports: dict[str, PortQos] = {}
+    maps_read: dict[tuple[str, str | None], dict[int, int]] = {}    # ports share their maps: read each once
+
+    def int_map(table: str, name: str | None) -> dict[int, int]:
+        if (table, name) not in maps_read:
+            maps_read[(table, name)] = _int_map(db.get(table, {}), name)
+        return maps_read[(table, name)]
+
     for name, port in db.get("PORT", {}).items():
         maps = port_qos.get(name, {})
-        pfc = frozenset(numbers(maps.get("pfc_enable", "")))
+        pfc = numbers(maps.get("pfc_enable", ""))
         ports[name] = PortQos(
-            dscp_to_tc=_int_map(db.get("DSCP_TO_TC_MAP", {}), maps.get("dscp_to_tc_map") or glob.get("dscp_to_tc_map")),
-            tc_to_queue=_int_map(db.get("TC_TO_QUEUE_MAP", {}), maps.get("tc_to_queue_map")),
-            tc_to_pg=_int_map(db.get("TC_TO_PRIORITY_GROUP_MAP", {}), maps.get("tc_to_pg_map")),
-            pfc_priority_to_queue=_int_map(db.get("MAP_PFC_PRIORITY_TO_QUEUE", {}), maps.get("pfc_to_queue_map")),
+            dscp_to_tc=int_map("DSCP_TO_TC_MAP", maps.get("dscp_to_tc_map") or glob.get("dscp_to_tc_map")),
+            tc_to_queue=int_map("TC_TO_QUEUE_MAP", maps.get("tc_to_queue_map")),
+            tc_to_pg=int_map("TC_TO_PRIORITY_GROUP_MAP", maps.get("tc_to_pg_map")),
+            pfc_priority_to_queue=int_map("MAP_PFC_PRIORITY_TO_QUEUE", maps.get("pfc_to_queue_map")),
             pfc_priorities=pfc, lossless_pgs=frozenset(pgs.get(name, set())), ecn_queues=ecn.get(name, {}),
             mtu=int(port.get("mtu", "9100")),     # portmgrd's default when the PORT entry has no mtu
             # PFCWD watches pfcwd_sw_enable, not pfc_enable (swss pfcwdorch, 202205+)
-            watchdog_priorities=frozenset(numbers(maps.get("pfcwd_sw_enable", ""))), trust="dscp")
+            watchdog_priorities=numbers(maps.get("pfcwd_sw_enable", "")), trust="dscp")
     problems: list[str] = []
     wd = _watchdog(db, problems)
     # WRED_PROFILE's wred_<colour>_enable drives the one curve that marks ECT and drops non-ECT packets
