@@ -42,7 +42,8 @@ from tests.sitegen import generate_site  # noqa: E402
 
 # devices -> (RTSWs, CTSWs): the 136-device site's shape (8 CTSWs, one server per RTSW) at each size; sitegen
 # builds whole scalable units, so the big sizes are the nearest it can make: 1,032 for 1,040 and 4,088 for 4,096
-SHAPES = {136: (64, 8), 520: (256, 8), 1032: (512, 8), 4088: (2040, 8)}
+# devices; 8,184 devices are 4,096 switches (4,088 RTSWs, 8 CTSWs) and their 4,088 servers
+SHAPES = {136: (64, 8), 520: (256, 8), 1032: (512, 8), 4088: (2040, 8), 8184: (4088, 8)}
 CLK = os.sysconf("SC_CLK_TCK")
 # per platform: what every device is asked (one eAPI request; one SSH connection, one exec per command)
 # serve: the device's own state (version, neighbours, ports, PFC and queue counters): what a shard serves;
