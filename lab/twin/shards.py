@@ -46,7 +46,7 @@ def shard_count(devices: int, requested: int | None = None) -> int:
     """How many shards serve a site of `devices` devices: the request, else NR_RUN_LAB_SHARDS, else automatic."""
     if requested is None and os.environ.get(ENV):
         raw = os.environ[ENV]
-        if not raw.isdigit():
+        if not (raw.isascii() and raw.isdigit()):
             raise ValueError(f"{ENV}={raw!r}: a whole number of shards (1 to {MAX_SHARDS})")
         requested = int(raw)
     if requested is not None:
