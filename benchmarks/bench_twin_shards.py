@@ -1,4 +1,5 @@
-"""The twin at 136, 1,032 and 4,088 devices, in one process or in shards: start-up, CPU per device, memory per shard.
+"""The twin at 136, 1,032, 4,088 and 8,184 (4,096 switches) devices, in one process or in shards: start-up, CPU per
+device, memory per shard.
 
 A generated site (tests.sitegen: RTSWs half EOS and half SONiC, CTSWs, 1:1 GPU servers) boots its rendered
 configs (switch startup configs, NIC scripts in the servers' exec), is started with `lab_up` as `nr-run lab up`
@@ -11,7 +12,7 @@ in it; memory is each shard's resident peak (VmHWM).
 Printed per run: devices, shards, start-up wall and twin CPU, sweep wall, twin CPU per device (ms), request
 latency p50/p95/max beyond the injected latency, failed requests, and RSS per shard.
 
-Usage: .venv/bin/python benchmarks/bench_twin_shards.py [--devices 136,1032,4088] [--shards auto|N] [--threads 32]
+Usage: .venv/bin/python benchmarks/bench_twin_shards.py [--devices 136,1032,4088,8184] [--shards auto|N] [--threads 32]
        [--latency-ms 0] [--workload serve|routing] [--json]
 """
 
