@@ -1,17 +1,19 @@
-"""The twin at 136, 1,032 and 4,088 devices, in one process or in shards: start-up, CPU per device, memory per shard.
+"""The twin at 136, 1,032, 4,088 and 8,184 (4,096 switches) devices, in one process or in shards: start-up, CPU per
+device, memory per shard.
 
 A generated site (tests.sitegen: RTSWs half EOS and half SONiC, CTSWs, 1:1 GPU servers) boots its rendered
 configs (switch startup configs, NIC scripts in the servers' exec), is started with `lab_up` as `nr-run lab up`
 starts it, then every device is asked the same questions once through real clients (pyeapi: one eAPI request of
-five show commands; paramiko: three SSH exec requests on SONiC and on a server), `--threads` at a time.
+the workload's show commands; paramiko: one SSH exec request per command on SONiC and on a server), `--threads`
+at a time. Workloads (WORKLOADS): `serve` (the device's own state), `routing` (BGP summary, a route lookup).
 Twin CPU is read from /proc for the coordinator and every shard (user + system), so the clients' own CPU is not
 in it; memory is each shard's resident peak (VmHWM).
 
 Printed per run: devices, shards, start-up wall and twin CPU, sweep wall, twin CPU per device (ms), request
 latency p50/p95/max beyond the injected latency, failed requests, and RSS per shard.
 
-Usage: .venv/bin/python benchmarks/bench_twin_shards.py [--devices 136,1032,4088] [--shards auto|N] [--threads 32]
-       [--latency-ms 0] [--json]
+Usage: .venv/bin/python benchmarks/bench_twin_shards.py [--devices 136,1032,4088,8184] [--shards auto|N] [--threads 32]
+       [--latency-ms 0] [--workload serve|routing] [--json]
 """
 
 from __future__ import annotations
@@ -41,12 +43,21 @@ from tests.sitegen import generate_site  # noqa: E402
 
 # devices -> (RTSWs, CTSWs): the 136-device site's shape (8 CTSWs, one server per RTSW) at each size; sitegen
 # builds whole scalable units, so the big sizes are the nearest it can make: 1,032 for 1,040 and 4,088 for 4,096
-SHAPES = {136: (64, 8), 520: (256, 8), 1032: (512, 8), 4088: (2040, 8)}
+# devices; 8,184 devices are 4,096 switches (4,088 RTSWs, 8 CTSWs) and their 4,088 servers
+SHAPES = {136: (64, 8), 520: (256, 8), 1032: (512, 8), 4088: (2040, 8), 8184: (4088, 8)}
 CLK = os.sysconf("SC_CLK_TCK")
-EOS_CMDS = ["show version", "show lldp neighbors", "show interfaces status", "show ip bgp summary",
-            "show ip route vrf default 10.255.0.1"]
-SONIC_CMDS = ["show lldp table", "show interfaces status", "show ip bgp summary"]
-LINUX_CMDS = ["ip -j addr show", "rdma link show", "ip -j link show"]
+# per platform: what every device is asked (one eAPI request; one SSH connection, one exec per command)
+# serve: the device's own state (version, neighbours, ports, PFC and queue counters): what a shard serves;
+# routing: BGP sessions and a route lookup, which the twin's BGP model answers from whole-fabric tables
+WORKLOADS = {
+    "serve": {"eos": ["show version", "show lldp neighbors", "show interfaces status",
+                      "show priority-flow-control counters", "show interfaces counters queue"],
+              "sonic": ["show lldp table", "show interfaces status", "show pfc counters"],
+              "linux": ["ip -j addr show", "rdma link show", "ip -j link show"]},
+    "routing": {"eos": ["show ip bgp summary", "show ip route vrf default 10.255.0.1"],
+                "sonic": ["show ip bgp summary", "vtysh -c 'show ip route 10.255.0.1/32 json'"],
+                "linux": ["ip -j addr show"]},
+}
 CREDS = {"eos": ("admin", "admin"), "sonic": ("admin", "YourPaSsWoRd"), "linux": ("admin", "admin")}
 
 
@@ -92,14 +103,17 @@ def rss_mb(pid: int) -> tuple[float, float]:
     return int(status["VmRSS"].split()[0]) / 1024, int(status["VmHWM"].split()[0]) / 1024
 
 
-def ask(ep: dict) -> float:
-    """One device's questions; the seconds they took (raises on any failure)."""
+def ask(ep: dict, workload: str = "serve") -> tuple[float, int]:
+    """One device's questions: the seconds they took and how many requests the twin delayed (raises on any
+    failure). The twin holds each eAPI request and each SSH exec request for the injected latency."""
     t0 = time.perf_counter()
     platform = ep["platform"]
+    cmds = WORKLOADS[workload][platform]
     if platform == "eos":
         conn = pyeapi.client.connect(transport="https", host=ep["host"], port=ep["port"], username="admin",
                                      password="admin", timeout=60)
-        pyeapi.client.Node(conn).enable(EOS_CMDS)
+        pyeapi.client.Node(conn).enable(cmds)
+        return time.perf_counter() - t0, 1
     else:
         client = paramiko.SSHClient()
         client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
@@ -107,17 +121,17 @@ def ask(ep: dict) -> float:
         client.connect(ep["host"], port=ep["port"], username=user, password=password, look_for_keys=False,
                        allow_agent=False, timeout=60, banner_timeout=60, auth_timeout=60)
         try:
-            for cmd in SONIC_CMDS if platform == "sonic" else LINUX_CMDS:
+            for cmd in cmds:
                 _, out, _ = client.exec_command(cmd, timeout=60)
                 out.read()
                 if out.channel.recv_exit_status():
                     raise RuntimeError(f"{cmd}: exit {out.channel.recv_exit_status()}")
         finally:
             client.close()
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, len(cmds)
 
 
-def run(devices: int, shards: int | None, threads: int, latency_ms: int) -> dict[str, Any]:
+def run(devices: int, shards: int | None, threads: int, latency_ms: int, workload: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-twin-") as tmp:
         root = Path(tmp)
         topo = build(root, devices)
@@ -132,10 +146,10 @@ def run(devices: int, shards: int | None, threads: int, latency_ms: int) -> dict
             before = {k: cpu_s(p) for k, p in pids.items()}
             addresses = status["addresses"]
             failures: list[str] = []
-            times: list[float] = []
+            times: list[tuple[float, int]] = []
             t1 = time.perf_counter()
             with concurrent.futures.ThreadPoolExecutor(threads) as pool:
-                futures = {pool.submit(ask, ep): name for name, ep in sorted(addresses.items())}
+                futures = {pool.submit(ask, ep, workload): name for name, ep in sorted(addresses.items())}
                 for fut in concurrent.futures.as_completed(futures):
                     try:
                         times.append(fut.result())
@@ -146,9 +160,9 @@ def run(devices: int, shards: int | None, threads: int, latency_ms: int) -> dict
             memory = {k: rss_mb(p) for k, p in pids.items()}
         finally:
             lab_down(state)
-    extra = sorted(t - latency_ms / 1000 for t in times)
+    extra = sorted(t - n * latency_ms / 1000 for t, n in times)
     shard_names = [k for k in pids if k.startswith("shard")]
-    return {"devices": len(addresses), "shards": len(shard_names), "load_1m": load,
+    return {"devices": len(addresses), "shards": len(shard_names), "load_1m": load, "workload": workload,
             "startup_wall_s": startup_wall, "startup_cpu_s": startup_cpu, "sweep_wall_s": sweep_wall,
             "twin_cpu_s": sum(sweep_cpu.values()), "cpu_ms_per_device": 1000 * sum(sweep_cpu.values()) / len(addresses),
             "latency_p50_s": statistics.median(extra) if extra else None,
@@ -164,14 +178,16 @@ def main() -> int:
     ap.add_argument("--shards", default="auto", help="auto (lab_up's choice) or a number")
     ap.add_argument("--threads", type=int, default=32)
     ap.add_argument("--latency-ms", type=int, default=0)
+    ap.add_argument("--workload", choices=sorted(WORKLOADS), default="serve")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     for devices in (int(d) for d in args.devices.split(",")):
-        r = run(devices, None if args.shards == "auto" else int(args.shards), args.threads, args.latency_ms)
+        r = run(devices, None if args.shards == "auto" else int(args.shards), args.threads, args.latency_ms,
+                args.workload)
         if args.json:
             print(json.dumps(r, sort_keys=True), flush=True)
             continue
-        print(f"twin {r['devices']} devices, {r['shards']} shard(s), load {r['load_1m']:.1f}: start-up "
+        print(f"twin {r['devices']} devices, {r['shards']} shard(s), {r['workload']}, load {r['load_1m']:.1f}: start-up "
               f"{r['startup_wall_s']:.1f} s wall / {r['startup_cpu_s']:.1f} s CPU; sweep {r['sweep_wall_s']:.1f} s wall, "
               f"twin CPU {r['twin_cpu_s']:.1f} s = {r['cpu_ms_per_device']:.1f} ms per device; latency beyond the "
               f"injected p50 {r['latency_p50_s']:.3f} s p95 {r['latency_p95_s']:.3f} s max {r['latency_max_s']:.3f} s; "

@@ -141,7 +141,7 @@ def _check(site: str, inventory: Path, state: Path, artifacts: Path, capsys, mon
 
 @pytest.mark.long
 def test_a_generated_136_device_site_checks_alike_in_one_and_two_shards(tmp_path, capsys, monkeypatch):
-    """~2 min: 64 RTSWs (EOS and SONiC), 8 CTSWs, 64 servers booting their rendered configs; a cable down
+    """~70 s: 64 RTSWs (EOS and SONiC), 8 CTSWs, 64 servers booting their rendered configs; a cable down
     between two shards; the same findings by id from one process and from two shards."""
     inv = generate_site(tmp_path / "inv", rtsw=64, ctsw=8, nics=8, site="gen136")
     intent = compile_site(inv)

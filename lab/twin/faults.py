@@ -47,6 +47,9 @@ PARAMS: dict[str, str] = {
     "depth": "optional (congestion): standing queue in bytes (default halfway between the ECN thresholds)",
 }
 TIMED_KINDS = ("pfc_storm", "lossless_drops", "congestion")
+# the kinds the fabric's cached views read (cabling, links, addresses, BGP, routes: lab.twin.model); the others
+# are read afresh on every request, so adding or clearing them keeps those views (Faults.cabling_version)
+CABLING_KINDS = frozenset({"link_down", "cable_swap"})
 # kinds whose history stays visible after they are cleared (counters, link flap counts)
 ENDED_KINDS = TIMED_KINDS + ("link_down",)
 TIMING = ("for", "on", "off")
@@ -213,8 +216,9 @@ class Fault:
 @dataclass
 class Faults:
     items: list[Fault] = field(default_factory=list)
-    version: int = 0                      # bumped on every change (the fabric's caches key on it)
+    version: int = 0                      # bumped on every change
     ended: list[Fault] = field(default_factory=list)   # cleared faults whose counts stay on the counters
+    cabling_version: int = 0              # bumped when a CABLING_KINDS fault comes or goes (the fabric's caches)
 
     def add(self, kind: str, **params: object) -> Fault:
         if kind not in KINDS:
@@ -239,6 +243,7 @@ class Faults:
             self.items = [f for f in self.items if f.kind != "latency"]
         self.items.append(fault)
         self.version += 1
+        self.cabling_version += kind in CABLING_KINDS
         return fault
 
     def clear(self, kind: str | None = None, **params: object) -> int:
@@ -255,12 +260,14 @@ class Faults:
                 f.until = now if f.until is None else f.until
                 self.ended.append(f)
         self.version += 1
+        self.cabling_version += any(f.kind in CABLING_KINDS for f in removed)
         return len(removed)
 
     def forget(self) -> None:
         """No faults and no history (a lab reset: counters back to zero)."""
         self.items, self.ended = [], []
         self.version += 1
+        self.cabling_version += 1
 
     def of(self, kind: str, **params: object) -> list[Fault]:
         return [f for f in self.items if f.matches(kind, **params)]

@@ -6,7 +6,7 @@ In-process use (tests):     lab = Lab("dc1.clab.yml", state_dir, base_port=0); l
                             processes find it through control.json like a background lab.
 Background (CLI `lab up`):  lab_up(topology_file) spawns `python -m nr_run.lab.twin.lab serve ...`, writes a pid file.
 Shards:                     lab_up(..., shards=N), N > 1: that process coordinates N shard processes, each serving
-                            its share of the devices over one shared fabric (lab.twin.shards, lab.twin.shared).
+                            its share of the devices over one shared fabric (lab.twin.coordinator, .shards, .shared).
 Ports:                      base_port N: device i (sorted names) on N + i; busy ports are refused (PortsBusy), or,
                             with auto_port, the lab falls back to free ephemeral ports and says so in status.
 Reset:                      lab.reset() / lab_reset(state_dir): back to day 0 (or to a baseline saved with
@@ -498,7 +498,7 @@ def _control_app(lab: Lab) -> web.Application:
 
 async def _serve(args: argparse.Namespace) -> None:
     if args.shards > 1:
-        from nr_run.lab.twin.shards import serve_coordinator
+        from nr_run.lab.twin.coordinator import serve_coordinator
 
         await serve_coordinator(args)
         return

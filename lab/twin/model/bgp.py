@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -315,6 +315,13 @@ class Bgp(Addressing):
             hold = min(hold, theirs.hold_s)
         return min(mine.keepalive_s, hold // 3) if hold else 0, hold
 
+    def _routes_via(self, dev: str) -> Counter[str | None]:
+        """next-hop address -> how many of dev's BGP routes use it: counted once per device, not once per
+        neighbour (a spine of a big site has hundreds)."""
+        def build() -> Counter[str | None]:
+            return Counter(ip for r in self.bgp_table(dev).values() for ip in {nh.ip for nh in r.next_hops})
+        return self._cached(f"via:{dev}", build)
+
     def bgp_sessions(self, dev: str) -> list[BgpSessionView]:
         st = self.states.get(dev)
         if not st or not st.bgp:
@@ -327,11 +334,9 @@ class Bgp(Addressing):
             pst = self.states.get(pdev) if pdev else None
             received = sent = 0
             if state == "Established" and (dev, ip) in established and pdev:
-                mine = self.bgp_table(dev)
-                received = sum(1 for r in mine.values() if any(nh.ip == ip for nh in r.next_hops))
+                received = self._routes_via(dev).get(ip, 0)
                 peer_asn = pst.bgp.asn if pst and pst.bgp else None
-                peer_rx = self.bgp_table(pdev)
-                sent = sum(1 for r in peer_rx.values() if any(nh.ip == local_ip for nh in r.next_hops))
+                sent = self._routes_via(pdev).get(local_ip, 0)
                 if peer_asn is None:
                     sent = 0
             out.append(BgpSessionView(

@@ -1,6 +1,7 @@
 """The fabric model's inputs: device states, cabling, faults, and the cache every derived view shares.
 
-Results are cached per (states version, faults version): any config change or fault drops them all.
+Results are cached per (states version, cabling faults version): any config change, or a fault that changes
+links (faults.CABLING_KINDS), drops them all; a view that reads another fault kind must not be cached.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ class FabricCore:
         return self.states.get(device)
 
     def _cached(self, key: str, build):
-        now_key = (self._version, self.faults.version)
+        now_key = (self._version, self.faults.cabling_version)
         if now_key != self._cache_key:
             self._cache = {}
             self._cache_key = now_key
