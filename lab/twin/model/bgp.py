@@ -199,7 +199,7 @@ class Bgp(Addressing):
                      ) -> dict[str, tuple[tuple[int, ...], list[NextHop], bool]]:
         """Best paths toward `origin`'s prefixes that meet `stops` (_signature): dev -> (as_path, next hops,
         learned over iBGP)."""
-        def build():
+        def build() -> dict[str, tuple[tuple[int, ...], list[NextHop], bool]]:
             receivers, asn = self._receivers()
             limits = self._max_paths()
             maps_in = self._filters()[1] if stops else {}
