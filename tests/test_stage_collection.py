@@ -164,7 +164,7 @@ def test_a_neighbours_own_config_drift_is_left_to_the_baseline_and_the_final_che
     twin = deployed_twin
     twin.push("rtsw3", json.dumps({"WRED_PROFILE": {"ROCE_LOSSLESS": {"green_min_threshold": "999999"}}}))
     twin.fault("drift", device="ctsw1", lines=["interface Ethernet1", "description drifted"])
-    already = len(twin.log_commands("rtsw3"))
+    already = len(twin.asked("rtsw3"))
     rc, report = run_json(twin, capsys, "deploy", "--commit", "--yes", "--hosts", "ctsw1",
                           "--confirm-timeout", "60")
     states = {d["device"]: d["state"] for d in report["devices"]}
@@ -175,6 +175,6 @@ def test_a_neighbours_own_config_drift_is_left_to_the_baseline_and_the_final_che
     assert ("ecn", "rtsw3") in old and report["final_check"]["new"] == []
     assert rc == 1 and "pre-existing" in report["message"]
     # rtsw3's running config (QoS, buffers) read by the baseline and by the final check, not by the stage
-    read = twin.log_commands("rtsw3")[already:]
+    read = twin.asked("rtsw3")[already:]
     assert read.count(RUNNING_SONIC) == 2
     assert read.count("show lldp table") == 3     # its link state is read by the stage too

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import re
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -69,6 +70,10 @@ CREDS = {"eos": ("admin", "admin"), "sonic": ("admin", "YourPaSsWoRd"), "linux":
 FAST_CHECKS: dict[str, dict[str, Any]] = {"counters": {"interval_s": 0.2},
                                           "rdma": {"seconds": 1, "server_wait_s": 0.05}}
 DEPLOYED = "deployed"
+
+# a batch script: "echo <mark> 0 0; <cmd> 2>&1; echo <mark> 1 $?; ...; echo <mark> end $?"
+BATCH_MARK = re.compile(r"echo nr-run-batch-[0-9a-f]+ 0 0; ")
+BATCHED = re.compile(r"; (.*?) 2>&1; echo nr-run-batch-[0-9a-f]+ (?:\d+|end) \$\?")
 
 
 class TwinSite:
@@ -156,6 +161,17 @@ class TwinSite:
     def log_commands(self, host: str) -> list[str]:
         lines = (self.state / "logs" / f"{host}.log").read_text().splitlines()
         return [json.loads(line.split("\t", 2)[2]) for line in lines]
+
+    def asked(self, host: str) -> list[str]:
+        """The commands `host` was asked to run, a batch (one exec channel running several commands between
+        marker lines) counted as the commands it ran."""
+        out: list[str] = []
+        for entry in self.log_commands(host):
+            if BATCH_MARK.match(entry):
+                out += BATCHED.findall(entry)
+            else:
+                out.append(entry)
+        return out
 
 
 @functools.cache
