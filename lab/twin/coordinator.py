@@ -28,7 +28,7 @@ from aiohttp import web
 
 from nr_run.lab.twin.clab import load_clab
 from nr_run.lab.twin.faults import Faults, check_fault_targets
-from nr_run.lab.twin.platforms import LOOPBACK, busy_ports
+from nr_run.lab.twin.platforms import LOOPBACK
 from nr_run.lab.twin.shards import PARENT_CHECK_S, TOPOLOGY, assign
 from nr_run.lab.twin.shared import create_board
 from nr_run.lab.twin.tls import ensure_cert
@@ -46,22 +46,14 @@ class Coordinator:
 
     def __init__(self, topology_file: str | Path, state_dir: str | Path, *, base_port: int, latency_ms: int,
                  auto_port: bool, count: int) -> None:
-        from nr_run.lab.twin.lab import _ports_busy
+        from nr_run.lab.twin.lab import choose_base_port
 
         self.source = str(Path(topology_file).resolve())
         self.topology = load_clab(self.source)
         self.site = self.topology.site
         self.state_dir = Path(state_dir)
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        self.port_note = ""
-        if base_port:
-            busy = busy_ports(self.topology, base_port)
-            if busy and not auto_port:
-                raise _ports_busy(busy)
-            if busy:
-                self.port_note = (f"ports from {base_port} are in use ({busy[0]}, ...): serving on free ports, "
-                                  "see the address table")
-                base_port = 0
+        base_port, self.port_note = choose_base_port(self.topology, base_port, auto_port)
         self.base_port = base_port
         self.count = count
         self.groups = assign(self.topology, count)

@@ -101,14 +101,8 @@ class Lab:
         self.topology = topology
         self.port_note = ""
         self.shard = board is not None
-        if base_port and not self.shard:
-            busy = busy_ports(topology, base_port)
-            if busy and not auto_port:
-                raise _ports_busy(busy)
-            if busy:
-                self.port_note = (f"ports from {base_port} are in use ({busy[0]}, ...): serving on free ports, "
-                                  "see the address table")
-                base_port = 0
+        if not self.shard:
+            base_port, self.port_note = choose_base_port(topology, base_port, auto_port)
         self.state_dir = Path(state_dir) if state_dir else default_state_dir(self.site)
         self.state_dir.mkdir(parents=True, exist_ok=True)
         self.faults = Faults.load(self.state_dir / "faults.json")
@@ -316,6 +310,18 @@ def _check_baseline(state_dir: Path, name: str) -> None:
     _check_name(name)
     if not (state_dir / "baselines" / name).is_dir():
         raise ValueError(f"no baseline {name!r} saved in {state_dir}")
+
+
+def choose_base_port(topology: Topology, base_port: int, auto_port: bool) -> tuple[int, str]:
+    """The base port to serve from and a note for the address table: `base_port` when its range is free,
+    PortsBusy when it is not (unless `auto_port`: then 0, free ports, and a note saying why)."""
+    busy = busy_ports(topology, base_port) if base_port else []
+    if busy and not auto_port:
+        raise _ports_busy(busy)
+    if busy:
+        return 0, (f"ports from {base_port} are in use ({busy[0]}, ...): serving on free ports, "
+                   "see the address table")
+    return base_port, ""
 
 
 def _ports_busy(busy: list[int]) -> PortsBusy:
