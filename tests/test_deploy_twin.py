@@ -289,8 +289,7 @@ def test_process_killed_before_confirm_reverts_by_itself(twin):
     script = textwrap.dedent(f"""
         import json, os, signal
         from nr_run.runbooks.deploy import commit_device
-        from nr_run.cli.main import main
-from nr_run.intent import compile_site
+        from nr_run.intent import compile_site
         from nr_run.runbooks.inventory import init_nornir
         from nr_run.runbooks.render import render_device
         intent = compile_site({str(DC1)!r})
