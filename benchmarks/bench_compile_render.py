@@ -16,28 +16,24 @@ Targets: render <= 4 ms CPU per switch at 1,024 switches and within 20 % from 1,
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import os
 import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.render_timing import cpu_s, render_in_process  # noqa: E402
+
 CTSW = 16
 TARGET_MS = 4.0
 
 
-def _cpu() -> float:
-    me = resource.getrusage(resource.RUSAGE_SELF)
-    return me.ru_utime + me.ru_stime
 
 
 def one(switches: int) -> dict[str, Any]:
@@ -45,15 +41,7 @@ def one(switches: int) -> dict[str, Any]:
 
     with tempfile.TemporaryDirectory() as tmp:
         site = generate_site(Path(tmp), rtsw=switches - CTSW, ctsw=CTSW)
-        c0, w0 = _cpu(), time.perf_counter()
-        from nr_run.cli.main import main
-
-        with contextlib.redirect_stdout(io.StringIO()):
-            rc = main(["render", "--site", site.name, "--inventory-dir", str(site.parent), "--out",
-                       str(Path(tmp) / "out"), "-q"])
-        c1, w1 = _cpu(), time.perf_counter()
-        if rc != 0:
-            raise SystemExit(f"render exit {rc}")
+        cpu, wall = render_in_process(site, Path(tmp) / "out")
         configs = len(list((Path(tmp) / "out").iterdir()))
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -61,15 +49,15 @@ def one(switches: int) -> dict[str, Any]:
         from nr_run.intent import compile_site
         from nr_run.runbooks.render import render_site
 
-        c2 = _cpu()
+        c2 = cpu_s()
         with gc_paused():
             intent = compile_site(site)
-        c3 = _cpu()
+        c3 = cpu_s()
         with gc_paused():
             render_site(intent)
-        c4 = _cpu()
-    return {"switches": switches, "configs": configs, "render_cpu_s": c1 - c0, "render_wall_s": w1 - w0,
-            "cpu_ms_per_switch": (c1 - c0) * 1000 / switches, "cpu_ms_per_config": (c1 - c0) * 1000 / configs,
+        c4 = cpu_s()
+    return {"switches": switches, "configs": configs, "render_cpu_s": cpu, "render_wall_s": wall,
+            "cpu_ms_per_switch": cpu * 1000 / switches, "cpu_ms_per_config": cpu * 1000 / configs,
             "peak_rss_mb": rss, "compile_cpu_s": c3 - c2, "library_render_cpu_s": c4 - c3,
             "library_ms_per_switch": (c4 - c2) * 1000 / switches}
 

@@ -43,14 +43,13 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.render_timing import cpu_s, render_in_process  # noqa: E402
+
 CTSW = 16
 TARGET = 40.0          # nr-run at least this many times less CPU per device
 
 
-def _cpu() -> float:
-    """CPU seconds of this process and its children (user + system)."""
-    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+_cpu = cpu_s
 
 
 def _site(tmp: Path, switches: int) -> Path:
@@ -160,24 +159,13 @@ def run_avd(switches: int) -> dict[str, Any]:
 
 
 def run_nr(switches: int) -> dict[str, Any]:
-    import contextlib
-    import io
-
     with tempfile.TemporaryDirectory() as tmp:
         site = _site(Path(tmp), switches)
-        c0, w0 = _cpu(), time.perf_counter()
-        from nr_run.cli.main import main
-
-        with contextlib.redirect_stdout(io.StringIO()):
-            rc = main(["render", "--site", site.name, "--inventory-dir", str(site.parent), "--out",
-                       str(Path(tmp) / "out"), "-q"])
-        c1, w1 = _cpu(), time.perf_counter()
-        if rc != 0:
-            raise SystemExit(f"nr-run render exit {rc}")
+        cpu, wall = render_in_process(site, Path(tmp) / "out")
         files = list((Path(tmp) / "out").iterdir())
         size = sum(p.stat().st_size for p in files if p.suffix == ".cfg")
-    return {"side": "nr-run", "devices": switches, "configs": len(files), "cpu_s": c1 - c0, "wall_s": w1 - w0,
-            "cpu_ms_per_device": (c1 - c0) * 1000 / switches, "config_mb": size / 1e6,
+    return {"side": "nr-run", "devices": switches, "configs": len(files), "cpu_s": cpu, "wall_s": wall,
+            "cpu_ms_per_device": cpu * 1000 / switches, "config_mb": size / 1e6,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 

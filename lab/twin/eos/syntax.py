@@ -153,12 +153,7 @@ def _neighbor(t: list[str], neg: bool) -> None:
 
 def _aggregate_address(t: list[str], neg: bool) -> None:
     """`aggregate-address <network> [summary-only] [as-set] [advertise-only]` (route-map options not modelled)."""
-    if len(t) < 2:
-        raise bad(t, 1)
-    try:
-        ipaddress.IPv4Network(t[1])
-    except ValueError:
-        raise bad(t, 1) from None
+    _network(t, neg)
     for i, word in enumerate(t[2:], 2):
         if word not in ("summary-only", "as-set", "advertise-only") and not neg:
             raise bad(t, i)
@@ -172,6 +167,7 @@ def _redistribute(t: list[str], neg: bool) -> None:
 
 
 def _network(t: list[str], neg: bool) -> None:
+    """`network <prefix>` (and the prefix every command that names one starts with): an IPv4 network."""
     if len(t) < 2:
         raise bad(t, 1)
     try:
