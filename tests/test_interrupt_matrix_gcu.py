@@ -1,0 +1,25 @@
+"""The interrupt matrix of a GCU commit (an ECN change on SONiC rtsw3): SIGTERM, SIGINT or SIGKILL before the
+apply, after it, during the stage's post-checks and during the confirm, and on a full disk.
+
+One case runs by default (SIGTERM after the apply: the signal, the revert timer, the shift back and the
+reconcile); the rest is `long`.
+
+The cases and their assertions are in tests/interrupt_cases.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.interrupt_cases import full_disk_case, full_disk_cases, matrix, signal_case
+
+
+@pytest.mark.parametrize(("kind", "step", "sig"), matrix("gcu"))
+def test_a_signal_at_any_step_leaves_the_device_reverted_or_confirmed_and_reconciled(
+        deployed_twin, tmp_path, capsys, kind, step, sig):
+    signal_case(deployed_twin, tmp_path, capsys, kind, step, sig)
+
+
+@pytest.mark.parametrize(("kind", "sig"), full_disk_cases("gcu"))
+def test_a_signal_on_a_full_disk_leaves_the_device_reverted_or_kept_and_reconciled(
+        deployed_twin, tmp_path, capsys, kind, sig):
+    full_disk_case(deployed_twin, tmp_path, capsys, kind, sig)
