@@ -266,18 +266,26 @@ def test_timer_that_expires_during_post_checks_is_reported_as_such(twin):
     before = twin.snapshot()
 
     class SlowChecks(StageGate):
+        given: list[int] = []       # the timers the stages' commits got, in order
+
         def stage(self, nr, stage, at_intent):
-            time.sleep(4)
+            # slower than the stage's timer: 3 s (--confirm-timeout), or more if the baseline check took long
+            # enough for the product to raise it (a loaded machine)
+            self.given.append(self.revert_timer(stage))
+            time.sleep(self.given[-1] + 1)
             return super().stage(nr, stage, at_intent)
 
-    nr, run = _api_deployment(twin, 3, SlowChecks(intent, FAST_CHECKS))
+    gate = SlowChecks(intent, FAST_CHECKS)
+    nr, run = _api_deployment(twin, 3, gate)
     run.dry_run()
     run.commit(canary=1, batch="25%")
     nr.close_connections()
     report = run.report
+    [timer] = gate.given            # the first stage's timer expired: no later stage started
+    assert timer >= 3
     for host in ("rtsw1", "ctsw1"):
         assert report.devices[host].state == "reverted", report.devices[host].detail
-        assert "revert timer (3 s) expired" in report.devices[host].detail
+        assert f"revert timer ({timer} s) expired" in report.devices[host].detail
         assert "verified equal to the backup" in report.devices[host].detail
     assert "expired" in report.message and "finding" not in report.message   # not a post-check failure
     assert twin.snapshot() == before
