@@ -137,11 +137,20 @@ class LinuxConfig:
         priority 0), PFC, MTU and DCQCN priorities; the TC -> queue maps are the intent's."""
         base = from_intent(device)
         ports = dict(base.ports)
+        # NICs set alike share one view (an analysis judges each distinct view once): the same settings
+        # (_nic_view's shared answer) over the same intent view's maps
+        alike: dict[tuple[Any, ...], Any] = {}
         for nic in structured.get("nics", []):
             pq = ports.get(nic["name"])
             if pq is None:
                 continue
-            ports[nic["name"]] = replace(pq, **_nic_view(nic))
+            fields = _nic_view(nic)
+            key = (id(fields), id(pq.tc_to_queue), id(pq.tc_to_pg), id(pq.pfc_priority_to_queue), pq.lossless_pgs,
+                   pq.watchdog_priorities)
+            found = alike.get(key)
+            if found is None or found[0] is not fields:
+                found = alike[key] = (fields, replace(pq, **fields))
+            ports[nic["name"]] = found[1]
         return replace(base, source=f"{device.name} rendered NIC script", ports=ports)
 
     def preflight(self, fabric: FabricIntent) -> list[Finding]:
