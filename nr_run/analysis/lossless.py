@@ -20,6 +20,7 @@ from nr_run.analysis.paths import (
     LinkRef,
     PathClass,
     PortRef,
+    Position,
     example_path,
     path_classes,
 )
@@ -200,6 +201,8 @@ class _Checker:
         self._devices: dict[str, _DeviceVerdicts] = {}
         # every RTSW's host side is in every class through it: judged once per RTSW and hop
         self._host: dict[str, dict[str, list[tuple[str, str, str, Problem]]]] = {}
+        self._positions: dict[int, tuple[Position, int, list[tuple[str, str, str, Problem]]]] = {}
+        self._host_hops: dict[int, tuple[list[str], int]] = {}
 
     def _view(self, name: str) -> DeviceQos:
         dev = self.fabric.devices[name]
@@ -247,6 +250,28 @@ class _Checker:
         if found is None:
             found = verdicts[id(pq)] = port_problems(self.ref, d.dev, d.view, port, direction)
         return found
+
+    def position(self, position: Position, host_links: dict[str, list[tuple[str, str, str]]]
+                 ) -> tuple[int, list[tuple[str, str, str, Problem]]]:
+        """(hops, problems) of one position; once per position, which classes through one CTSW between the same
+        RTSWs share (the entry keeps the position, so its id is not reused while the entry lives)."""
+        found = self._positions.get(id(position))
+        if found is not None and found[0] is position:
+            return found[1], found[2]
+        items: list[PortRef | LinkRef] = [*position.ports, *position.links]
+        hops = len(items)
+        broken = self.items(items)
+        if position.part is not None:
+            # the host positions of a class share one list of RTSWs (sources are destinations): counted once
+            key = id(position.hosts)
+            found_hops = self._host_hops.get(key)
+            if found_hops is None or found_hops[0] is not position.hosts:
+                found_hops = self._host_hops[key] = (
+                    position.hosts, sum(len(host_links.get(rtsw, ())) for rtsw in position.hosts))
+            hops += found_hops[1]
+            broken += self.host_part(position.hosts, position.part, host_links)
+        self._positions[id(position)] = (position, hops, broken)
+        return hops, broken
 
     def items(self, items: list[PortRef | LinkRef]) -> list[tuple[str, str, str, Problem]]:
         out: list[tuple[str, str, str, Problem]] = []
@@ -338,19 +363,9 @@ def _judge(checker: _Checker, pc: PathClass, only: frozenset[str] | None = None)
     for another reason."""
     lossy = pc.kind == "cross-zone" and checker.fabric.cross_zone == "lossy"
     hops = 0
-    host_hops: dict[int, int] = {}
     for position in pc.positions:
-        broken: list[tuple[str, str, str, Problem]] = []
-        items: list[PortRef | LinkRef] = [*position.ports, *position.links]
-        hops += len(items)
-        broken += checker.items(items)
-        if position.part is not None:
-            # a class's host positions share one list of RTSWs (sources are destinations): counted once
-            key = id(position.hosts)
-            if key not in host_hops:
-                host_hops[key] = sum(len(pc.host_links.get(rtsw, ())) for rtsw in position.hosts)
-            hops += host_hops[key]
-            broken += checker.host_part(position.hosts, position.part, pc.host_links)
+        count, broken = checker.position(position, pc.host_links)
+        hops += count
         if only is not None:
             broken = [b for b in broken if b[3].check in only]
         if lossy:
