@@ -53,15 +53,31 @@ def rdma_device(index: int) -> str:
 
 def nic_entry(name: str, rdma: str, mtu: int, qos: NicQos) -> dict[str, Any]:
     """One NIC of the structured config: every knob, explicit."""
+    return {"name": name, "rdma": rdma, "port": 1, "mtu": mtu, **_qos_fields(qos)}
+
+
+# id of a NicQos -> (it, its fields): a site's NICs share a few NicQos objects (one per RoCE profile), so each is
+# read once; the structured config is never modified, so NICs may share the lists. Keeping the NicQos in the
+# value keeps its id from being reused while the entry lives (bounded).
+_QOS_FIELDS: dict[int, tuple[NicQos, dict[str, Any]]] = {}
+
+
+def _qos_fields(qos: NicQos) -> dict[str, Any]:
+    found = _QOS_FIELDS.get(id(qos))
+    if found is not None and found[0] is qos:
+        return found[1]
     rp = qos.rp.model_dump()
     np_values = {"min_time_between_cnps": qos.np.min_time_between_cnps, "cnp_dscp": qos.cnp_dscp,
                  "cnp_802p_prio": qos.cnp_priority}
     ecn = set(qos.ecn_priorities)
-    return {"name": name, "rdma": rdma, "port": 1, "mtu": mtu, "trust": [qos.trust],
-            "dscp_prio": [[d, p] for d, p in sorted(qos.dscp_to_prio.items())],
-            "pfc": [p in qos.pfc_priorities for p in PRIORITIES],
-            "rp_enable": [int(p in ecn) for p in PRIORITIES], "np_enable": [int(p in ecn) for p in PRIORITIES],
-            "rp": [[k, rp[k]] for k in RP_KEYS], "np": [[k, np_values[k]] for k in NP_KEYS], "tos": qos.roce_tos}
+    fields = {"trust": [qos.trust], "dscp_prio": [[d, p] for d, p in sorted(qos.dscp_to_prio.items())],
+              "pfc": [p in qos.pfc_priorities for p in PRIORITIES],
+              "rp_enable": [int(p in ecn) for p in PRIORITIES], "np_enable": [int(p in ecn) for p in PRIORITIES],
+              "rp": [[k, rp[k]] for k in RP_KEYS], "np": [[k, np_values[k]] for k in NP_KEYS], "tos": qos.roce_tos}
+    if len(_QOS_FIELDS) >= _RENDERED_MAX:
+        _QOS_FIELDS.clear()
+    _QOS_FIELDS[id(qos)] = (qos, fields)
+    return fields
 
 
 def structured_config(device: DeviceIntent) -> dict[str, Any]:
