@@ -20,8 +20,8 @@ from nr_run.analysis.paths import (
     LinkRef,
     PathClass,
     PortRef,
+    Position,
     example_path,
-    host_side,
     path_classes,
 )
 from nr_run.analysis.result import AnalysisFinding, AnalysisResult, Figure, Table
@@ -176,6 +176,18 @@ FIX_KEYS = {
 }
 
 
+@dataclass
+class _DeviceVerdicts:
+    """A device's view and its verdicts: `fixed` when the whole device fails (unbuildable, not collected), else
+    per direction the problems of each distinct PortQos, by id."""
+
+    dev: DeviceIntent
+    view: DeviceQos
+    fixed: list[Problem] | None
+    rx: dict[int, list[Problem]]
+    tx: dict[int, list[Problem]]
+
+
 class _Checker:
     """Per-port and per-link verdicts, each computed once and shared by every class that crosses it."""
 
@@ -183,10 +195,14 @@ class _Checker:
         self.fabric = fabric
         self.ref = roce_class(fabric)
         self.view: Callable[[str], DeviceQos] = cache(self._view)
-        self.port: Callable[[PortRef], list[Problem]] = cache(self._port)
         self.rendered: Callable[[str], DeviceQos | None] = cache(self._rendered)
         self.unbuildable: dict[str, str] = {}
-        self._host_cache: dict[tuple[str, str], list[tuple[str, str, str, Problem]]] = {}
+        # looked up by names, never by hashing a PortRef: a class lists tens of thousands of ports and links
+        self._devices: dict[str, _DeviceVerdicts] = {}
+        # every RTSW's host side is in every class through it: judged once per RTSW and hop
+        self._host: dict[str, dict[str, list[tuple[str, str, str, Problem]]]] = {}
+        self._positions: dict[int, tuple[Position, int, list[tuple[str, str, str, Problem]]]] = {}
+        self._host_hops: dict[int, tuple[list[str], int]] = {}
 
     def _view(self, name: str) -> DeviceQos:
         dev = self.fabric.devices[name]
@@ -203,41 +219,116 @@ class _Checker:
         except (ValueError, KeyError, LookupError):
             return None
 
-    def _port(self, ref: PortRef) -> list[Problem]:
-        dev = self.fabric.devices[ref.device]
-        view = self.view(ref.device)
-        if ref.device in self.unbuildable:
-            return [Problem("config", f"the {dev.platform} config cannot be built: {self.unbuildable[ref.device]}")]
-        uncollected = view.extra.get("uncollected")
-        if uncollected:
-            section, why = sorted(uncollected.items())[0]
-            return [Problem("config", f"state not collected ({section}: {why})")]
-        return port_problems(self.ref, dev, view, ref.port, ref.direction)
+    def port(self, ref: PortRef) -> list[Problem]:
+        """The problems of RoCE on one port in one direction."""
+        return self._port(ref.device, ref.port, ref.direction)
+
+    def _device(self, name: str) -> _DeviceVerdicts:
+        found = self._devices.get(name)
+        if found is None:
+            dev, view = self.fabric.devices[name], self.view(name)
+            fixed: list[Problem] | None = None
+            if name in self.unbuildable:
+                fixed = [Problem("config", f"the {dev.platform} config cannot be built: {self.unbuildable[name]}")]
+            elif uncollected := view.extra.get("uncollected"):
+                section, why = sorted(uncollected.items())[0]
+                fixed = [Problem("config", f"state not collected ({section}: {why})")]
+            found = self._devices[name] = _DeviceVerdicts(dev, view, fixed, {}, {})
+        return found
+
+    def _port(self, device: str, port: str, direction: str) -> list[Problem]:
+        d = self._device(device)
+        if d.fixed is not None:
+            return d.fixed
+        pq = d.view.ports.get(port)
+        if pq is None:
+            return port_problems(self.ref, d.dev, d.view, port, direction)
+        # ports configured alike share one PortQos (the views intern them), so a device judges each distinct
+        # one once per direction; the view keeps its ports alive as long as this checker, so ids stay unique
+        verdicts = d.rx if direction == "rx" else d.tx
+        found = verdicts.get(id(pq))
+        if found is None:
+            found = verdicts[id(pq)] = port_problems(self.ref, d.dev, d.view, port, direction)
+        return found
+
+    def position(self, position: Position, host_links: dict[str, list[tuple[str, str, str]]]
+                 ) -> tuple[int, list[tuple[str, str, str, Problem]]]:
+        """(hops, problems) of one position; once per position, which classes through one CTSW between the same
+        RTSWs share (the entry keeps the position, so its id is not reused while the entry lives)."""
+        found = self._positions.get(id(position))
+        if found is not None and found[0] is position:
+            return found[1], found[2]
+        items: list[PortRef | LinkRef] = [*position.ports, *position.links]
+        hops = len(items)
+        broken = self.items(items)
+        if position.part is not None:
+            # the host positions of a class share one list of RTSWs (sources are destinations): counted once
+            key = id(position.hosts)
+            found_hops = self._host_hops.get(key)
+            if found_hops is None or found_hops[0] is not position.hosts:
+                found_hops = self._host_hops[key] = (
+                    position.hosts, sum(len(host_links.get(rtsw, ())) for rtsw in position.hosts))
+            hops += found_hops[1]
+            broken += self.host_part(position.hosts, position.part, host_links)
+        self._positions[id(position)] = (position, hops, broken)
+        return hops, broken
 
     def items(self, items: list[PortRef | LinkRef]) -> list[tuple[str, str, str, Problem]]:
         out: list[tuple[str, str, str, Problem]] = []
         for item in items:
             if isinstance(item, PortRef):
-                out += [(item.device, item.port, item.direction, pr) for pr in self.port(item)]
+                found = self._port(item.device, item.port, item.direction)
+                if found:
+                    out += [(item.device, item.port, item.direction, pr) for pr in found]
             else:
-                out += [(item.rx.device, item.rx.port, "rx", pr) for pr in self.link(item)]
+                tx, rx = item.tx, item.rx
+                found = self._link(tx.device, tx.port, rx.device, rx.port)
+                if found:
+                    out += [(rx.device, rx.port, "rx", pr) for pr in found]
         return out
 
-    def host_part(self, rtsw: str, part: HostPart,
+    def host_part(self, rtsws: list[str], part: HostPart,
                   host_links: dict[str, list[tuple[str, str, str]]]) -> list[tuple[str, str, str, Problem]]:
-        """The problems of one host-side hop below an RTSW; computed once per RTSW and hop."""
-        key = (rtsw, part)
-        if key not in self._host_cache:
-            self._host_cache[key] = self.items(host_side(host_links.get(rtsw, []), rtsw, part))
-        return self._host_cache[key]
+        """The problems of one host-side hop below each of `rtsws`, in their order; computed once per RTSW and hop."""
+        per = self._host.setdefault(part, {})
+        out: list[tuple[str, str, str, Problem]] = []
+        for rtsw in rtsws:
+            found = per.get(rtsw)
+            if found is None:
+                found = per[rtsw] = self._host_side(rtsw, part, host_links.get(rtsw, []))
+            if found:
+                out += found
+        return out
+
+    def _host_side(self, rtsw: str, part: HostPart,
+                   hosts: list[tuple[str, str, str]]) -> list[tuple[str, str, str, Problem]]:
+        """nr_run.analysis.paths.host_side's ports and links judged in its order, without building them."""
+        out: list[tuple[str, str, str, Problem]] = []
+        for port, gpu, nic in hosts:
+            if part in ("nic-tx", "nic-rx"):
+                where = (gpu, nic, "tx" if part == "nic-tx" else "rx")
+            elif part in ("rtsw-rx", "rtsw-tx"):
+                where = (rtsw, port, "rx" if part == "rtsw-rx" else "tx")
+            else:
+                tx, rx = ((gpu, nic), (rtsw, port)) if part == "up-link" else ((rtsw, port), (gpu, nic))
+                found = self._link(tx[0], tx[1], rx[0], rx[1])
+                out += [(rx[0], rx[1], "rx", pr) for pr in found]
+                continue
+            out += [(*where, pr) for pr in self._port(*where)]
+        return out
 
     def link(self, link: LinkRef) -> list[Problem]:
+        """PFC on the RoCE priority at both ends of a link (computed once per link)."""
+        return self._link(link.tx.device, link.tx.port, link.rx.device, link.rx.port)
+
+    def _link(self, tx_device: str, tx_port: str, rx_device: str, rx_port: str) -> list[Problem]:
         p = self.ref.priority
-        ends = [(e, self.view(e.device).ports.get(e.port)) for e in (link.tx, link.rx)]
-        off = [f"{e.device}:{e.port}" for e, pq in ends if pq is None or p not in pq.pfc_priorities]
-        if off:
-            return [Problem("pfc", f"PFC priority {p} not enabled at both ends: off on {', '.join(off)}")]
-        return []
+        tx, rx = self._device(tx_device).view.ports.get(tx_port), self._device(rx_device).view.ports.get(rx_port)
+        if tx is not None and rx is not None and p in tx.pfc_priorities and p in rx.pfc_priorities:
+            return []
+        off = [f"{d}:{port}" for d, port, pq in ((tx_device, tx_port, tx), (rx_device, rx_port, rx))
+               if pq is None or p not in pq.pfc_priorities]
+        return [Problem("pfc", f"PFC priority {p} not enabled at both ends: off on {', '.join(off)}")]
 
     def fix(self, device: str, port: str, direction: str, problem: Problem) -> str:
         """Where to fix it: the inventory key, or the platform plug-in when the intent itself is right."""
@@ -273,14 +364,8 @@ def _judge(checker: _Checker, pc: PathClass, only: frozenset[str] | None = None)
     lossy = pc.kind == "cross-zone" and checker.fabric.cross_zone == "lossy"
     hops = 0
     for position in pc.positions:
-        broken: list[tuple[str, str, str, Problem]] = []
-        items: list[PortRef | LinkRef] = [*position.ports, *position.links]
-        hops += len(items)
-        broken += checker.items(items)
-        if position.part is not None:
-            for rtsw in position.hosts:
-                hops += len(pc.host_links.get(rtsw, []))
-                broken += checker.host_part(rtsw, position.part, pc.host_links)
+        count, broken = checker.position(position, pc.host_links)
+        hops += count
         if only is not None:
             broken = [b for b in broken if b[3].check in only]
         if lossy:

@@ -136,10 +136,15 @@ def path_classes(fabric: FabricIntent) -> list[PathClass]:
                 same_pairs += len(members) ** 2 - sum(n * n for n in units.values())
         cross = below if len(by_rail) > 1 else []
         cross_pairs = len(below) ** 2 - sum(len(m) ** 2 for m in by_rail.values())
+        # both classes through a CTSW usually run between the same RTSWs: then they share their positions
+        # (the same ports and links), built once and judged once
+        shared: dict[tuple[str, ...], list[Position]] = {}
         if same:
-            out.append(_class(f"same-rail via {ctsw}", "same-rail", topo, sorted(same), same_pairs, ctsw, fabric))
+            out.append(_class(f"same-rail via {ctsw}", "same-rail", topo, sorted(same), same_pairs, ctsw, fabric,
+                              shared))
         if cross:
-            out.append(_class(f"cross-rail via {ctsw}", "cross-rail", topo, cross, cross_pairs, ctsw, fabric))
+            out.append(_class(f"cross-rail via {ctsw}", "cross-rail", topo, cross, cross_pairs, ctsw, fabric,
+                              shared))
     # the NIC, RTSW and RTSW-CTSW hops of a cross-zone path are those of the in-zone classes through the same
     # CTSWs: judged there once, not again per ATSW (a site of 128 ATSWs would list them 128 times)
     judged = {r for pc in out if pc.ctsw is not None for r in pc.members}
@@ -192,8 +197,23 @@ def _cross_zone(atsw: str, topo: _Topology, members: list[str], ctsws: list[str]
 
 
 def _class(name: str, kind: str, topo: _Topology, members: list[str], pairs: int, ctsw: str | None,
-           fabric: FabricIntent) -> PathClass:
-    """The positions of a class over its RTSWs (each is a source and a destination); each port appears once."""
+           fabric: FabricIntent, shared: dict[tuple[str, ...], list[Position]] | None = None) -> PathClass:
+    """The positions of a class over its RTSWs (each is a source and a destination); each port appears once.
+    `shared`: positions already built for these members through the same CTSW, reused (never modified)."""
+    key = tuple(members)
+    if shared is not None and key in shared:
+        pos = shared[key]
+    else:
+        pos = _positions(topo, members, ctsw)
+        if shared is not None:
+            shared[key] = pos
+    pc = PathClass(name=name, kind=kind, positions=pos, example=[], pairs=pairs,   # type: ignore[arg-type]
+                   host_links=topo.host_ports, members=members, ctsw=ctsw, uplinks=topo.uplinks)
+    pc.example, pc.example_ports = example_path(pc, fabric)
+    return pc
+
+
+def _positions(topo: _Topology, members: list[str], ctsw: str | None) -> list[Position]:
     sources = dests = members
     pos = [
         Position("source NIC (tx)", hosts=sources, part="nic-tx"),
@@ -217,10 +237,7 @@ def _class(name: str, kind: str, topo: _Topology, members: list[str], pairs: int
         Position("RTSW -> NIC link", hosts=dests, part="down-link"),
         Position("destination NIC (rx)", hosts=dests, part="nic-rx"),
     ]
-    pc = PathClass(name=name, kind=kind, positions=pos, example=[], pairs=pairs,   # type: ignore[arg-type]
-                   host_links=topo.host_ports, members=members, ctsw=ctsw, uplinks=topo.uplinks)
-    pc.example, pc.example_ports = example_path(pc, fabric)
-    return pc
+    return pos
 
 
 def example_path(pc: PathClass, fabric: FabricIntent, through: str | None = None) -> tuple[list[str], list[PortRef]]:
@@ -228,7 +245,7 @@ def example_path(pc: PathClass, fabric: FabricIntent, through: str | None = None
     has a path through it (an RTSW of the class, a server below one), else from its first RTSW."""
     devs = fabric.devices
     a, nic = pc.members[0], None
-    for rtsw in pc.members:
+    for rtsw in pc.members if through is not None else ():
         hosts = sorted(pc.host_links.get(rtsw, []))
         if through == rtsw or any(g == through for _, g, _ in hosts):
             a, nic = rtsw, next((h for h in hosts if h[1] == through), None)

@@ -69,6 +69,7 @@ def qos_view(device: DeviceIntent, structured: Mapping[str, Any]) -> DeviceQos:
     # what a port gets from its service profile, read once per profile (ports share a few profiles); a
     # profile's problems are still reported once per port that uses it, as when each port read it
     by_profile: dict[str, tuple[frozenset[int], frozenset[int], dict[int, tuple[int, int]], set[int], str, list[str]]] = {}
+    alike: dict[tuple[str, int], PortQos] = {}
     for itf in config["ethernet_interfaces"]:
         name = itf["service_profile"]
         if name not in by_profile:
@@ -88,10 +89,15 @@ def qos_view(device: DeviceIntent, structured: Mapping[str, Any]) -> DeviceQos:
         prios, watched, ecn, strict_queues, trust, found = by_profile[name]
         problems += found
         strict |= strict_queues
-        ports[itf["name"]] = PortQos(
-            dscp_to_tc=dscp, tc_to_queue=tc_to_queue, tc_to_pg=None,
-            pfc_priority_to_queue=pfc_to_queue, pfc_priorities=prios, lossless_pgs=None,
-            ecn_queues=ecn, mtu=int(itf["mtu"]), watchdog_priorities=watched, trust=trust)
+        mtu = int(itf["mtu"])
+        # ports of one profile and MTU share one view: an analysis judges each distinct view once
+        pq = alike.get((name, mtu))
+        if pq is None:
+            pq = alike[(name, mtu)] = PortQos(
+                dscp_to_tc=dscp, tc_to_queue=tc_to_queue, tc_to_pg=None,
+                pfc_priority_to_queue=pfc_to_queue, pfc_priorities=prios, lossless_pgs=None,
+                ecn_queues=ecn, mtu=mtu, watchdog_priorities=watched, trust=trust)
+        ports[itf["name"]] = pq
     return DeviceQos(source=f"{device.name} EOS structured config", ports=ports, strict_queues=frozenset(strict),
                      watchdog=glob, watchdog_problems=tuple(problems),
                      non_ect="admit" if config["qos_ecn_allow_non_ect"] else "drop")

@@ -53,15 +53,31 @@ def rdma_device(index: int) -> str:
 
 def nic_entry(name: str, rdma: str, mtu: int, qos: NicQos) -> dict[str, Any]:
     """One NIC of the structured config: every knob, explicit."""
+    return {"name": name, "rdma": rdma, "port": 1, "mtu": mtu, **_qos_fields(qos)}
+
+
+# id of a NicQos -> (it, its fields): a site's NICs share a few NicQos objects (one per RoCE profile), so each is
+# read once; the structured config is never modified, so NICs may share the lists. Keeping the NicQos in the
+# value keeps its id from being reused while the entry lives (bounded).
+_QOS_FIELDS: dict[int, tuple[NicQos, dict[str, Any]]] = {}
+
+
+def _qos_fields(qos: NicQos) -> dict[str, Any]:
+    found = _QOS_FIELDS.get(id(qos))
+    if found is not None and found[0] is qos:
+        return found[1]
     rp = qos.rp.model_dump()
     np_values = {"min_time_between_cnps": qos.np.min_time_between_cnps, "cnp_dscp": qos.cnp_dscp,
                  "cnp_802p_prio": qos.cnp_priority}
     ecn = set(qos.ecn_priorities)
-    return {"name": name, "rdma": rdma, "port": 1, "mtu": mtu, "trust": [qos.trust],
-            "dscp_prio": [[d, p] for d, p in sorted(qos.dscp_to_prio.items())],
-            "pfc": [p in qos.pfc_priorities for p in PRIORITIES],
-            "rp_enable": [int(p in ecn) for p in PRIORITIES], "np_enable": [int(p in ecn) for p in PRIORITIES],
-            "rp": [[k, rp[k]] for k in RP_KEYS], "np": [[k, np_values[k]] for k in NP_KEYS], "tos": qos.roce_tos}
+    fields = {"trust": [qos.trust], "dscp_prio": [[d, p] for d, p in sorted(qos.dscp_to_prio.items())],
+              "pfc": [p in qos.pfc_priorities for p in PRIORITIES],
+              "rp_enable": [int(p in ecn) for p in PRIORITIES], "np_enable": [int(p in ecn) for p in PRIORITIES],
+              "rp": [[k, rp[k]] for k in RP_KEYS], "np": [[k, np_values[k]] for k in NP_KEYS], "tos": qos.roce_tos}
+    if len(_QOS_FIELDS) >= _RENDERED_MAX:
+        _QOS_FIELDS.clear()
+    _QOS_FIELDS[id(qos)] = (qos, fields)
+    return fields
 
 
 def structured_config(device: DeviceIntent) -> dict[str, Any]:
@@ -137,11 +153,20 @@ class LinuxConfig:
         priority 0), PFC, MTU and DCQCN priorities; the TC -> queue maps are the intent's."""
         base = from_intent(device)
         ports = dict(base.ports)
+        # NICs set alike share one view (an analysis judges each distinct view once): the same settings
+        # (_nic_view's shared answer) over the same intent view's maps
+        alike: dict[tuple[Any, ...], Any] = {}
         for nic in structured.get("nics", []):
             pq = ports.get(nic["name"])
             if pq is None:
                 continue
-            ports[nic["name"]] = replace(pq, **_nic_view(nic))
+            fields = _nic_view(nic)
+            key = (id(fields), id(pq.tc_to_queue), id(pq.tc_to_pg), id(pq.pfc_priority_to_queue), pq.lossless_pgs,
+                   pq.watchdog_priorities)
+            found = alike.get(key)
+            if found is None or found[0] is not fields:
+                found = alike[key] = (fields, replace(pq, **fields))
+            ports[nic["name"]] = found[1]
         return replace(base, source=f"{device.name} rendered NIC script", ports=ports)
 
     def preflight(self, fabric: FabricIntent) -> list[Finding]:

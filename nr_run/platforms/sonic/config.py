@@ -27,6 +27,26 @@ def _block(items: list[str], indent: str) -> str:
     return "{\n" + inner + (",\n" + inner).join(items) + "\n" + indent + "}"
 
 
+# an entry's fields (in their order) -> its indented JSON object: ports, queues and peers of every switch repeat a
+# few entries (QUEUE, PORT_QOS_MAP, PFC_WD, BUFFER_PG rows), so each distinct one is laid out once (bounded)
+_ENTRIES: dict[tuple[tuple[Any, Any], ...], str] = {}
+_ENTRIES_MAX = 1 << 16
+
+
+def _entry(fields: dict[str, Any]) -> str:
+    """One CONFIG_DB entry's object at the third level; TypeError for a name or value that is no string (or
+    cannot be a key), as the encoder raises it."""
+    key = tuple(fields.items())
+    found = _ENTRIES.get(key)
+    if found is None:
+        found = _block([f"{encode_basestring_ascii(f)}: {encode_basestring_ascii(v)}"
+                        for f, v in sorted(fields.items())], " " * 8)
+        if len(_ENTRIES) >= _ENTRIES_MAX:
+            _ENTRIES.clear()
+        _ENTRIES[key] = found
+    return found
+
+
 def to_json(doc: Mapping[str, Any]) -> str:
     """The one serialisation of a config_db document: sorted keys, 4-space indent, final newline.
 
@@ -43,9 +63,7 @@ def to_json(doc: Mapping[str, Any]) -> str:
             entries = doc[table]
             if type(entries) is not dict or not all(type(fields) is dict for fields in entries.values()):
                 raise TypeError(table)
-            keys = [f"{enc(key)}: " + _block([f"{enc(f)}: {enc(v)}" for f, v in sorted(entries[key].items())],
-                                             " " * 8)
-                    for key in sorted(entries)]
+            keys = [f"{enc(key)}: " + _entry(entries[key]) for key in sorted(entries)]
             tables.append(f"{enc(table)}: " + _block(keys, " " * 4))
     except TypeError:
         return json.dumps(doc, indent=4, sort_keys=True) + "\n"

@@ -63,10 +63,11 @@ def metadata(device: DeviceIntent) -> dict[str, Any]:
 
 
 def ports(device: DeviceIntent) -> dict[str, Any]:
+    prof = sku(device) if device.interfaces else None     # read once, not once per port
     return {
-        "PORT": {itf.name: {**port_facts(itf, device), "mtu": str(itf.mtu),
+        "PORT": {itf.name: {**hwsku.port_entry(prof, itf.name, itf.speed_mbps), "mtu": str(itf.mtu),
                             "fec": itf.fec, "admin_status": "up", "description": itf.description}
-                 for itf in device.interfaces},
+                 for itf in device.interfaces if prof is not None},
         "DEVICE_NEIGHBOR": {itf.name: {"name": itf.peer_device, "port": itf.peer_port, "local_port": itf.name}
                             for itf in device.interfaces},
         "CABLE_LENGTH": {"AZURE": cable_lengths(device)},

@@ -106,18 +106,28 @@ def qos_view(device: DeviceIntent, db: Mapping[str, Any]) -> DeviceQos:
             maps_read[(table, name)] = _int_map(db.get(table, {}), name)
         return maps_read[(table, name)]
 
+    # ports configured alike share one view (an analysis judges each distinct view once); alike means the same
+    # map names, PFC and watchdog texts, lossless PGs, ECN thresholds and MTU
+    alike: dict[tuple[Any, ...], PortQos] = {}
     for name, port in db.get("PORT", {}).items():
         maps = port_qos.get(name, {})
-        pfc = numbers(maps.get("pfc_enable", ""))
-        ports[name] = PortQos(
-            dscp_to_tc=int_map("DSCP_TO_TC_MAP", maps.get("dscp_to_tc_map") or glob.get("dscp_to_tc_map")),
-            tc_to_queue=int_map("TC_TO_QUEUE_MAP", maps.get("tc_to_queue_map")),
-            tc_to_pg=int_map("TC_TO_PRIORITY_GROUP_MAP", maps.get("tc_to_pg_map")),
-            pfc_priority_to_queue=int_map("MAP_PFC_PRIORITY_TO_QUEUE", maps.get("pfc_to_queue_map")),
-            pfc_priorities=pfc, lossless_pgs=frozenset(pgs.get(name, set())), ecn_queues=ecn.get(name, {}),
-            mtu=int(port.get("mtu", "9100")),     # portmgrd's default when the PORT entry has no mtu
-            # PFCWD watches pfcwd_sw_enable, not pfc_enable (swss pfcwdorch, 202205+)
-            watchdog_priorities=numbers(maps.get("pfcwd_sw_enable", "")), trust="dscp")
+        lossless = frozenset(pgs.get(name, set()))
+        marks = ecn.get(name, {})
+        mtu = int(port.get("mtu", "9100"))     # portmgrd's default when the PORT entry has no mtu
+        dscp_name = maps.get("dscp_to_tc_map") or glob.get("dscp_to_tc_map")
+        key = (dscp_name, maps.get("tc_to_queue_map"), maps.get("tc_to_pg_map"), maps.get("pfc_to_queue_map"),
+               maps.get("pfc_enable", ""), maps.get("pfcwd_sw_enable", ""), lossless, tuple(sorted(marks.items())), mtu)
+        found = alike.get(key)
+        if found is None:
+            found = alike[key] = PortQos(
+                dscp_to_tc=int_map("DSCP_TO_TC_MAP", dscp_name),
+                tc_to_queue=int_map("TC_TO_QUEUE_MAP", maps.get("tc_to_queue_map")),
+                tc_to_pg=int_map("TC_TO_PRIORITY_GROUP_MAP", maps.get("tc_to_pg_map")),
+                pfc_priority_to_queue=int_map("MAP_PFC_PRIORITY_TO_QUEUE", maps.get("pfc_to_queue_map")),
+                pfc_priorities=numbers(maps.get("pfc_enable", "")), lossless_pgs=lossless, ecn_queues=marks, mtu=mtu,
+                # PFCWD watches pfcwd_sw_enable, not pfc_enable (swss pfcwdorch, 202205+)
+                watchdog_priorities=numbers(maps.get("pfcwd_sw_enable", "")), trust="dscp")
+        ports[name] = found
     problems: list[str] = []
     wd = _watchdog(db, problems)
     # WRED_PROFILE's wred_<colour>_enable drives the one curve that marks ECT and drops non-ECT packets
