@@ -76,7 +76,8 @@ GCU_OK = "Patch applied successfully"
 APPL_BATCH = 64
 APPL_MARK = "nr-run-appl-db "
 APPLY_MARK = "nr-run-apply-patch "           # followed by apply-patch's exit status (or the write's)
-TIMER_MARK = "nr-run-revert-timer "          # followed by `systemctl is-active` of the revert timer's exit status
+TIMER_MARK = "nr-run-revert-timer "
+ARMED_MARK = "nr-run-revert-timer-armed"     # the timer still waited when a confirm saved the change          # followed by `systemctl is-active` of the revert timer's exit status
 
 
 class SonicDriver(NetworkDriver):
@@ -259,8 +260,8 @@ class SonicDriver(NetworkDriver):
             raise NotImplementedError("Commit message not implemented for this platform")
         if self.candidate is None:
             raise CommitError("no candidate configuration loaded")
-        if self.has_pending_commit():
-            raise CommitError("a commit is already pending confirmation")
+        # a commit already pending confirmation is refused by the switch itself, before any change: the revert
+        # timer's unit exists, so arming this commit's timer fails ("Unit ... already exists"; _arm_revert)
         # the change is computed from the running config the candidate was loaded on, the one compare_config
         # diffed: what is applied is the diff that was shown (read again only without it)
         running = self._running_now()
@@ -431,19 +432,23 @@ class SonicDriver(NetworkDriver):
     def _stop_timer(self) -> None:
         self._run(self._priv(f"systemctl stop {self.revert_unit}.timer"))
 
-    def _keep(self) -> None:
-        """Save the change, then stop its timer, in one command: once sent, the switch runs both even if this
-        client dies, so it never keeps an unsaved change without a timer (a failed save leaves the timer)."""
-        script = f"{self.config_cmd} save -y && systemctl stop {self.revert_unit}.timer"
+    def _keep(self, no_timer: str = "the revert timer is gone: the switch restored its config, nothing kept") -> None:
+        """Save the change, then stop its timer, in one command, and only while the timer still waits: once sent,
+        the switch runs the three even if this client dies, so it never keeps an unsaved change without a timer
+        (a failed save leaves the timer), and never saves a config the timer has already restored (`no_timer`:
+        the CommitError then)."""
+        unit = f"{self.revert_unit}.timer"
+        script = (f"systemctl is-active --quiet {unit} && echo {ARMED_MARK} && {self.config_cmd} save -y "
+                  f"&& systemctl stop {unit}")
         rc, out = self._run(self._priv(f"sh -c {shlex.quote(script)}"))
+        if ARMED_MARK not in out.splitlines():
+            raise CommitError(no_timer)
         if rc != 0:
             raise CommitError(f"config save failed, the revert timer still runs: {out.strip()}")
 
     def confirm_commit(self) -> None:
         self._base = None
-        if not self.has_pending_commit():
-            raise CommitError("no pending commit to confirm")
-        self._keep()
+        self._keep("no pending commit to confirm")
 
     # ---------------------------------------------------------------- named checkpoints
     def list_checkpoints(self) -> list[tuple[str, datetime | None]]:

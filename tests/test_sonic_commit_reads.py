@@ -10,7 +10,7 @@ import json
 import pytest
 from napalm.base.exceptions import CommitError
 
-from tests.twin_site import TwinSite
+from tests.twin_site import TwinSite, ssh_run, wait_until
 
 
 def _ecn_fragment(drv) -> dict:
@@ -57,5 +57,46 @@ def test_a_patch_gcu_refuses_fails_with_its_reason(deployed_twin: TwinSite):
             drv._apply([{"op": "remove", "path": "/NO_SUCH_TABLE/nothing"}], "refused")
         assert str(refused.value) and "exited 0" not in str(refused.value)
         assert drv.get_config(retrieve="running")["running"] == before
+    finally:
+        drv.close()
+
+
+def test_the_switch_refuses_a_commit_while_a_timer_waits(deployed_twin: TwinSite):
+    """The driver does not read the timer before a commit: the switch refuses the commit's own timer while one
+    waits (the unit exists), before anything changes, and the refused commit's checkpoint is removed."""
+    drv = deployed_twin.driver("rtsw3")
+    try:
+        fragment = _ecn_fragment(drv)
+        client = deployed_twin.ssh("rtsw3", password="YourPaSsWoRd")
+        try:
+            assert ssh_run(client, "sudo systemd-run --on-active=300 --unit=napalm-sonic-revert true")[0] == 0
+            checkpoints = ssh_run(client, "sudo config list-checkpoints")[1]
+            before = drv.get_config(retrieve="running")["running"]
+            drv.load_merge_candidate(config=json.dumps(fragment))
+            with pytest.raises(CommitError, match="already exists"):
+                drv.commit_config(revert_in=60)
+            assert drv.get_config(retrieve="running")["running"] == before
+            assert ssh_run(client, "sudo config list-checkpoints")[1] == checkpoints
+        finally:
+            ssh_run(client, "sudo systemctl stop napalm-sonic-revert.timer")
+            client.close()
+    finally:
+        drv.close()
+
+
+def test_a_confirm_after_the_timer_fired_saves_nothing(deployed_twin: TwinSite):
+    drv = deployed_twin.driver("rtsw4")
+    try:
+        fragment = _ecn_fragment(drv)
+        before = drv.get_config(retrieve="running")["running"]
+        saved = drv.get_config(retrieve="startup")["startup"]
+        drv.load_merge_candidate(config=json.dumps(fragment))
+        drv.commit_config(revert_in=1)
+        assert drv.get_config(retrieve="running")["running"] != before
+        wait_until(lambda: not drv.has_pending_commit(), timeout=15, what="the revert timer")
+        with pytest.raises(CommitError, match="no pending commit to confirm"):
+            drv.confirm_commit()
+        assert drv.get_config(retrieve="running")["running"] == before
+        assert drv.get_config(retrieve="startup")["startup"] == saved
     finally:
         drv.close()
