@@ -7,6 +7,7 @@ timer fired is refused."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pyeapi
@@ -15,8 +16,10 @@ from napalm.base.exceptions import CommitError, MergeConfigException
 
 from nr_run.intent import compile_site
 from nr_run.lab.twin.lab import lab_down
+from nr_run.platforms.base import marker_name
 from nr_run.platforms.eos.sessions import SessionsUnreadable, parse_sessions
 from nr_run.runbooks.deploy import commit_device, confirm_device, device_status, diff_device
+from nr_run.runbooks.deploy_marker import claim_device
 from nr_run.runbooks.inventory import init_nornir
 from nr_run.runbooks.render import render_device
 from tests.conftest import DC1, REPO
@@ -175,13 +178,18 @@ def test_a_pending_commit_of_either_release_refuses_the_device(tmp_path: Path):
         assert "commitTimerSessionName" not in plain["ctsw1"]
         assert _detail(twin, "ctsw1")["commitTimerSessionName"] == "theirs"
         intent = compile_site(DC1)
+        marker = marker_name("dc1", datetime.now(UTC))
         nr = init_nornir("dc1", REPO / "inventory", lab=True, address_map=status["addresses"])
         try:
             for host in ("rtsw1", "ctsw1"):
                 before = twin.running(host)
                 out = nr.filter(name=host).run(task=diff_device, config=render_device(intent.devices[host]))[host]
                 assert out.failed and "commit-confirm by someone else is pending" in str(out[0].exception)
+                # the claim before a commit reads the same sessions: the unconfirmed commit holds the device
+                claim = nr.filter(name=host).run(task=claim_device, marker_name=marker, on_failed=True)[host]
+                assert claim.failed and "pending on the device (theirs)" in str(claim[0].exception)
                 assert twin.running(host) == before and "description theirs" in before
+                assert marker not in _detail(twin, host)["sessions"]
         finally:
             nr.close_connections()
     finally:
