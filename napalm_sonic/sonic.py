@@ -21,7 +21,8 @@ change. Every commit is guarded before the switch changes: a transient systemd t
 client is shifted back), then the change is applied. ``commit_config(revert_in=N)`` leaves that timer to fire N
 s after it was armed unless ``confirm_commit()`` stops it; without revert_in the timer (``guard_timeout``) only
 covers the apply and is stopped once the change is saved. A client that dies at any point leaves the switch
-either unchanged or on a change its own timer restores. ``last_method`` says which path the last commit took
+either unchanged or on a change its own timer restores; a confirm saves the change only while its timer still
+waits. ``last_method`` says which path the last commit took
 and why.
 
 optional_args:
@@ -76,8 +77,8 @@ GCU_OK = "Patch applied successfully"
 APPL_BATCH = 64
 APPL_MARK = "nr-run-appl-db "
 APPLY_MARK = "nr-run-apply-patch "           # followed by apply-patch's exit status (or the write's)
-TIMER_MARK = "nr-run-revert-timer "
-ARMED_MARK = "nr-run-revert-timer-armed"     # the timer still waited when a confirm saved the change          # followed by `systemctl is-active` of the revert timer's exit status
+TIMER_MARK = "nr-run-revert-timer "          # followed by `systemctl is-active` of the revert timer's exit status
+ARMED_MARK = "nr-run-revert-timer-armed"     # the timer still waited when a confirm saved the change
 
 
 class SonicDriver(NetworkDriver):
