@@ -11,7 +11,8 @@ With --commit: a whole `deploy --commit` from day 0 (in-process, as the CLI comp
 commits with post-checks, the final whole-site check) against its bound (commit_bound), on dc1 or on a generated site (--site gen136: 64 RTSWs,
 8 CTSWs, 64 servers). Per stage post-check it prints the devices read, the state sections collected, the device
 calls (eAPI requests and SSH commands, benchmarks/twin_calls.py), the commands and the wall time; then the totals
-next to the baseline and the final check.
+next to the baseline and the final check; the rollout's device steps (dry run, claim, backup, commit, confirm,
+release) with their calls and wall time; the CPU seconds of this process and of the twin's.
 
 Usage: .venv/bin/python benchmarks/bench_deploy.py [--latency-ms 50] [--runs 3]
        .venv/bin/python benchmarks/bench_deploy.py --commit [--site dc1|gen136] [--latency-ms 50]
@@ -168,6 +169,17 @@ def bench_commit(site_name: str, latency_ms: int, workers: int) -> int:
             phase[0] = f"stage {', '.join(stage)}"
             return super().stage(nr, stage, at_intent)
 
+    steps: list[tuple[str, float, float]] = []       # each device step of the rollout: (task, start, end)
+    plain_run = Deployment._run
+
+    def timed_run(self, names, task, **kwargs):
+        t0 = time.time()
+        try:
+            return plain_run(self, names, task, **kwargs)
+        finally:
+            steps.append((task.__name__, t0, time.time()))
+
+    Deployment._run = timed_run  # type: ignore[method-assign]
     check_mod.run_checks = recorded
     with tempfile.TemporaryDirectory() as tmp:
         site_dir = DC1 if site_name == "dc1" else generate_site(Path(tmp), rtsw=64, ctsw=8, nics=8, site="gen136")
@@ -184,17 +196,21 @@ def bench_commit(site_name: str, latency_ms: int, workers: int) -> int:
             gate = TimedGate(intent)
             run = Deployment(nr, intent, configs, RunRecords(Path(tmp) / "art", intent.site, "deploy"),
                              DeviceProgress(None, names), gate=gate, revert_in=600)
+            twin_pid = json.loads((state / "control.json").read_text())["pid"]
+            twin0 = _proc_cpu(twin_pid)
             t0, cpu0, started = time.perf_counter(), time.process_time(), time.time()
             run.dry_run()
             run.commit(1, "25%")
             phase[0] = "final"
             check_mod.run_checks(nr, intent, None, gate.options)
             total = time.perf_counter() - t0
+            client_cpu, twin_cpu = time.process_time() - cpu0, _proc_cpu(twin_pid) - twin0
             nr.close_connections()
             entries = _log_entries(state)
         finally:
             lab_down(state)
             check_mod.run_checks = plain_run_checks
+            Deployment._run = plain_run  # type: ignore[method-assign]
     report = run.report
     assert not report.failed and not report.stopped_at, (report.stopped_at, report.message, report.checks[:3],
                                                               {n: (d.state, d.detail) for n, d in report.devices.items()})
@@ -210,6 +226,17 @@ def bench_commit(site_name: str, latency_ms: int, workers: int) -> int:
     print(f"stage post-checks: {len(stage_rows)} stages, {sum(p['devices'] for p in stage_rows)} device reads, "
           f"{sum(p['sections'] for p in stage_rows)} sections, {sum(p['calls'] for p in stage_rows)} calls, "
           f"{sum(p['commands'] for p in stage_rows)} commands, {sum(p['seconds'] for p in stage_rows):.1f} s")
+    by_task: dict[str, list[float]] = {}
+    for task, a, b in steps:
+        calls_in, commands_in = _window(entries, a, b)
+        row = by_task.setdefault(task, [0, 0.0, 0, 0])
+        row[0] += 1
+        row[1] += b - a
+        row[2] += calls_in
+        row[3] += commands_in
+    for task, (runs, seconds, calls_in, commands_in) in sorted(by_task.items(), key=lambda kv: -kv[1][1]):
+        print(f"  device step {task:20} {int(runs):3} runs {int(calls_in):5} calls {int(commands_in):5} commands "
+              f"{seconds:6.1f} s")
     lat = latency_ms / 1000
     flat, calls, busiest = commit_bound(entries, started, float("inf"), lat, workers, len(phases))
     # the rollout is sequential by design: each stage's backup, commit, post-check and confirm wait for the one
@@ -220,9 +247,15 @@ def bench_commit(site_name: str, latency_ms: int, workers: int) -> int:
     print(f"whole run: {calls} device calls (busiest device {busiest}), {len(phases)} checks with a "
           f"{COUNTER_S:g} s counter window each -> bound {staged:.1f} s summed over the {len(phases)} sequential "
           f"periods (stages, checks); measured {total:.1f} s, ratio {total / staged:.2f} (target <= 3); as if no stage "
-          f"waited for another: {flat:.1f} s, ratio {total / flat:.2f}; CPU {time.process_time() - cpu0:.1f} s here; "
-          f"load {os.getloadavg()[0]:.1f}")
+          f"waited for another: {flat:.1f} s, ratio {total / flat:.2f}; CPU {client_cpu:.1f} s here, twin "
+          f"{twin_cpu:.1f} s; load {os.getloadavg()[0]:.1f}")
     return 0
+
+
+def _proc_cpu(pid: int) -> float:
+    """User + system CPU seconds of a process so far (/proc/PID/stat; its children are not counted)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 COUNTER_S = 2.0       # the counters check's default interval: each check run waits for it once

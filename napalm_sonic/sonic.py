@@ -21,7 +21,8 @@ change. Every commit is guarded before the switch changes: a transient systemd t
 client is shifted back), then the change is applied. ``commit_config(revert_in=N)`` leaves that timer to fire N
 s after it was armed unless ``confirm_commit()`` stops it; without revert_in the timer (``guard_timeout``) only
 covers the apply and is stopped once the change is saved. A client that dies at any point leaves the switch
-either unchanged or on a change its own timer restores. ``last_method`` says which path the last commit took
+either unchanged or on a change its own timer restores; a confirm saves the change only while its timer still
+waits. ``last_method`` says which path the last commit took
 and why.
 
 optional_args:
@@ -75,6 +76,9 @@ GCU_OK = "Patch applied successfully"
 # APPL_DB keys read per command when a change is verified, and the line that names each one's output
 APPL_BATCH = 64
 APPL_MARK = "nr-run-appl-db "
+APPLY_MARK = "nr-run-apply-patch "           # followed by apply-patch's exit status (or the write's)
+TIMER_MARK = "nr-run-revert-timer "          # followed by `systemctl is-active` of the revert timer's exit status
+ARMED_MARK = "nr-run-revert-timer-armed"     # the timer still waited when a confirm saved the change
 
 
 class SonicDriver(NetworkDriver):
@@ -104,9 +108,11 @@ class SonicDriver(NetworkDriver):
         self._last_checkpoint: str | None = None
         self._last_backup: str | None = None           # drained apply: the config to reload on rollback
         self.last_method: tuple[str, str] = ("", "")    # (method, why) of the last commit
+        self._version: dict[str, str] | None = None      # `show version` of this connection (ASIC, release)
 
     # ---------------------------------------------------------------- connection
     def open(self) -> None:
+        self._version = None
         try:
             self.device = ssh.connect(self.hostname, self.username, self.password, self.ssh_options)
         except Exception as exc:  # paramiko and sockets raise many types; NAPALM callers expect one
@@ -114,6 +120,7 @@ class SonicDriver(NetworkDriver):
 
     def close(self) -> None:
         self._forget_candidate()
+        self._version = None
         if self.device is not None:
             self.device.close()
             self.device = None
@@ -213,22 +220,35 @@ class SonicDriver(NetworkDriver):
         return name
 
     def _apply(self, ops: list[dict[str, Any]], tag: str) -> None:
+        """Write the patch file, apply it and remove it in one command (one round trip, where a command each
+        costs three): `cat` takes the patch from stdin, and apply-patch runs only once it is written; its exit
+        status comes back on a marker line, since the removal runs after it whatever it returned."""
         path = f"{self.tmp_dir}/napalm_sonic_{tag}.json-patch"
-        self._put_file(path, json.dumps(ops, indent=2))
-        rc, out = self._run(self._priv(f"config apply-patch {path}"), timeout=max(self.timeout, 300))
-        self._run(f"rm -f {path}")
+        apply = self._priv(f"config apply-patch {path}")
+        script = f"cat > {path} && {apply} 2>&1; echo {APPLY_MARK}$?; rm -f {path}"
+        rc, out = self._run(script, stdin=json.dumps(ops, indent=2), timeout=max(self.timeout, 300))
+        marks = [ln for ln in out.splitlines() if ln.startswith(APPLY_MARK)]
+        status = marks[-1][len(APPLY_MARK):].strip() if marks else ""
+        rc = int(status) if status.isdigit() else (rc or 1)
         if rc != 0 or GCU_OK not in out:
-            raise CommitError(_gcu_reason(out) or f"apply-patch exited {rc}")
+            raise CommitError(_gcu_reason(out) or f"apply-patch of {path} exited {rc}: {out.strip()[-300:]}")
 
     def _save(self) -> None:
         rc, out = self._run(self._priv("config save -y"))
         if rc != 0:
             raise CommitError(f"config save failed: {out.strip()}")
 
+    def _show_version(self) -> dict[str, str]:
+        """`show version`, read once per connection: the ASIC and the release change only with a reboot or an
+        image upgrade, and either ends the SSH session this driver holds."""
+        if self._version is None:
+            _, text = self._run("show version")
+            self._version = parsers.parse_show_version(text)
+        return self._version
+
     def apply_method(self, running: configdb.ConfigDb, candidate: configdb.ConfigDb) -> tuple[str, str]:
         """("gcu", why) when GCU takes the change on this switch, else ("drained apply", why)."""
-        _, text = self._run("show version")
-        ver = parsers.parse_show_version(text)
+        ver = self._show_version()
         return gcu.apply_method(running, candidate, gcu.hwsku_of(running, candidate), ver.get("ASIC", "vs"),
                                 ver.get("SONiC Software Version", ""))
 
@@ -241,10 +261,12 @@ class SonicDriver(NetworkDriver):
             raise NotImplementedError("Commit message not implemented for this platform")
         if self.candidate is None:
             raise CommitError("no candidate configuration loaded")
-        if self.has_pending_commit():
-            raise CommitError("a commit is already pending confirmation")
-        self._base = None         # the patch is computed from what runs now, and the config changes from here on
-        running = self._running()
+        # a commit already pending confirmation is refused by the switch itself, before any change: the revert
+        # timer's unit exists, so arming this commit's timer fails ("Unit ... already exists"; _arm_revert)
+        # the change is computed from the running config the candidate was loaded on, the one compare_config
+        # diffed: what is applied is the diff that was shown (read again only without it)
+        running = self._running_now()
+        self._base = None         # the config changes from here on
         self.last_method = self.apply_method(running, self.candidate)
         if self.last_method[0] != "gcu":
             self._drained_apply(running, self.candidate, revert_in)
@@ -291,25 +313,36 @@ class SonicDriver(NetworkDriver):
             raise CommitError(f"{command} failed: {out.strip()}")
 
     def _appl_entries(self, keys: list[str]) -> dict[str, dict[str, str]]:
+        """APPL_DB entries of `keys` (_appl_read)."""
+        return self._appl_read(keys, timer=False)[0]
+
+    def _appl_read(self, keys: list[str], timer: bool) -> tuple[dict[str, dict[str, str]], bool | None]:
         """APPL_DB entries of `keys`, read by one command per APPL_BATCH keys (one SSH round trip each, where
         a command per key costs a round trip per key): each HGETALL's output follows a marker line naming
-        its key. A key whose marker or output is missing reads as absent ({})."""
+        its key. A key whose marker or output is missing reads as absent ({}). timer: the last command also
+        reads, after the entries, whether the revert timer still waits (None when not asked, or unreadable)."""
         out: dict[str, dict[str, str]] = {}
-        for i in range(0, len(keys), APPL_BATCH):
-            chunk = keys[i:i + APPL_BATCH]
-            command = "; ".join(f"echo {shlex.quote(APPL_MARK + k)}; sonic-db-cli APPL_DB HGETALL {shlex.quote(k)}"
-                                for k in chunk)
-            _, text = self._run(command)
+        armed: bool | None = None
+        chunks = [keys[i:i + APPL_BATCH] for i in range(0, len(keys), APPL_BATCH)] or [[]]
+        for n, chunk in enumerate(chunks, 1):
+            parts = [f"echo {shlex.quote(APPL_MARK + k)}; sonic-db-cli APPL_DB HGETALL {shlex.quote(k)}" for k in chunk]
+            if timer and n == len(chunks):
+                parts.append(f"systemctl is-active --quiet {self.revert_unit}.timer; echo {TIMER_MARK}$?")
+            _, text = self._run("; ".join(parts))
             current: str | None = None
             lines: dict[str, list[str]] = {}
             for line in text.splitlines():
-                if line.startswith(APPL_MARK) and line[len(APPL_MARK):] in chunk:
+                if timer and line.startswith(TIMER_MARK):
+                    status = line[len(TIMER_MARK):].strip()
+                    armed = status == "0" if status.isdigit() else None
+                    current = None
+                elif line.startswith(APPL_MARK) and line[len(APPL_MARK):] in chunk:
                     current = line[len(APPL_MARK):]
                     lines[current] = []
                 elif current is not None:
                     lines[current].append(line)
             out.update({k: parsers.parse_db_hash("\n".join(lines[k])) if k in lines else {} for k in chunk})
-        return out
+        return out, armed
 
     def verify_applied(self, running: configdb.ConfigDb, target: configdb.ConfigDb, timeout: float,
                        guarded: bool = False) -> list[str]:
@@ -319,11 +352,14 @@ class SonicDriver(NetworkDriver):
         behind = configdb.appl_db_changes(running, target)
         deadline = time.monotonic() + timeout
         while True:
-            # every key still behind in one read; a key that has caught up is not read again
-            now = self._appl_entries(sorted(behind)) if behind else {}
+            # every key still behind in one read, and (guarded) the timer in the same command, read after the
+            # entries: a change seen applied is only in effect while its timer waits. A key that has caught up
+            # is not read again.
+            now, armed = self._appl_read(sorted(behind), timer=guarded) if behind or guarded else ({}, None)
             behind = {k: fields for k, fields in behind.items() if now[k] != fields}
-            # the timer is read after APPL_DB: a change seen applied is only in effect while its timer waits
-            if guarded and not self.has_pending_commit():
+            if guarded and armed is None:        # the timer's line did not come back: read it on its own
+                armed = self.has_pending_commit()
+            if guarded and not armed:
                 raise CommitError("the revert timer fired before the change was in APPL_DB (the confirm window "
                                   "is shorter than the apply): the switch restored its config")
             if not behind or time.monotonic() >= deadline:
@@ -397,19 +433,23 @@ class SonicDriver(NetworkDriver):
     def _stop_timer(self) -> None:
         self._run(self._priv(f"systemctl stop {self.revert_unit}.timer"))
 
-    def _keep(self) -> None:
-        """Save the change, then stop its timer, in one command: once sent, the switch runs both even if this
-        client dies, so it never keeps an unsaved change without a timer (a failed save leaves the timer)."""
-        script = f"{self.config_cmd} save -y && systemctl stop {self.revert_unit}.timer"
+    def _keep(self, no_timer: str = "the revert timer is gone: the switch restored its config, nothing kept") -> None:
+        """Save the change, then stop its timer, in one command, and only while the timer still waits: once sent,
+        the switch runs the three even if this client dies, so it never keeps an unsaved change without a timer
+        (a failed save leaves the timer), and never saves a config the timer has already restored (`no_timer`:
+        the CommitError then)."""
+        unit = f"{self.revert_unit}.timer"
+        script = (f"systemctl is-active --quiet {unit} && echo {ARMED_MARK} && {self.config_cmd} save -y "
+                  f"&& systemctl stop {unit}")
         rc, out = self._run(self._priv(f"sh -c {shlex.quote(script)}"))
+        if ARMED_MARK not in out.splitlines():
+            raise CommitError(no_timer)
         if rc != 0:
             raise CommitError(f"config save failed, the revert timer still runs: {out.strip()}")
 
     def confirm_commit(self) -> None:
         self._base = None
-        if not self.has_pending_commit():
-            raise CommitError("no pending commit to confirm")
-        self._keep()
+        self._keep("no pending commit to confirm")
 
     # ---------------------------------------------------------------- named checkpoints
     def list_checkpoints(self) -> list[tuple[str, datetime | None]]:

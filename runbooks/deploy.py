@@ -9,7 +9,8 @@ The device-level steps are plain Nornir tasks (usable from a user's own script):
 `Deployment` composes them into the rollout. A device is changed only through NAPALM's
 load -> compare -> commit(revert_in) -> confirm_commit | rollback, so a failed stage leaves each device
 with its full old or full new config, and a process that dies before confirming is reverted by the
-device's own timer.
+device's own timer. A platform whose policy batches these steps (platforms.base.BatchedCommit: EOS over
+eAPI) sends the same commands with the same checks in fewer requests.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from nr_run.platforms import registry
 from nr_run.platforms.base import (
     COMMIT,
     ApplyMethod,
+    BatchedCommit,
+    CommitSteps,
     DeployPolicy,
     LeftUntouched,
     ReplaceCandidate,
@@ -43,6 +46,7 @@ from nr_run.runbooks.deploy_marker import (
     claim_device,
     earlier_markers,
     guard,
+    judge_holds,
     release_device,
     release_earlier,
 )
@@ -106,11 +110,26 @@ def _candidate(task: Task, device: Any, config: str, replace: bool) -> str:
     return policy.replace_candidate(device.get_config(retrieve="running")["running"], config)
 
 
+def _steps(task: Task, device: Any) -> CommitSteps | None:
+    """The platform's batched commit steps, when they serve this driver (None: the driver's own calls)."""
+    policy = _policy(task.host.platform or "")
+    return policy.steps if isinstance(policy, BatchedCommit) and policy.steps.applies(device) else None
+
+
 def _guard_pending(task: Task, device, break_lock: bool = False, earlier: Collection[str] = ()) -> list[Any]:
-    """Refuse a device with a foreign pending commit or hold; the device's holds (deploy markers) read."""
-    if device.has_pending_commit():
+    """Refuse a device with a foreign pending commit or hold; the device's holds (deploy markers) read. Batched
+    steps read both at once."""
+    steps = _steps(task, device)
+    if steps is None:
+        pending, holds = bool(device.has_pending_commit()), None
+    else:
+        commit, holds = steps.guard(device)
+        pending = commit is not None
+    if pending:
         raise ForeignPending("a commit-confirm by someone else is pending on the device; not touching it")
-    return guard(device, task.host.platform or "", break_lock, earlier)
+    if holds is None:
+        return guard(device, task.host.platform or "", break_lock, earlier)
+    return judge_holds(holds, break_lock, earlier)
 
 
 def _load_guarded(device, config: str, replace: bool) -> None:
@@ -130,7 +149,12 @@ def diff_device(task: Task, config: str, replace: bool = False, break_lock: bool
     holds = _guard_pending(task, device, break_lock, earlier)
     # read back, no commit pending: markers a dead run of ours left here are released (changed or not)
     released = release_earlier(device, task.host.platform or "", earlier, holds)
-    _load_guarded(device, _candidate(task, device, config, replace), replace)
+    candidate = _candidate(task, device, config, replace)
+    steps = _steps(task, device)
+    if steps is not None and not isinstance(_policy(task.host.platform or ""), ApplyMethod):
+        diff, method = steps.load_diff(device, candidate, replace, keep=False), None
+        return Result(host=task.host, diff=diff, changed=bool(diff), result=diff, method=method, released=released)
+    _load_guarded(device, candidate, replace)
     try:
         diff = device.compare_config()
         method = _apply_method(task, device) if diff else None
@@ -163,17 +187,30 @@ def commit_device(task: Task, config: str, replace: bool = False, revert_in: int
     """Commit with a device-side revert timer; confirm_device must follow or the device reverts itself."""
     device = _driver(task)
     _guard_pending(task, device)
-    _load_guarded(device, _candidate(task, device, config, replace), replace)
-    diff = device.compare_config()
+    candidate = _candidate(task, device, config, replace)
+    steps = _steps(task, device)
+    if steps is not None:
+        diff = steps.load_diff(device, candidate, replace, keep=True)
+    else:
+        _load_guarded(device, candidate, replace)
+        diff = device.compare_config()
     if not diff:
         device.discard_config()
         return Result(host=task.host, diff="", changed=False, result="no change")
-    device.commit_config(revert_in=revert_in)
+    if steps is not None:
+        steps.commit(device, revert_in)
+    else:
+        device.commit_config(revert_in=revert_in)
     return Result(host=task.host, diff=diff, changed=True, result="committed, waiting for confirm")
 
 
 def confirm_device(task: Task) -> Result:
-    _driver(task).confirm_commit()
+    device = _driver(task)
+    steps = _steps(task, device)
+    if steps is not None:
+        steps.confirm(device)
+    else:
+        device.confirm_commit()
     return Result(host=task.host, result="confirmed")
 
 
@@ -183,8 +220,9 @@ def device_status(task: Task) -> Result:
     running = _masked_running(task, device)
     policy = _policy(task.host.platform or "")
     shifted = policy.traffic.shifted(device) if isinstance(policy, ShiftsTraffic) else None
-    return Result(host=task.host, result={"running": running, "pending": bool(device.has_pending_commit()),
-                                          "shifted": shifted})
+    steps = _steps(task, device)
+    pending = steps.pending(device) if steps is not None else bool(device.has_pending_commit())
+    return Result(host=task.host, result={"running": running, "pending": pending, "shifted": shifted})
 
 
 def restore_traffic(task: Task) -> Result:

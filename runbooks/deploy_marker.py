@@ -71,9 +71,13 @@ def _foreign_sessions(holds: list[Hold]) -> None:
 
 
 def _check_holds(marker: DeviceMarker, driver: Any, break_lock: bool, earlier: Collection[str]) -> list[Hold]:
-    """The device's holds, when none refuses it: another tool's pending session always does, another deploy's
+    """The device's holds, when none refuses it (judge_holds)."""
+    return judge_holds(marker.holds(driver), break_lock, earlier)
+
+
+def judge_holds(holds: list[Hold], break_lock: bool, earlier: Collection[str]) -> list[Hold]:
+    """`holds` when none refuses the device: another tool's pending session always does, another deploy's
     marker unless break_lock or it is one of our `earlier` runs'."""
-    holds = marker.holds(driver)
     _foreign_sessions(holds)
     foreign = [h for h in holds if h.name not in earlier]
     if foreign and not break_lock:

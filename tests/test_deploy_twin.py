@@ -225,8 +225,7 @@ def test_device_that_lost_its_timer_is_reported_as_not_reverted(twin):
             result = super().stage(nr, stage, at_intent)
             if "rtsw1" in stage:
                 node = twin.eapi("rtsw1")
-                sessions = node.run_commands(["show configuration sessions"])[0]["sessions"]
-                [name] = [n for n, v in sessions.items() if v["state"] == "pendingCommitTimer"]
+                name = node.run_commands(["show configuration sessions detail"])[0]["commitTimerSessionName"]
                 node.run_commands([f"configure session {name} commit"])
             return result
 

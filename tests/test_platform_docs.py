@@ -28,7 +28,7 @@ def test_the_documented_capabilities_are_the_code_s() -> None:
 
 def test_the_built_in_platforms_offer_what_their_commands_need() -> None:
     assert registry.capabilities("eos") == ["QosView", "EcmpHashFields", "PortAliases", "MarksDevices",
-                                            "ReplaceCandidate", "RouteLookup"]
+                                            "ReplaceCandidate", "BatchedCommit", "RouteLookup"]
     assert registry.capabilities("sonic") == ["QosView", "EcmpHashFields", "PortAliases", "ApplyMethod",
                                               "MarksDevices", "ShiftsTraffic", "RouteLookup"]
     assert registry.capabilities("linux") == ["QosView", "MarksDevices"]

@@ -53,7 +53,8 @@ def _running(twin: TwinSite, host: str) -> dict:
 
 def _sonic_commands(twin: TwinSite, host: str, since: int) -> list[str]:
     return [c for c in twin.log_commands(host)[since:]
-            if c.split()[:2] != ["show", "runningconfiguration"] and not c.startswith(("cat ", "rm "))]
+            if c.split()[:2] != ["show", "runningconfiguration"]
+            and not (c.startswith(("cat ", "rm ")) and "config apply-patch" not in c)]   # a patch is written and applied in one
 
 
 def test_ecn_and_watchdog_change_goes_through_gcu(deployed_twin, tmp_path, capsys):

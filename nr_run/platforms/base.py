@@ -12,7 +12,8 @@ A platform is a `Platform` made of four parts, each a small protocol:
   (vendor values are normalized here, so checks compare platform-neutral values).
 
 Optional capabilities are further small protocols a part may also implement (`QosView`, `EcmpHashFields`,
-`PortAliases` on the config builder; `ApplyMethod`, `MarksDevices`, `ReplaceCandidate` on the deploy policy;
+`PortAliases` on the config builder; `ApplyMethod`, `MarksDevices`, `ReplaceCandidate`, `BatchedCommit` on the
+deploy policy;
 `RouteLookup` on the collector).
 `CAPABILITIES` lists them with the commands that cannot run without them; the registry checks them when it
 loads a plug-in and fails closed (`nr_run.platforms.registry.require`) when a command needs one a platform lacks.
@@ -263,6 +264,36 @@ class ReplaceCandidate(Protocol):
     def replace_candidate(self, running: str, candidate: str) -> str: ...
 
 
+class CommitSteps(Protocol):
+    """A deploy's device steps in fewer requests than the driver's generic calls, with the same checks, leaving
+    the driver as its own calls would (its discard_config, rollback and confirm_commit still work)."""
+
+    def applies(self, driver: Any) -> bool:
+        """Whether these steps serve this driver (else the deploy uses the driver's own calls)."""
+
+    def guard(self, driver: Any) -> tuple[str | None, list[Hold]]:
+        """(a commit waiting for its confirmation on the device, or None; the device's holds): one read."""
+
+    def pending(self, driver: Any) -> bool:
+        """A commit waits for its confirmation on the device."""
+
+    def load_diff(self, driver: Any, config: str, replace: bool, keep: bool) -> str:
+        """Load the candidate and return its diff against running; keep=False: discard it again."""
+
+    def commit(self, driver: Any, revert_in: int) -> None:
+        """Commit the loaded candidate with a device-side revert timer."""
+
+    def confirm(self, driver: Any) -> None:
+        """Confirm this driver's commit; refused when none of its commits waits for confirmation."""
+
+
+@runtime_checkable
+class BatchedCommit(Protocol):
+    """DeployPolicy: the commit path's device steps batched into fewer requests (EOS: eAPI runCmds)."""
+
+    steps: CommitSteps
+
+
 class TrafficShift(Protocol):
     """How a deploy reads and restores a switch's traffic shift (SONiC's drained apply: TSA around a config
     reload). `driver` is the host's deploy connection."""
@@ -326,6 +357,7 @@ CAPABILITIES: tuple[Capability, ...] = (
                "refused: another operator's deploy from another host could not see this one"),
     Capability(ReplaceCandidate, "deploy", (), "a replace loads the rendered config as it is"),
     Capability(ShiftsTraffic, "deploy", (), "the platform never shifts traffic: nothing to shift back"),
+    Capability(BatchedCommit, "deploy", (), "a deploy takes the driver's own calls, one request each"),
     Capability(RouteLookup, "collector", (), "the whole routing table is read"),
 )
 

@@ -71,7 +71,7 @@ def test_commit_timers_survive_a_restart_and_still_revert(tmp_path: Path):
     again = _restart(tmp_path)
     try:
         site = TwinSite(tmp_path, tmp_path / "a")
-        sessions = site.eapi("rtsw1").enable(["show configuration sessions"])[0]["result"]
+        sessions = site.eapi("rtsw1").enable(["show configuration sessions detail"])[0]["result"]
         assert sessions.get("commitTimerSessionName") == "pending"       # the restart kept the pending timer
         assert "description unconfirmed" in site.running("rtsw1")
         sonic = site.ssh("rtsw3", "admin", "YourPaSsWoRd")
@@ -181,7 +181,7 @@ def test_a_reboot_boots_the_startup_config(twin: TwinSite):
     twin.fault("reboot", device="rtsw1")
     twin.fault("reboot", device="rtsw3")
     assert "not-saved" not in twin.running("rtsw1")
-    result = twin.eapi("rtsw1").enable(["show configuration sessions", "show version"])
+    result = twin.eapi("rtsw1").enable(["show configuration sessions detail", "show version"])
     assert "commitTimerSessionName" not in result[0]["result"] and result[1]["result"]["uptime"] < uptime
     sonic = twin.ssh("rtsw3", "admin", "YourPaSsWoRd")
     assert ssh_run(sonic, "systemctl is-active nr-run-revert.timer")[0] != 0     # transient units do not survive

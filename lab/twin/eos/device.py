@@ -66,6 +66,13 @@ def image_version(image: str) -> str:
     return m.group(1) if m else VERSION
 
 
+def commit_timer_at_top(version: str) -> bool:
+    """Whether an EOS release reports a pending commit timer at the top of `show configuration sessions
+    detail` (4.32 and later) rather than in the session's state."""
+    m = re.match(r"(\d+)\.(\d+)", version)
+    return m is None or (int(m.group(1)), int(m.group(2))) >= (4, 32)
+
+
 def system_mac(name: str, salt: str = "") -> str:
     """A cEOS node's system MAC (salt: one interface's burned-in MAC), stable per node name, Arista's OUI."""
     h = hashlib.sha1((name + salt).encode()).hexdigest()
@@ -175,7 +182,7 @@ class EosDevice:
         self.running = sess.tree.copy()
         if timer_s is not None:
             self.timer = CommitTimer(name, time.time() + timer_s, before)
-            sess.state = "pendingCommitTimer"
+            sess.state, sess.completed_at = "pendingCommitTimer", time.time()
         else:
             sess.state, sess.completed_at = "completed", time.time()
         self._changed()
@@ -200,14 +207,24 @@ class EosDevice:
         return "\n".join(diff) + ("\n" if diff else "")
 
     def sessions_json(self, detail: bool) -> dict:
+        """`show configuration sessions [detail]`. A commit waiting for its confirmation shows as the release
+        shows it: before 4.32 the session's state is "pendingCommitTimer" with its deadline (commitBy, relative
+        to uptime) in the detail form; from 4.32 on the session shows "committed" at once, and only the detail
+        form names the pending commit, at top level (commitTimerSessionName, commitTimerExpireTime), so a
+        client that reads the plain form or the session states sees no pending commit (napalm issue #2166)."""
+        timer_syntax = commit_timer_at_top(self.version)
         out: dict = {"maxSavedSessions": 1, "maxOpenSessions": 5, "sessions": {}}
         for name, s in sorted(self.sessions.items()):
-            entry: dict = {"state": s.state, "completedTime": s.completed_at if s.completed_at else 0,
+            waiting = s.state == "pendingCommitTimer"
+            entry: dict = {"state": "committed" if waiting and timer_syntax else s.state,
+                           "completedTime": s.completed_at if s.completed_at else 0,
                            "commitUser": "", "description": s.description, "instances": {}}
             if detail:
                 entry["mergeOnCommit"] = False
+                if waiting and not timer_syntax and self.timer and self.timer.session == name:
+                    entry["commitBy"] = round(self.timer.expires - self.boot_time, 3)
             out["sessions"][name] = entry
-        if self.timer:     # EOS >= 4.32 reports the pending commit at top level, relative to uptime
+        if self.timer and detail and timer_syntax:
             out["commitTimerSessionName"] = self.timer.session
             out["commitTimerExpireTime"] = round(self.timer.expires - self.boot_time, 3)
         return out

@@ -1,8 +1,9 @@
-"""EOS deploy policy: the regex policy (secrets, lockouts), the config-session deploy marker, and the
-device-local lines a replace keeps."""
+"""EOS deploy policy: the regex policy (secrets, lockouts), the config-session deploy marker, the batched commit
+steps, and the device-local lines a replace keeps."""
 
 from __future__ import annotations
 
+from nr_run.platforms.eos.commit import EosCommit
 from nr_run.platforms.eos.marker import EosMarker
 from nr_run.platforms.policy import RegexPolicy
 
@@ -28,6 +29,7 @@ def top_level_blocks(config: str) -> list[list[str]]:
 
 class EosPolicy(RegexPolicy):
     marker = EosMarker()
+    steps = EosCommit(marker)
 
     def replace_candidate(self, running: str, candidate: str) -> str:
         """The config a replace loads: the rendered candidate plus the running config's blocks that the policy
