@@ -115,7 +115,7 @@ class SonicDriver(NetworkDriver):
     def close(self) -> None:
         self._forget_candidate()
         if self.device is not None:
-            self.device.close()
+            ssh.close(self.device)
             self.device = None
 
     def is_alive(self) -> dict[str, bool]:
