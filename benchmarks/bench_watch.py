@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.bench_check import _deploy_all  # noqa: E402
+from benchmarks.bench_check import _deploy_all, patient, twin_cpu  # noqa: E402
 from nr_run.history.model import Collection  # noqa: E402
 from nr_run.history.store import HistoryStore  # noqa: E402
 from nr_run.lab.twin.lab import lab_down, lab_fault, lab_status, lab_up  # noqa: E402
@@ -67,7 +67,8 @@ def bumped(c: Collection, step: int) -> Collection:
                    sample_times={d: t + shift for d, t in c.sample_times.items()})
 
 
-def bench(every: float, count: int, latency_ms: int, faults: int, workers: int, rtsw: int = 64) -> dict:
+def bench(every: float, count: int, latency_ms: int, faults: int, workers: int, rtsw: int = 64,
+          deadline_s: float = 0.0) -> dict:
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:
         root = Path(tmp)
         site_dir = generate_site(root, rtsw=rtsw, ctsw=8, nics=8, site=f"gen{2 * rtsw + 8}")
@@ -78,7 +79,7 @@ def bench(every: float, count: int, latency_ms: int, faults: int, workers: int, 
         try:
             addresses = lab_status(state)["addresses"]
             nr = init_nornir(intent.site, site_dir.parent, workers=workers, lab=True, address_map=addresses)
-            _deploy_all(nr, intent)
+            _deploy_all(patient(nr, deadline_s) if deadline_s else nr, intent)
             nr.close_connections()
             hosts = [(i.name, p.name) for i in intent.switches() if i.role == "rtsw" for p in i.interfaces
                      if p.role == "host"][:faults]
@@ -90,14 +91,23 @@ def bench(every: float, count: int, latency_ms: int, faults: int, workers: int, 
                     lab_fault(state, "pfc_storm", device=dev, port=port, priority=q)
             lab_fault(state, "latency", ms=latency_ms)
             nr = init_nornir(intent.site, site_dir.parent, workers=workers, lab=True, address_map=addresses)
+            if deadline_s:
+                nr = patient(nr, deadline_s)
             art = root / "art"
             recorder = HistoryRecorder(art, intent.site)
             path = history_path(art, intent.site)
             ticks: list[tuple[Tick, int]] = []
 
+            cpu = [time.process_time(), twin_cpu(state)]
+
             def on_tick(t: Tick) -> None:
                 ticks.append((t, logical_bytes(path)))
-                print(f"  collection {t.index}: {t.duration_s:.2f} s (interval {every:g} s), "
+                # CPU since the previous tick: the collection, its recording and the (idle) wait before it
+                here, twin = time.process_time() - cpu[0], twin_cpu(state) - cpu[1]
+                cpu[:] = [time.process_time(), twin_cpu(state)]
+                n = len(intent.devices)
+                print(f"  collection {t.index}: {t.duration_s:.2f} s (interval {every:g} s), CPU client "
+                      f"{here:.1f} s ({here / n * 1000:.1f} ms/device), twin {twin:.1f} s ({twin / n * 1000:.1f} ms/device), "
                       f"{len(t.collection.devices) if t.collection else 0} devices, "
                       f"errors {sorted(t.collection.errors) if t.collection else t.error}, "
                       f"db {ticks[-1][1]:,} bytes", flush=True)
@@ -136,10 +146,12 @@ def main() -> int:
     ap.add_argument("--faults", type=int, default=8)
     ap.add_argument("--workers", type=int, default=20)
     ap.add_argument("--rtsw", type=int, default=64, help="RTSWs of the generated site (64: 136 devices, 512: 1,032)")
+    ap.add_argument("--deadline-s", type=float, default=0.0,
+                    help="device deadlines of the deploy and the watch (0: the product's own; see bench_check)")
     args = ap.parse_args()
     t0 = time.perf_counter()
     cpu0 = time.process_time()
-    r = bench(args.every, args.count, args.latency_ms, args.faults, args.workers, args.rtsw)
+    r = bench(args.every, args.count, args.latency_ms, args.faults, args.workers, args.rtsw, args.deadline_s)
     d = r["durations"]
     mib = 1024 * 1024
     print(f"watch gen{2 * args.rtsw + 8}: {r['devices']} devices, {r['ports']} switch ports, {args.latency_ms} ms latency, "

@@ -122,7 +122,7 @@ class SonicDriver(NetworkDriver):
         self._forget_candidate()
         self._version = None
         if self.device is not None:
-            self.device.close()
+            ssh.close(self.device)
             self.device = None
 
     def is_alive(self) -> dict[str, bool]:

@@ -136,13 +136,14 @@ def roce_dscp(fabric: FabricIntent, device: str) -> int:
     return min(d for d, t in roce.dscp_overrides.items() if t == tc)
 
 
-def rdma_ping(task: Task, fabric: FabricIntent, pairs: list[Pair], with_devices: bool = False) -> Result:
-    """Jumbo DF ping at the RoCE DSCP from this server's NICs to their planned destinations. With
-    `with_devices`, the host's RDMA device list comes in the same batch (Result attribute `devices`)."""
+def rdma_ping(task: Task, fabric: FabricIntent, pairs: Mapping[str, list[Pair]], with_devices: bool = False) -> Result:
+    """Jumbo DF ping at the RoCE DSCP from this server's NICs to their planned destinations (`pairs`: by source
+    device). With `with_devices`, the host's RDMA device list comes in the same batch (Result attribute
+    `devices`)."""
     intent = fabric.devices[task.host.name]
     ep = _endpoint(fabric, intent.name)
     run = runner_for(task, intent)
-    mine = [p for p in pairs if p.src_device == intent.name]
+    mine = pairs.get(intent.name, [])
     dscp = roce_dscp(fabric, intent.name)
     cmds = [ep.ping_command(p.src_ip, p.dst_ip, ping_size(fabric, p), dscp) for p in mine]
     extra = [ep.rdma_devices_command()] if with_devices else []
@@ -242,9 +243,11 @@ class RdmaPairs:
     on_endpoints: ClassVar[bool] = True
 
     def run(self, nr: Nornir, fabric: FabricIntent, states: dict[str, DeviceState], sleep: Sleep) -> None:
-        pairs = plan_pairs(fabric, self.pattern, self.max_pairs)
-        srcs = sorted({p.src_device for p in pairs if p.src_device in states})
-        res = _hosts(nr, srcs).run(task=rdma_ping, fabric=fabric, pairs=pairs, with_devices=self.bandwidth,
+        by_src: dict[str, list[Pair]] = {}
+        for p in plan_pairs(fabric, self.pattern, self.max_pairs):
+            by_src.setdefault(p.src_device, []).append(p)
+        srcs = sorted(h for h in by_src if h in states)
+        res = _hosts(nr, srcs).run(task=rdma_ping, fabric=fabric, pairs=by_src, with_devices=self.bandwidth,
                                    on_failed=True)
         device_lists: dict[str, str] = {}
         for h in srcs:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from nr_run.intent.models import FabricIntent
+from nr_run.intent.models import FabricIntent, Interface
 from nr_run.intent.preflight import ROCE_HEADERS
 
 PATTERNS = ("auto", "all", "cover", "same_rail", "cross_rail", "ring", "mesh")
@@ -65,21 +65,35 @@ def resolve_pattern(fabric: FabricIntent, pattern: str) -> str:
 
 
 # plans of the last few fabrics: every server's check evaluation and the probe ask for the same plan
-_PLANS: dict[tuple[int, str, int], tuple[FabricIntent, list[Pair]]] = {}
+_PLANS: dict[tuple[int, str, int], tuple[FabricIntent, list[Pair], dict[str, list[Pair]]]] = {}
 _PLANS_KEPT = 8
+
+
+def _plan(fabric: FabricIntent, pattern: str, max_pairs: int) -> tuple[list[Pair], dict[str, list[Pair]]]:
+    """The plan and its pairs by source device, computed once per fabric object (a pure function of it)."""
+    key = (id(fabric), pattern, max_pairs)
+    hit = _PLANS.get(key)
+    if hit is not None and hit[0] is fabric:
+        return hit[1], hit[2]
+    plan = _plan_pairs(fabric, pattern, max_pairs)
+    by_src: dict[str, list[Pair]] = {}
+    for p in plan:
+        by_src.setdefault(p.src_device, []).append(p)
+    if len(_PLANS) >= _PLANS_KEPT:
+        _PLANS.pop(next(iter(_PLANS)))
+    _PLANS[key] = (fabric, plan, by_src)
+    return plan, by_src
 
 
 def plan_pairs(fabric: FabricIntent, pattern: str, max_pairs: int = 64) -> list[Pair]:
     """`_plan_pairs`, remembered per fabric object (the plan is a pure function of it)."""
-    key = (id(fabric), pattern, max_pairs)
-    hit = _PLANS.get(key)
-    if hit is not None and hit[0] is fabric:
-        return list(hit[1])
-    plan = _plan_pairs(fabric, pattern, max_pairs)
-    if len(_PLANS) >= _PLANS_KEPT:
-        _PLANS.pop(next(iter(_PLANS)))
-    _PLANS[key] = (fabric, plan)
-    return list(plan)
+    return list(_plan(fabric, pattern, max_pairs)[0])
+
+
+def pairs_from(fabric: FabricIntent, device: str, pattern: str, max_pairs: int = 64) -> list[Pair]:
+    """The planned pairs whose source is `device`, in plan order: what one server sends, found without going
+    through the whole plan (which grows with the site) once per server."""
+    return list(_plan(fabric, pattern, max_pairs)[1].get(device, ()))
 
 
 def _plan_pairs(fabric: FabricIntent, pattern: str, max_pairs: int = 64) -> list[Pair]:
@@ -241,10 +255,29 @@ def coverage(fabric: FabricIntent, pairs: list[Pair]) -> dict[str, Any]:
             "rails_missed": [r for r in rails if r not in used]}
 
 
+# the port index of the fabric last asked about: path_mtu and path_rate_mbps read the far end of every uplink of a
+# pair's RTSWs, and a CTSW's port list grows with the site
+_PORTS: tuple[FabricIntent, dict[tuple[str, str], Interface], dict[str, list[int]]] | None = None
+
+
+def _port_index(fabric: FabricIntent) -> tuple[dict[tuple[str, str], Interface], dict[str, list[int]]]:
+    """((device, port) -> its intended interface, switch -> the speeds of its links to a higher tier)."""
+    global _PORTS
+    if _PORTS is None or _PORTS[0] is not fabric:
+        devices = fabric.devices
+        ports = {(d.name, i.name): i for d in devices.values() for i in d.interfaces}
+        up = {d.name: [i.speed_mbps for i in d.interfaces
+                       if i.peer_device in devices and devices[i.peer_device].tier > d.tier]
+              for d in devices.values()}
+        _PORTS = fabric, ports, up
+    return _PORTS[1], _PORTS[2]
+
+
 def path_mtu(fabric: FabricIntent, pair: Pair) -> int:
     """The smallest IP MTU on the pair's path: both NICs, their RTSW ports and, between different RTSWs, the
     fabric ports of both RTSWs (and their CTSW peers)."""
     devices = fabric.devices
+    ports, _ = _port_index(fabric)
     mtus: list[int] = []
     leaves: list[str] = []
     for device, nic_name in ((pair.src_device, pair.src_nic), (pair.dst_device, pair.dst_nic)):
@@ -256,16 +289,16 @@ def path_mtu(fabric: FabricIntent, pair: Pair) -> int:
         if leaf is None:
             continue
         leaves.append(leaf.name)
-        mtus += [i.mtu for i in leaf.interfaces if i.name == nic.peer_port]
+        if (near := ports.get((leaf.name, nic.peer_port))) is not None:
+            mtus.append(near.mtu)
     if len(set(leaves)) > 1:
         for leaf_name in set(leaves):
             for itf in devices[leaf_name].interfaces:
                 if itf.role != "fabric":
                     continue
                 mtus.append(itf.mtu)
-                spine = devices.get(itf.peer_device)
-                if spine is not None:
-                    mtus += [i.mtu for i in spine.interfaces if i.name == itf.peer_port]
+                if itf.peer_device in devices and (far := ports.get((itf.peer_device, itf.peer_port))) is not None:
+                    mtus.append(far.mtu)
     return min(mtus) if mtus else RDMA_MTUS[-1] + ROCE_HEADERS
 
 
@@ -273,6 +306,7 @@ def path_rate_mbps(fabric: FabricIntent, pair: Pair) -> int:
     """The most one QP of the pair can carry: the slower NIC and, between RTSWs, the slowest link a hashed path
     may take (the RTSWs' uplinks; across zones also their CTSWs' links to the ATSWs). 0 when no NIC is known."""
     devices = fabric.devices
+    _, up = _port_index(fabric)
     rates: list[int] = []
     leaves: list[str] = []
     for device, nic_name in ((pair.src_device, pair.src_nic), (pair.dst_device, pair.dst_nic)):
@@ -289,10 +323,8 @@ def path_rate_mbps(fabric: FabricIntent, pair: Pair) -> int:
                 if itf.role != "fabric":
                     continue
                 rates.append(itf.speed_mbps)
-                spine = devices.get(itf.peer_device)
-                if spine is not None and len(zones) > 1:
-                    rates += [i.speed_mbps for i in spine.interfaces
-                              if i.peer_device in devices and devices[i.peer_device].tier > spine.tier]
+                if itf.peer_device in devices and len(zones) > 1:
+                    rates += up.get(itf.peer_device, [])
     return min(rates) if rates else 0
 
 

@@ -2,13 +2,34 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from nr_run.intent.models import DeviceIntent
 from nr_run.platforms.base import Runner
 from nr_run.platforms.state import DeviceState
+
+R = TypeVar("R")
+
+
+def once_per_output(parse: Callable[[Any], R]) -> Callable[[Any], R]:
+    """`parse` remembering, per thread, its last output object and result: sections that read one command's
+    output (a running config holds PFC and QoS) parse it once per collection. The output is matched by
+    identity, so a new collection always parses anew; callers must not change the result."""
+    local = threading.local()
+
+    def parsed(output: Any) -> R:
+        last = getattr(local, "last", None)
+        if last is not None and last[0] is output:
+            return last[1]
+        result = parse(output)
+        local.last = (output, result)
+        return result
+
+    parsed.__doc__ = parse.__doc__
+    return parsed
 
 
 @dataclass(frozen=True)

@@ -53,9 +53,34 @@ def drop_connection(task: Any, name: str) -> None:
 
 # ---------------------------------------------------------------- SSH exec channels
 
-# How often a channel is polled for output: the read loop costs at most this per command, where netmiko's
-# prompt-matching loop sleeps in steps of tens of milliseconds
-EXEC_POLL_S = 0.005
+# How long a command's read waits for the next output at most before it looks at its deadline again; output,
+# the end of it and a closed channel wake it at once (the channel's pipe, not a poll loop)
+EXEC_WAIT_S = 0.5
+
+# How often an idle SSH connection's reader thread wakes up (paramiko's default is every 0.1 s, to notice a close).
+# A run holds one connection per server and SONiC switch for its whole length, so at 0.1 s the wake-ups alone
+# cost CPU in proportion to devices x run time; closing shuts the socket, which wakes the reader at once.
+IDLE_WAKE_S = 1.0
+
+
+def quiet_when_idle(transport: Any) -> None:
+    """Let an authenticated paramiko Transport's reader thread sleep IDLE_WAKE_S between checks instead of
+    0.1 s (it still wakes at once for every packet). Nothing to do for one without a socket timeout."""
+    sock = getattr(transport, "sock", None)
+    if sock is not None and hasattr(sock, "settimeout") and transport.is_authenticated():
+        sock.settimeout(IDLE_WAKE_S)
+
+
+def shut_down(transport: Any) -> None:
+    """Shut the socket of a paramiko Transport before closing it, which wakes its reader thread at once (a
+    closed socket would leave it waiting up to its socket timeout)."""
+    import contextlib
+    import socket
+
+    sock = getattr(transport, "sock", None)
+    if sock is not None and hasattr(sock, "shutdown"):
+        with contextlib.suppress(OSError):        # already closed by the far end
+            sock.shutdown(socket.SHUT_RDWR)
 
 
 def ssh_transport(conn: Any) -> Any:
@@ -95,8 +120,12 @@ def exec_read(channel: Any, timeout: float, until: str | None = None,
     The exit status is no end-of-output mark: a server may send it while output is still queued behind the
     client's receive window (asyncssh does, at 2 MiB), so stopping there cuts the reply. TimeoutError after
     `timeout` seconds; OSError past `limit` bytes. A channel closed without a status gives -1."""
+    import select
+
     out, err = bytearray(), bytearray()
     deadline = time.monotonic() + timeout
+    waiter = select.poll()       # the channel's pipe: readable while output waits, and for good after EOF or close
+    waiter.register(channel.fileno(), select.POLLIN)
     try:
         while True:
             busy = False
@@ -112,10 +141,11 @@ def exec_read(channel: Any, timeout: float, until: str | None = None,
                 return None, (out + err).decode(errors="replace")
             if _drained(channel):
                 break
-            if time.monotonic() > deadline:
+            left = deadline - time.monotonic()
+            if left < 0:
                 raise TimeoutError(f"no {'output' if until else 'end of output'} within {timeout:g} s")
             if not busy:
-                time.sleep(EXEC_POLL_S)
+                waiter.poll(max(1, int(min(left, EXEC_WAIT_S) * 1000)))
         if not channel.status_event.wait(max(0.0, deadline - time.monotonic())):
             raise TimeoutError(f"no exit status within {timeout:g} s")
         status = channel.exit_status
@@ -221,9 +251,13 @@ class SshExec:
         timeout = float(extras.get("timeout", 30))
         client.connect(hostname or "", port=port or 22, username=username, password=password, timeout=timeout,
                        banner_timeout=timeout, auth_timeout=timeout, look_for_keys=False, allow_agent=False)
+        quiet_when_idle(client.get_transport())
         self.connection = client
 
     def close(self) -> None:
+        transport = self.connection.get_transport()
+        if transport is not None:
+            shut_down(transport)
         self.connection.close()
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import weakref
+from typing import Any
+
 from nr_run.intent.models import DeviceIntent, FabricIntent
 from nr_run.platforms import registry
 from nr_run.platforms.base import PortAliases
@@ -34,24 +37,44 @@ class CablingCheck(Check):
     Options = CablingOptions
     options: CablingOptions
 
+    def __init__(self, options: Any = None) -> None:
+        super().__init__(options)
+        # a run judges every device's neighbors against the same far ends: their port names are read once per
+        # far end (a CTSW's list grows with the site), not once per device that sees it
+        self._intended: dict[str, tuple[DeviceIntent | None, dict[str, str]]] = {}
+        self._collected: dict[str, tuple[weakref.ref[DeviceState] | None, int, dict[str, str]]] = {}
+
+    def _intended_names(self, fabric: FabricIntent, device: str) -> dict[str, str]:
+        """Other names of `device`'s ports (its platform's) -> its intent port names."""
+        peer = fabric.devices.get(device)
+        hit = self._intended.get(device)
+        if hit is None or hit[0] is not peer:
+            hit = self._intended[device] = (peer, _port_names(peer) if peer is not None else {})
+        return hit[1]
+
+    def _collected_aliases(self, states: dict[str, DeviceState], device: str) -> dict[str, str]:
+        """The aliases `device`'s collected interfaces carry -> their names (SONiC's PORT alias)."""
+        st = states.get(device)
+        hit = self._collected.get(device)
+        # refreshed when the device's state (or its interfaces) is another than the one read: a weak reference,
+        # so that this never keeps a run's states alive
+        if hit is None or (hit[0]() if hit[0] is not None else None) is not st or \
+                hit[1] != (id(st.interfaces) if st is not None else 0):
+            names = {itf.alias: name for name, itf in st.interfaces.items() if itf.alias} if st is not None else {}
+            hit = self._collected[device] = (weakref.ref(st) if st is not None else None,
+                                             id(st.interfaces) if st is not None else 0, names)
+        return hit[2]
+
     def evaluate(self, intent: DeviceIntent, state: DeviceState, fabric: FabricIntent,
                  states: dict[str, DeviceState]) -> list[Finding]:
         # a neighbor may advertise a port by another name (SONiC sends its PORT alias as the LLDP port ID)
-        by_alias = {(dev, itf.alias): name for dev, st in states.items() for name, itf in st.interfaces.items()
-                    if itf.alias}
         seen: dict[str, list[tuple[str, str]]] = {}
-        aliases: dict[str, dict[str, str]] = {}
-
-        def canonical(device: str, port: str) -> str:
-            if device not in aliases:
-                peer = fabric.devices.get(device)
-                aliases[device] = _port_names(peer) if peer is not None else {}
-            return aliases[device].get(port, port)
-
+        own = self._intended_names(fabric, intent.name)
         for n in state.lldp:
             remote = short(n.remote_device)
-            port = canonical(remote, n.remote_port)
-            seen.setdefault(canonical(intent.name, n.local_port), []).append((remote, by_alias.get((remote, port), port)))
+            port = self._intended_names(fabric, remote).get(n.remote_port, n.remote_port)
+            seen.setdefault(own.get(n.local_port, n.local_port), []).append(
+                (remote, self._collected_aliases(states, remote).get(port, port)))
         planned = {itf.name: (itf.peer_device, itf.peer_port) for itf in intent.interfaces}
         where_planned = {peer: port for port, peer in planned.items()}
         out: list[Finding] = []

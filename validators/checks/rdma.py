@@ -10,7 +10,7 @@ from nr_run.intent.models import DeviceIntent, FabricIntent
 from nr_run.platforms.state import DeviceState
 from nr_run.validators.base import Check, CheckOptions, Finding, Where, register
 from nr_run.validators.probes import Probe, RdmaPairs
-from nr_run.validators.rdma import AUTO_ALL_MAX_PAIRS, Pair, path_rate_mbps, plan_pairs
+from nr_run.validators.rdma import AUTO_ALL_MAX_PAIRS, Pair, pairs_from, path_rate_mbps
 
 
 class RdmaOptions(CheckOptions):
@@ -56,9 +56,7 @@ class RdmaCheck(Check):
             return min(nics, path_rate_mbps(fabric, pair) or nics) / 1000
 
         out: list[Finding] = []
-        for pair in plan_pairs(fabric, self.options.pattern, self.options.max_pairs):
-            if pair.src_device != intent.name:
-                continue
+        for pair in pairs_from(fabric, intent.name, self.options.pattern, self.options.max_pairs):
             target = f"{pair.src_nic} -> {pair.dst_device}:{pair.dst_nic} ({pair.dst_ip})"
             at = Where(pair.src_nic, pair.dst_device, pair.dst_nic)
             p = probes.get((pair.src_nic, pair.dst_device, pair.dst_nic))

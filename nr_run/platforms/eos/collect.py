@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from nr_run.intent.models import DeviceIntent
-from nr_run.platforms.collector import LookupCollector
+from nr_run.platforms.collector import LookupCollector, once_per_output
 from nr_run.platforms.eos.structured import EOS_DEFAULT_DSCP_TO_TC
 from nr_run.platforms.state import (
     BgpPeerState,
@@ -366,6 +366,10 @@ def parse_counters(pfc: dict[str, Any], queues: dict[str, Any], ecn: dict[str, A
     return CounterSample(taken_at, dict(sorted(ports.items())))
 
 
+# the "pfc" and "qos" sections read the same running config
+_running_qos = once_per_output(parse_running_qos)
+
+
 def apply_section(section: str, out: Mapping[str, Any], state: DeviceState, device: DeviceIntent | None = None,
                   taken_at: float = 0.0) -> None:
     """Fill one state section from the raw outputs of its commands."""
@@ -378,11 +382,11 @@ def apply_section(section: str, out: Mapping[str, Any], state: DeviceState, devi
     elif section == "routes":
         state.routes = parse_routes(out["show ip route vrf default"])
     elif section == "pfc":
-        q = parse_running_qos(out[RUNNING])
+        q = _running_qos(out[RUNNING])
         state.pfc_priorities, state.watchdog = q["pfc"], q["watchdog"]
         state.storms = parse_watchdog_status(out["show priority-flow-control"])
     elif section == "qos":
-        q = parse_running_qos(out[RUNNING])
+        q = _running_qos(out[RUNNING])
         state.ecn, state.qos = q["ecn"], q["qos"]
     elif section == "counters":
         state.add_counter_sample(parse_counters(out["show priority-flow-control counters"],

@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from nr_run.intent.models import DeviceIntent
-from nr_run.platforms.collector import LookupCollector
+from nr_run.platforms.collector import LookupCollector, once_per_output
 from nr_run.platforms.sonic.qosview import numbers
 from nr_run.platforms.state import (
     BgpPeerState,
@@ -282,13 +282,17 @@ def parse_qos(db: dict[str, Any]) -> dict[str, Any]:
         on = prof.get("ecn", "ecn_none") != "ecn_none"
         ecn[(port, q)] = EcnQueueState(port, q, on, as_int(prof.get("green_min_threshold")),
                                        as_int(prof.get("green_max_threshold")), as_int(prof.get("green_drop_probability")))
+    # each port's queues, found once: a switch's QUEUE table grows with its ports
+    port_queues: dict[str, list[tuple[int, dict[str, str]]]] = {}
+    for (p, q), fields in queues.items():
+        port_queues.setdefault(p, []).append((q, fields))
     qos: dict[str, QosPortState] = {}
     for port in sorted(db.get("PORT", {})):
         name = maps.get(port, {}).get("dscp_to_tc_map") or glob.get("dscp_to_tc_map")
         table = db.get("DSCP_TO_TC_MAP", {}).get(_ref(name), {}) if name else {}
         scheds = {}
-        for (p, q), fields in queues.items():
-            if p == port and fields.get("scheduler"):
+        for q, fields in port_queues.get(port, []):
+            if fields.get("scheduler"):
                 t = sched.get(_ref(fields["scheduler"]), {}).get("type", "WRR").lower()
                 scheds[q] = "strict" if t == "strict" else "dwrr"
         qos[port] = QosPortState(port, "dscp" if name else None,
@@ -377,6 +381,10 @@ def add_polled_extras(sample: CounterSample, watermarks: str | None, history: st
     return sample
 
 
+# the "qos" and "buffers" sections read the same CONFIG_DB dump
+_config_db = once_per_output(json.loads)
+
+
 def apply_section(section: str, out: Mapping[str, Any], state: DeviceState, device: DeviceIntent | None = None,
                   taken_at: float = 0.0) -> None:
     if section == "interfaces":
@@ -395,10 +403,10 @@ def apply_section(section: str, out: Mapping[str, Any], state: DeviceState, devi
         state.watchdog = parse_pfcwd_config(out["pfcwd show config"])
         state.storms = parse_pfcwd_stats(out["pfcwd show stats"])
     elif section == "qos":
-        q = parse_qos(json.loads(out[RUNNING]))
+        q = parse_qos(_config_db(out[RUNNING]))
         state.ecn, state.qos = q["ecn"], q["qos"]
     elif section == "buffers":
-        state.buffer_pgs = parse_buffers(json.loads(out[RUNNING]))
+        state.buffer_pgs = parse_buffers(_config_db(out[RUNNING]))
     elif section == "counters":
         sample = parse_counters(out["show pfc counters"], out["show queue counters"],
                                 out.get("show queue wredcounters"), taken_at)
