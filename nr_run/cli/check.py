@@ -160,7 +160,7 @@ def check(args: argparse.Namespace) -> int:
                     _progress(args, console, intent, f"check {args.site}") as progress:
                 chosen = selection_of(device_filter(args, intent, nr), checks, options)
                 report = bounded(lambda: run_checks(nr, intent, checks, options, progress=progress,
-                                                    selection=chosen), stop)
+                                                    selection=chosen, keep_connections=False), stop)
     except UnknownCheck as exc:
         raise UsageError(str(exc)) from exc
     except Interrupted:
