@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,6 +61,7 @@ from nornir.plugins.runners import ThreadedRunner
 from nr_run.history.model import Observation, observations, with_changes
 from nr_run.intent.models import FabricIntent
 from nr_run.platforms.state import SECTIONS, CounterSample, DeviceState
+from nr_run.runbooks.json_stream import dumps_streamed
 from nr_run.runbooks.stream import StreamJudge
 from nr_run.validators.base import (
     SEVERITY_ORDER,
@@ -172,17 +173,31 @@ class CheckReport:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        causes = self.causes()
-        owner = cause_of(causes)
+        rest = self.to_dict_without_findings()
+        head = ("schema", "site", "passed", "checks", "summary")          # the schema's key order
+        return {**{k: rest[k] for k in head}, "findings": list(self.finding_dicts()),
+                **{k: v for k, v in rest.items() if k not in head}}
+
+    def finding_dicts(self) -> Iterator[dict[str, Any]]:
+        """The findings as the report's JSON has them, one at a time."""
+        owner = cause_of(self.causes())
         known = self.declared_ids()
+        for f in self.findings:
+            yield {**f.to_dict(), "cause": owner.get(f.id) if not f.passed else None, "declared": f.id in known}
+
+    def json_chunks(self, extra: Mapping[str, Any] | None = None) -> Iterator[str]:
+        """`json.dumps({**to_dict(), **extra}, indent=2, sort_keys=True) + "\n"` in pieces, a finding's dict
+        made only when its text is written (what results.json holds)."""
+        return dumps_streamed({**self.to_dict_without_findings(), **(extra or {})}, "findings", self.finding_dicts())
+
+    def to_dict_without_findings(self) -> dict[str, Any]:
+        causes = self.causes()
         return {
             "schema": SCHEMA,
             "site": self.site,
             "passed": self.passed,
             "checks": list(self.checks),
             "summary": self.summary(),
-            "findings": [{**f.to_dict(), "cause": owner.get(f.id) if not f.passed else None,
-                          "declared": f.id in known} for f in self.findings],
             "causes": [c.to_dict() for c in causes],
             "collection_errors": {d: dict(sorted(e.items())) for d, e in sorted(self.collection_errors.items())},
             "port_counters": {d: dict(sorted(p.items())) for d, p in sorted(self.port_counters.items())},

@@ -5,9 +5,9 @@ samples per port) until the last device answers. So, per device, right after its
   - the checks that read nothing but the device's own state and no probe's measurement (`early`) judge it;
   - the history's part of it is taken: its state observations, and its ports' link status changes (they join
     the latest counter sample once the probes took it);
-  - every section that no check still to run needs is dropped. Kept: the sections the device's own `late`
-    checks require (those with probes, or reading other devices), the sections those checks read of far ends
-    (`Check.peer_sections`) and the counters (the report's and the history's latest sample).
+  - every field that no check still to run reads is dropped. Kept: the sections the device's own `late`
+    checks require (those with probes, or reading other devices), the fields those checks read of far ends
+    (`Check.peer_fields`) and the counters (the report's and the history's latest sample).
 The late checks judge every device once the probes ran, on the kept sections. Findings are sorted as
 evaluate_all sorts them, so the report is the one judging the whole collected state at the end gives.
 """
@@ -42,7 +42,7 @@ _EMPTY = DeviceState("", "")
 def is_late(check: Check) -> bool:
     """Whether the check must wait for the whole collection: it needs a probe's measurement, or reads other
     devices' states."""
-    return bool(check.probes()) or bool(check.peer_sections)
+    return bool(check.probes()) or bool(check.peer_fields)
 
 
 @dataclass
@@ -60,17 +60,18 @@ class StreamJudge:
     def __post_init__(self) -> None:
         self.early = [c for c in self.checks if not is_late(c)]
         self.late = [c for c in self.checks if is_late(c)]
-        self.peer = {s for c in self.late for s in c.peer_sections}
+        self.peer = {f for c in self.late for f in c.peer_fields}
 
     def _chosen(self, name: str) -> Selection | None:
         return self.selection[name] if self.selection is not None else None
 
     def kept(self, name: str) -> set[str]:
-        """The sections of `name` that a late check still reads (its own or as a far end), and the counters."""
+        """The DeviceState fields of `name` that a late check still reads (of its own sections, or as a far
+        end), and the counters."""
         intent, chosen = self.fabric.devices[name], self._chosen(name)
-        own = {s for c in self.late if c.applies_to(intent) and (chosen is None or c.name in chosen.checks)
-               for s in c.requires}
-        return own | self.peer | {"counters"}
+        own = {f for c in self.late if c.applies_to(intent) and (chosen is None or c.name in chosen.checks)
+               for s in c.requires for f in SECTION_FIELDS.get(s, ())}
+        return own | self.peer | set(SECTION_FIELDS["counters"])
 
     def collected(self, name: str, state: DeviceState) -> DeviceState:
         """Judge a just-collected state on the early checks, take its history part, then drop what no later
@@ -102,9 +103,10 @@ class StreamJudge:
 
 
 def reduce(state: DeviceState, keep: set[str]) -> None:
-    """Empty the fields of every collected section not in `keep` (its name stays in `sections`: it was
-    collected, and its early checks judged it)."""
-    for section in state.sections - keep:
+    """Empty every field of the collected sections that is not in `keep` (the section's name stays in
+    `sections`: it was collected, and its early checks judged it)."""
+    for section in state.sections:
         for name in SECTION_FIELDS.get(section, ()):
-            default = getattr(_EMPTY, name)
-            setattr(state, name, type(default)() if default is not None else None)
+            if name not in keep:
+                default = getattr(_EMPTY, name)
+                setattr(state, name, type(default)() if default is not None else None)

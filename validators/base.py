@@ -126,9 +126,9 @@ class Check:
     requires: ClassVar[tuple[str, ...]] = ()
     roles: ClassVar[tuple[str, ...]] = ("ctsw", "rtsw")          # device roles the check applies to
     Options: ClassVar[type[CheckOptions]] = CheckOptions
-    # sections of other devices' states that `evaluate` reads (the far ends of the device's links): a run that
-    # drops each device's state once judged keeps these of every device until the checks reading them ran
-    peer_sections: ClassVar[tuple[str, ...]] = ()
+    # the DeviceState fields of other devices that `evaluate` reads (the far ends of the device's links): a run
+    # that drops each device's state once judged keeps these of every device until the checks reading them ran
+    peer_fields: ClassVar[tuple[str, ...]] = ()
     # True: the check's failures report what the inventory itself declares (a link it removes, a NIC out of
     # service), a known degradation reported on every run that fails no exit code
     declared: ClassVar[bool] = False

@@ -26,6 +26,7 @@ from nr_run.cli.common import (
     EXIT_UNKNOWN,
     UsageError,
     emit_json,
+    emit_text,
     make_console,
     verbosity,
 )
@@ -166,10 +167,10 @@ def check(args: argparse.Namespace) -> int:
     except Interrupted:
         _interrupted(stop, console)
     records = RunRecords(args.artifacts, args.site, "check")
-    records.write_json("results.json", report.to_dict())
+    records.write("results.json", report.json_chunks())     # a finding's dict exists only while it is written
     _history(args, console, records, record_report(args.artifacts, report, "check", args.retention)[1])
     if args.json:
-        emit_json(report.to_dict())
+        emit_text(report.json_chunks())
     elif csv:
         from nr_run.runbooks.report.formats import to_csv
 
