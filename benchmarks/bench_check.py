@@ -210,7 +210,8 @@ def bench(site_dir: Path, latency_ms: int, workers: int, deadline_s: float = 0.0
             intent, _ = load_site(site_dir)
             assert intent is not None
             inv = site_dir.parent
-            lab_fault(state, "latency", ms=latency_ms)
+            if latency_ms:
+                lab_fault(state, "latency", ms=latency_ms)
             nr = init_nornir(intent.site, inv, workers=workers, lab=True, address_map=addresses)
             if deadline_s:
                 nr = patient(nr, deadline_s)
