@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,8 +58,11 @@ from nornir.core import Nornir
 from nornir.core.task import AggregatedResult, Result, Task
 from nornir.plugins.runners import ThreadedRunner
 
+from nr_run.history.model import Observation, observations, with_changes
 from nr_run.intent.models import FabricIntent
-from nr_run.platforms.state import SECTIONS, DeviceState
+from nr_run.platforms.state import SECTIONS, CounterSample, DeviceState
+from nr_run.runbooks.json_stream import dumps_streamed
+from nr_run.runbooks.stream import StreamJudge
 from nr_run.validators.base import (
     SEVERITY_ORDER,
     Check,
@@ -82,10 +85,13 @@ SCHEMA = "nr-run.check/2"
 # ---------------------------------------------------------------- Nornir task
 
 def collect_state(task: Task, fabric: FabricIntent, sections_by_host: Mapping[str, set[str]],
-                  prefixes_by_host: Mapping[str, list[str] | None] | None = None) -> Result:
+                  prefixes_by_host: Mapping[str, list[str] | None] | None = None,
+                  judge: StreamJudge | None = None, release: Collection[str] = ()) -> Result:
     """Collect the needed sections of one device into a DeviceState (never raises: errors go in state.errors).
     Sections the platform has no commands for are left to the probes that fill them. `prefixes_by_host`: the
-    route prefixes the checks judge per host (absent or None: the whole routing table)."""
+    route prefixes the checks judge per host (absent or None: the whole routing table). `judge`: judges the
+    state as soon as it is collected and keeps only what later checks read (runbooks.stream). `release`: hosts
+    whose connections are closed once collected (nothing later in the run reads them in bulk)."""
     intent = fabric.devices[task.host.name]
     state = DeviceState(intent.name, intent.platform)
     wanted = sorted((s for s in sections_by_host.get(intent.name, set()) if supported(intent, s)),
@@ -98,6 +104,10 @@ def collect_state(task: Task, fabric: FabricIntent, sections_by_host: Mapping[st
         state.errors = {s: f"connection to {where} failed: {type(exc).__name__}: {exc}" for s in wanted}
         return Result(host=task.host, result=state)
     collect_sections(run, intent, wanted, state, (prefixes_by_host or {}).get(intent.name))
+    if intent.name in release:
+        task.host.close_connections()
+    if judge is not None:
+        judge.collected(intent.name, state)
     return Result(host=task.host, result=state)
 
 
@@ -112,8 +122,13 @@ class CheckReport:
     probe_results: dict[str, Any] = field(default_factory=dict)     # probe report key -> its summary
     devices: int = 0
     port_counters: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)  # latest sample
-    # what the history records (runbooks.history): the collected states and the run's wall-clock times
+    # the collected states, when the run kept them (run_checks' keep_states)
     states: dict[str, DeviceState] = field(default_factory=dict, repr=False, compare=False)
+    # what the history records (runbooks.history): each device's latest counter sample (link status changes
+    # included), the state observations, the hosts of the run and its wall-clock times
+    samples: dict[str, CounterSample] = field(default_factory=dict, repr=False, compare=False)
+    observations: list[Observation] = field(default_factory=list, repr=False, compare=False)
+    hosts: list[str] = field(default_factory=list, repr=False, compare=False)
     started: float = 0.0
     finished: float = 0.0
     # the intent the findings were judged against: the links and adjacencies that group them by cause
@@ -158,17 +173,31 @@ class CheckReport:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        causes = self.causes()
-        owner = cause_of(causes)
+        rest = self.to_dict_without_findings()
+        head = ("schema", "site", "passed", "checks", "summary")          # the schema's key order
+        return {**{k: rest[k] for k in head}, "findings": list(self.finding_dicts()),
+                **{k: v for k, v in rest.items() if k not in head}}
+
+    def finding_dicts(self) -> Iterator[dict[str, Any]]:
+        """The findings as the report's JSON has them, one at a time."""
+        owner = cause_of(self.causes())
         known = self.declared_ids()
+        for f in self.findings:
+            yield {**f.to_dict(), "cause": owner.get(f.id) if not f.passed else None, "declared": f.id in known}
+
+    def json_chunks(self, extra: Mapping[str, Any] | None = None) -> Iterator[str]:
+        """`json.dumps({**to_dict(), **extra}, indent=2, sort_keys=True) + "\n"` in pieces, a finding's dict
+        made only when its text is written (what results.json holds)."""
+        return dumps_streamed({**self.to_dict_without_findings(), **(extra or {})}, "findings", self.finding_dicts())
+
+    def to_dict_without_findings(self) -> dict[str, Any]:
+        causes = self.causes()
         return {
             "schema": SCHEMA,
             "site": self.site,
             "passed": self.passed,
             "checks": list(self.checks),
             "summary": self.summary(),
-            "findings": [{**f.to_dict(), "cause": owner.get(f.id) if not f.passed else None,
-                          "declared": f.id in known} for f in self.findings],
             "causes": [c.to_dict() for c in causes],
             "collection_errors": {d: dict(sorted(e.items())) for d, e in sorted(self.collection_errors.items())},
             "port_counters": {d: dict(sorted(p.items())) for d, p in sorted(self.port_counters.items())},
@@ -189,9 +218,13 @@ def describe(probe: Any) -> str:
 
 def gather_states(nr: Nornir, fabric: FabricIntent, selected: list[Check], sleep: Sleep = time.sleep,
                   progress: Any = None, selection: Mapping[str, Selection] | None = None,
+                  judge: StreamJudge | None = None, release: bool = False,
                   ) -> tuple[list[str], dict[str, DeviceState], list[Any]]:
     """The collection half of run_checks: (hosts judged, their states, the probes that ran). A distributed run
-    calls it on each shard's worker.
+    calls it on each shard's worker. `judge`: judges each state as it is collected (runbooks.stream), the
+    states returned hold only what its late checks read. `release`: each device's connections are closed once
+    the run no longer reads it: at once after its collection, or after its lane's probes when they read every
+    device of the lane again (the second counter sample); a probe that needs a closed host opens it again.
 
     Hosts go in lanes that run at the same time and share the run's workers (SharedRunner): the endpoints that
     the endpoint probes measure (RDMA between servers) are collected and probed while the other devices are
@@ -219,8 +252,15 @@ def gather_states(nr: Nornir, fabric: FabricIntent, selected: list[Check], sleep
                                              nr.runner.num_workers))
 
     def lane(members: list[str], lane_probes: list[Any]) -> None:
-        _collect(base, fabric, members, sections, prefixes, states, progress)
+        # endpoint probes revisit only the few hosts of their pairs (which they open again); other probes read
+        # every device of the lane again, which keeps its connections until they ran
+        revisit = any(not p.on_endpoints for p in lane_probes)
+        close = set() if not release or revisit else set(members)
+        _collect(base, fabric, members, sections, prefixes, states, progress, judge, close)
         _probe(base, fabric, states, lane_probes, sleep)
+        if release and lane_probes:
+            for h in members:
+                nr.inventory.hosts[h].close_connections()
 
     if len(lanes) > 1 and isinstance(base.runner, SharedRunner):
         with ThreadPoolExecutor(len(lanes), thread_name_prefix="nr-run-lane") as pool:
@@ -263,7 +303,8 @@ def endpoint_hosts(fabric: FabricIntent, hosts: list[str]) -> set[str]:
 
 
 def _collect(nr: Nornir, fabric: FabricIntent, targets: list[str], sections: Mapping[str, set[str]],
-             prefixes: Mapping[str, list[str] | None], states: dict[str, DeviceState], progress: Any) -> None:
+             prefixes: Mapping[str, list[str] | None], states: dict[str, DeviceState], progress: Any,
+             judge: StreamJudge | None = None, release: Collection[str] = ()) -> None:
     """collect_state on `targets`, each state into `states` (a failed host: an error per section)."""
     if not targets:
         return
@@ -275,7 +316,7 @@ def _collect(nr: Nornir, fabric: FabricIntent, targets: list[str], sections: Map
         runner = runner.with_processors([ProgressProcessor(progress, {"collect_state": "collecting"},
                                                            {"collect_state": "collected"})])
     res = runner.run(task=collect_state, fabric=fabric, sections_by_host=sections, prefixes_by_host=prefixes,
-                     on_failed=True)
+                     judge=judge, release=frozenset(release), on_failed=True)
     for h in targets:
         r = res.get(h)
         if r is not None and not r.failed:
@@ -297,7 +338,8 @@ def _probe(nr: Nornir, fabric: FabricIntent, states: dict[str, DeviceState], pro
 
 def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None,
                options: Mapping[str, Mapping[str, Any]] | None = None, sleep: Sleep = time.sleep,
-               progress: Any = None, selection: Mapping[str, Selection] | None = None) -> CheckReport:
+               progress: Any = None, selection: Mapping[str, Selection] | None = None,
+               keep_states: bool = False, keep_connections: bool = True) -> CheckReport:
     """Collect once per device (only the sections the selected checks need), run their probes, evaluate.
 
     `checks`: names or tags (None = all). `options`: {check: {key: value}}, validated (InvalidOption).
@@ -305,15 +347,33 @@ def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None
     finding per applicable check. `selection`: per host, the checks read and judged there and the far ends
     its findings must name; only its hosts are read and judged. `progress`: a runbooks.progress.DeviceProgress
     (collection per device, then each probe as a phase).
+    Memory: each device is judged as it is collected and its state reduced to what later checks read
+    (runbooks.stream); `keep_states` instead keeps every collected state whole, judges them at the end and
+    leaves them in `report.states`. `keep_connections` False: each device's connections are closed as soon as
+    the run no longer reads it (a one-off check of a large site); True leaves them open for the caller (a
+    deploy, a watch). The report is the same either way.
     """
     started = time.time()
     selected: list[Check] = select(checks, options)
-    hosts, states, probes = gather_states(nr, fabric, selected, sleep, progress, selection)
-    findings = evaluate_all(selected, fabric, states, selection)
+    judge = None if keep_states else StreamJudge(selected, fabric, selection)
+    hosts, states, probes = gather_states(nr, fabric, selected, sleep, progress, selection, judge,
+                                          release=not keep_connections)
+    findings = evaluate_all(selected, fabric, states, selection) if judge is None else judge.judge(states)
     results: dict[str, Any] = {}
     for probe in probes:
         if probe.report_key:
             results[probe.report_key] = probe.summary(states, findings)
+    samples: dict[str, CounterSample] = {}
+    seen: list[Observation] = []
+    for name in sorted(states):
+        st = states[name]
+        sample = st.counters_second or st.counters_first
+        if sample is not None and "counters" in st.sections:
+            changes = (judge.link_changes.get(name, {}) if judge is not None else
+                       {n: i.link_changes for n, i in st.interfaces.items() if i.link_changes is not None}
+                       if "interfaces" in st.sections else {})
+            samples[name] = with_changes(sample, changes)
+        seen += judge.observations[name] if judge is not None and name in judge.observations else observations(st)
     return CheckReport(
         site=fabric.site,
         checks=[c.name for c in selected],
@@ -322,7 +382,8 @@ def run_checks(nr: Nornir, fabric: FabricIntent, checks: list[str] | None = None
         probe_results=results,
         devices=len(hosts),
         port_counters={h: port_counters(s) for h, s in states.items() if s.counters_second or s.counters_first},
-        states=states, started=started, finished=time.time(), fabric=fabric,
+        states=states if keep_states else {}, samples=samples, observations=seen, hosts=sorted(states),
+        started=started, finished=time.time(), fabric=fabric,
     )
 
 

@@ -77,7 +77,8 @@ def run_compliance(nr: Nornir, fabric: FabricIntent, records: RunRecords, *,
         nr = nr.filter(filter_func=lambda h: h.name in selection)
     drift_run = Deployment(nr, fabric, configs, records, progress or DeviceProgress(None, sorted(configs)))
     drift_run.dry_run()
-    report = run_checks(nr, fabric, checks, options, sleep, progress=progress, selection=selection)
+    report = run_checks(nr, fabric, checks, options, sleep, progress=progress, selection=selection,
+                        keep_connections=False)
     history_error = ""
     if retention_s is not None:
         _, history_error = record_report(records.artifacts, report, "compliance", retention_s)

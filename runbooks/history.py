@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from nr_run.history.model import Collection, from_states
+from nr_run.history.model import Collection, wall_time
 from nr_run.history.store import HistoryStore, Recorded
 from nr_run.runbooks.check import CheckReport
 from nr_run.runbooks.records import private_dir
@@ -31,8 +31,14 @@ def open_store(artifacts: Path | str, site: str) -> HistoryStore:
 
 
 def collection_of(report: CheckReport, kind: str, source: str = "poll") -> Collection:
-    return from_states(kind, source, report.started, report.finished or time.time(), report.states,
-                       report.findings, report.checks)
+    """The history's part of a check report: its latest counter samples, observations and findings."""
+    now_wall, now_mono = time.time(), time.monotonic()
+    return Collection(kind=kind, source=source, started=report.started, finished=report.finished or now_wall,
+                      samples=report.samples,
+                      sample_times={n: wall_time(s.taken_at, now_wall, now_mono) for n, s in report.samples.items()},
+                      observations=list(report.observations), findings=list(report.findings),
+                      checks=list(report.checks),
+                      errors={n: dict(e) for n, e in report.collection_errors.items()}, devices=list(report.hosts))
 
 
 def record_collection(artifacts: Path | str, site: str, collection: Collection,

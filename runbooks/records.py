@@ -16,6 +16,7 @@ import os
 import socket
 import threading
 import uuid
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -43,14 +44,19 @@ def private_dir(path: Path) -> Path:
     return path
 
 
-def write_private(path: Path, text: str, append: bool = False) -> Path:
-    """Write (or append) text to a file created 0600: it is never readable by others, not even briefly."""
+def write_private(path: Path, text: str | Iterable[str], append: bool = False) -> Path:
+    """Write (or append) text, or pieces of text one after the other, to a file created 0600: it is never
+    readable by others, not even briefly."""
     private_dir(path.parent)
     flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
     try:
         fd = os.open(path, flags, 0o600)
         with os.fdopen(fd, "a" if append else "w", encoding="utf-8") as fh:
-            fh.write(text)
+            if isinstance(text, str):
+                fh.write(text)
+            else:
+                for piece in text:
+                    fh.write(piece)
     except OSError as exc:          # a write refused (full disk, size limit) names no file by itself
         if exc.filename is None:
             exc.filename = str(path)
@@ -77,7 +83,7 @@ class RunRecords:
         # the first write this host refused (full disk, file size limit): set, the run goes on or stops safely
         self.fault = ""
 
-    def write(self, relative: str, text: str) -> Path:
+    def write(self, relative: str, text: str | Iterable[str]) -> Path:
         return write_private(self.dir / relative, text)
 
     def write_json(self, relative: str, payload: Any) -> Path:

@@ -63,7 +63,7 @@ def test_lanes_find_what_lanes_one_after_the_other_find(deployed_twin) -> None:
     for runner in (ThreadedRunner(num_workers=4), SerialRunner()):
         nr = init_nornir("dc1", REPO / "inventory", lab=True, address_map=twin.addresses).with_runner(runner)
         try:
-            reports.append(run_checks(nr, FABRIC, checks, FAST_CHECKS))
+            reports.append(run_checks(nr, FABRIC, checks, FAST_CHECKS, keep_states=True))
         finally:
             nr.close_connections()
     lanes, serial = reports

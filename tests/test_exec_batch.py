@@ -88,7 +88,8 @@ def test_a_host_check_reads_each_server_in_one_request_and_pings_on_their_own_ch
     nr = init_nornir("dc1", REPO / "inventory", lab=True, address_map=twin.addresses)
     try:
         report = run_checks(nr, FABRIC, ["host", "rdma"], {**FAST_CHECKS, "rdma": {**FAST_CHECKS["rdma"],
-                                                                                    "bandwidth": False}})
+                                                                                    "bandwidth": False}},
+                             keep_states=True)
     finally:
         nr.close_connections()
     assert report.passed, [f for f in report.findings if not f.passed][:3]

@@ -15,7 +15,7 @@ WHOLE_TABLE = ("show ip route vrf default", "vtysh -c 'show ip route json'")
 def _check(twin, checks: list[str]):
     nr = init_nornir("dc1", DC1.parent, workers=8, lab=True, address_map=twin.addresses)
     try:
-        return run_checks(nr, FABRIC, checks)
+        return run_checks(nr, FABRIC, checks, keep_states=True)
     finally:
         nr.close_connections()
 

@@ -43,7 +43,7 @@ OWN_CONFIG_SECTIONS = frozenset({"qos", "buffers"})
 KINDS = frozenset({"unreachable", "not-collected", "pfc-storm", "pause-rate-rx", "pause-rate-tx", "lossless-drops"})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One verified or failed expectation.
 
@@ -52,6 +52,9 @@ class Finding:
     route or probe ("" when not applicable); and what: `kind` names the condition judged where code acts on
     it (KINDS), `index` the PFC priority or queue it concerns, `value` the measured number behind `observed`.
     Code reads these, never the wording.
+
+    Slotted: a large site's run holds hundreds of thousands of findings, and a per-instance dict would be most
+    of their memory.
     """
 
     check: str
@@ -123,6 +126,9 @@ class Check:
     requires: ClassVar[tuple[str, ...]] = ()
     roles: ClassVar[tuple[str, ...]] = ("ctsw", "rtsw")          # device roles the check applies to
     Options: ClassVar[type[CheckOptions]] = CheckOptions
+    # the DeviceState fields of other devices that `evaluate` reads (the far ends of the device's links): a run
+    # that drops each device's state once judged keeps these of every device until the checks reading them ran
+    peer_fields: ClassVar[tuple[str, ...]] = ()
     # True: the check's failures report what the inventory itself declares (a link it removes, a NIC out of
     # service), a known degradation reported on every run that fails no exit code
     declared: ClassVar[bool] = False
@@ -287,34 +293,45 @@ def evaluate_all(checks: list[Check], fabric: FabricIntent, states: dict[str, De
     """Run every applicable check on every device; a missing section becomes an error finding.
     With `selection`, only its devices are judged, each on its selected checks and far ends."""
     findings: list[Finding] = []
-    for check in checks:
-        for name in sorted(fabric.devices if selection is None else set(selection) & set(fabric.devices)):
-            intent = fabric.devices[name]
-            if not check.applies_to(intent):
-                continue
-            chosen = selection[name] if selection is not None else None
-            if chosen is not None and check.name not in chosen.checks:
-                continue
-            state = states.get(name)
-            if state is None:
-                findings.append(check.fail(name, "", "device state collected", "no state",
-                                           "device unreachable or not in the run", kind="unreachable"))
-                continue
-            missing = state.missing(check.requires)
-            if missing:      # one finding per check and device, naming every section it lacks
-                whys = sorted(missing.items())
-                findings.append(check.fail(name, "section:" + ",".join(s for s, _ in whys), "collected",
-                                           whys[0][1] if len(whys) == 1 else "; ".join(f"{s}: {w}" for s, w in whys),
-                                           "collection failed; fix connectivity/credentials and rerun",
-                                           kind="not-collected"))
-                continue
-            try:
-                found = check.evaluate(intent, state, fabric, states)
-            except Exception as exc:  # a broken check must not hide the others' results
-                findings.append(check.fail(name, "", "check evaluated", f"{type(exc).__name__}: {exc}",
-                                           "bug in the check or unexpected device output"))
-                continue
-            # a device that could not be read or judged is reported whatever the selection; its findings are kept
-            # for the selected far ends
-            findings.extend(found if chosen is None else [f for f in found if chosen.keeps(f)])
+    for name in sorted(fabric.devices if selection is None else set(selection) & set(fabric.devices)):
+        findings += evaluate_device(checks, fabric, name, states,
+                                    selection[name] if selection is not None else None)
+    # a stable sort: findings of one check on one device keep the order the check gave them, whatever order
+    # the devices were judged in
     return sorted(findings, key=Finding.sort_key)
+
+
+def evaluate_device(checks: list[Check], fabric: FabricIntent, name: str, states: dict[str, DeviceState],
+                    chosen: Selection | None = None) -> list[Finding]:
+    """The applicable `checks` on one device, unsorted: its state is `states[name]`, the far ends' are the
+    others (a missing state or section is an error finding). `chosen`: the device's selection, if any."""
+    findings: list[Finding] = []
+    intent = fabric.devices[name]
+    state = states.get(name)
+    for check in checks:
+        if not check.applies_to(intent):
+            continue
+        if chosen is not None and check.name not in chosen.checks:
+            continue
+        if state is None:
+            findings.append(check.fail(name, "", "device state collected", "no state",
+                                       "device unreachable or not in the run", kind="unreachable"))
+            continue
+        missing = state.missing(check.requires)
+        if missing:      # one finding per check and device, naming every section it lacks
+            whys = sorted(missing.items())
+            findings.append(check.fail(name, "section:" + ",".join(s for s, _ in whys), "collected",
+                                       whys[0][1] if len(whys) == 1 else "; ".join(f"{s}: {w}" for s, w in whys),
+                                       "collection failed; fix connectivity/credentials and rerun",
+                                       kind="not-collected"))
+            continue
+        try:
+            found = check.evaluate(intent, state, fabric, states)
+        except Exception as exc:  # a broken check must not hide the others' results
+            findings.append(check.fail(name, "", "check evaluated", f"{type(exc).__name__}: {exc}",
+                                       "bug in the check or unexpected device output"))
+            continue
+        # a device that could not be read or judged is reported whatever the selection; its findings are kept
+        # for the selected far ends
+        findings.extend(found if chosen is None else [f for f in found if chosen.keeps(f)])
+    return findings

@@ -26,6 +26,7 @@ from nr_run.cli.common import (
     EXIT_UNKNOWN,
     UsageError,
     emit_json,
+    emit_text,
     make_console,
     verbosity,
 )
@@ -160,16 +161,16 @@ def check(args: argparse.Namespace) -> int:
                     _progress(args, console, intent, f"check {args.site}") as progress:
                 chosen = selection_of(device_filter(args, intent, nr), checks, options)
                 report = bounded(lambda: run_checks(nr, intent, checks, options, progress=progress,
-                                                    selection=chosen), stop)
+                                                    selection=chosen, keep_connections=False), stop)
     except UnknownCheck as exc:
         raise UsageError(str(exc)) from exc
     except Interrupted:
         _interrupted(stop, console)
     records = RunRecords(args.artifacts, args.site, "check")
-    records.write_json("results.json", report.to_dict())
+    records.write("results.json", report.json_chunks())     # a finding's dict exists only while it is written
     _history(args, console, records, record_report(args.artifacts, report, "check", args.retention)[1])
     if args.json:
-        emit_json(report.to_dict())
+        emit_text(report.json_chunks())
     elif csv:
         from nr_run.runbooks.report.formats import to_csv
 

@@ -6,7 +6,7 @@ import contextlib
 import gc
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 TYPE_CHECKING = False   # no typing import at start-up (a tenth of `nr-run --help`)
 if TYPE_CHECKING:
@@ -65,6 +65,16 @@ def gc_paused() -> Iterator[None]:
         gc.freeze()
         if enabled:
             gc.enable()
+
+
+def emit_text(pieces: Iterable[str]) -> None:
+    """Text written to stdout piece by piece (a large report's JSON: runbooks.json_stream)."""
+    try:
+        for piece in pieces:
+            sys.stdout.write(piece)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        quiet_broken_pipe()
 
 
 def emit_json(payload: dict[str, Any]) -> None:

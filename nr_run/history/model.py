@@ -15,7 +15,7 @@ ObservationKind = Literal["storm", "link", "bgp"]
 NO_INDEX = -1          # idx of a series or observation that has no priority/queue (a port total, a link)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Observation:
     """A state that changes now and then: a PFC watchdog storm on (port, priority), a link's oper state, a BGP
     session's state (`port` holds the peer address). The history turns changes of `value` into events."""
@@ -94,7 +94,11 @@ def with_link_changes(sample: CounterSample, state: DeviceState) -> CounterSampl
     bring them (polling reads them with the interfaces, gNMI with the counters)."""
     if "interfaces" not in state.sections:
         return sample
-    changes = {n: i.link_changes for n, i in state.interfaces.items() if i.link_changes is not None}
+    return with_changes(sample, {n: i.link_changes for n, i in state.interfaces.items() if i.link_changes is not None})
+
+
+def with_changes(sample: CounterSample, changes: Mapping[str, int]) -> CounterSample:
+    """The sample with each port's link status changes (port -> count) where the counters did not bring them."""
     if not any(p in changes and c.link_status_changes is None for p, c in sample.ports.items()):
         return sample
     ports = {p: dataclasses.replace(c, link_status_changes=changes[p]) if p in changes and c.link_status_changes

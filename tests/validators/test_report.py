@@ -56,3 +56,17 @@ def test_failed_report_sorts_failures_first_and_renders_matrix():
     text = buf.getvalue()
     assert text.splitlines()[-1].startswith("FAIL dc1: 13 checks on 10 devices")
     assert "oper down" in text and "unreach" in text and "RDMA (ring)" in text
+
+
+def test_results_json_written_finding_by_finding_is_the_whole_dict_dumped():
+    from tests.validators.healthy import healthy_states as fresh
+
+    states = fresh(FABRIC)
+    states["rtsw1"].interfaces[next(iter(states["rtsw1"].interfaces))].oper_up = False
+    states["rtsw2"].sections.discard("pfc")
+    report = report_for(states)
+    assert not report.passed and report.causes()
+    extra = {"drift": {"rtsw1": "- mtu 9214"}, "outcome": "failed"}
+    whole = json.dumps({**report.to_dict(), **extra}, indent=2, sort_keys=True) + "\n"
+    assert "".join(report.json_chunks(extra)) == whole
+    assert "".join(report.json_chunks()) == json.dumps(report.to_dict(), indent=2, sort_keys=True) + "\n"

@@ -34,6 +34,7 @@ class CablingCheck(Check):
     tags = ("fabric", "l1", "lldp", "stage")
     description = "LLDP neighbor on every intended port equals the planned peer device and port"
     requires = ("lldp", "interfaces")
+    peer_fields = ("interfaces",)             # the port aliases neighbours advertise
     Options = CablingOptions
     options: CablingOptions
 

@@ -121,6 +121,7 @@ class HostLinkCheck(Check):
     tags = ("roce", "host")
     description = "Both ends of every rail link agree: ECN marking where the NIC runs DCQCN, MTU fits"
     requires = ("nics",)
+    peer_fields = ("ecn", "interfaces")       # the switch port's ECN marking and MTU
     roles = ("gpu",)
 
     def evaluate(self, intent: DeviceIntent, state: DeviceState, fabric: FabricIntent,

@@ -19,6 +19,7 @@ class PfcCheck(Check):
     tags = ("roce", "pfc", "qos", "stage")
     description = "PFC exactly on lossless priorities, both link ends agree, watchdog as intended, no storm"
     requires = ("pfc",)
+    peer_fields = ("pfc_priorities", "nics")  # the far end's priorities, a switch or a NIC
 
     def evaluate(self, intent: DeviceIntent, state: DeviceState, fabric: FabricIntent,
                  states: dict[str, DeviceState]) -> list[Finding]:
