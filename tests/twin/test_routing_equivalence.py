@@ -153,12 +153,12 @@ def _first_bgp(lab: Lab, host: str) -> tuple[str, str, str | None]:
 
 
 def _switch_link(lab: Lab) -> tuple[str, str]:
-    """One end of the first switch-to-switch cable."""
+    """A switch's end of the first switch-to-switch cable, or of a server's cable on a one-switch site."""
     switch = {n for n, node in lab.topology.nodes.items() if node.platform in ("eos", "sonic")}
-    for c in lab.topology.links:
-        if c.a_dev in switch and c.b_dev in switch:
-            return c.a_dev, c.a_port
-    raise AssertionError("no switch-to-switch cable")
+    ends = [(c.a_dev, c.a_port, c.b_dev in switch) for c in lab.topology.links if c.a_dev in switch] + \
+        [(c.b_dev, c.b_port, c.a_dev in switch) for c in lab.topology.links if c.b_dev in switch]
+    dev, port, _ = next((e for e in ends if e[2]), ends[0])
+    return dev, port
 
 
 def _compare(new: Lab, ref: Lab, step: str, before: dict[str, object] | None = None) -> dict[str, object]:
