@@ -5,7 +5,8 @@ A generated site (tests.sitegen: RTSWs half EOS and half SONiC, CTSWs, 1:1 GPU s
 configs (switch startup configs, NIC scripts in the servers' exec), is started with `lab_up` as `nr-run lab up`
 starts it, then every device is asked the same questions once through real clients (pyeapi: one eAPI request of
 the workload's show commands; paramiko: one SSH exec request per command on SONiC and on a server), `--threads`
-at a time. Workloads (WORKLOADS): `serve` (the device's own state), `routing` (BGP summary, a route lookup).
+at a time. Workloads (WORKLOADS): `serve` (the device's own state), `routing` (BGP summary, a route lookup),
+`check-routing` (the BGP summary and route lookups a check sends).
 Twin CPU is read from /proc for the coordinator and every shard (user + system), so the clients' own CPU is not
 in it; memory is each shard's resident peak (VmHWM).
 
@@ -57,6 +58,14 @@ WORKLOADS = {
     "routing": {"eos": ["show ip bgp summary", "show ip route vrf default 10.255.0.1"],
                 "sonic": ["show ip bgp summary", "vtysh -c 'show ip route 10.255.0.1/32 json'"],
                 "linux": ["ip -j addr show"]},
+    # what a check asks a switch about routing: its BGP sessions, then one lookup per prefix it judges (a CTSW's
+    # loopback, a far RTSW's loopback and host block: one request, as the collectors batch them)
+    "check-routing": {"eos": ["show ip bgp summary vrf all", "show ip route vrf default 10.255.0.1/32",
+                              "show ip route vrf default 10.255.0.9/32", "show ip route vrf default 10.0.0.0/24"],
+                      "sonic": ["vtysh -c 'show ip bgp summary json'",
+                                "vtysh -c 'show ip route 10.255.0.1/32 json' -c 'show ip route 10.255.0.9/32 json' "
+                                "-c 'show ip route 10.0.0.0/24 json'"],
+                      "linux": ["ip -j addr show"]},
 }
 CREDS = {"eos": ("admin", "admin"), "sonic": ("admin", "YourPaSsWoRd"), "linux": ("admin", "admin")}
 

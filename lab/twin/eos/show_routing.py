@@ -85,13 +85,14 @@ def route_lookup(dev: EosDevice, vrf: str, target: str, longer: bool = False) ->
         raise CommandFailed([f"Invalid input (at token 5: '{target}')"]) from None
     if vrf not in ("default", "all"):
         return _vrf_lookup(dev, vrf, net, "/" in target, longer)
-    table = dev.fabric.routes(dev.name)
     found: dict[str, Route] = {}
     if longer:
-        found = {p: r for p, r in table.items() if ipaddress.ip_network(p).subnet_of(net)}  # type: ignore[arg-type]
+        found = {p: r for p, r in dev.fabric.routes(dev.name).items()
+                 if ipaddress.ip_network(p).subnet_of(net)}  # type: ignore[arg-type]
     elif "/" in target:
-        if str(net) in table:
-            found = {str(net): table[str(net)]}
+        exact = dev.fabric.route_for(dev.name, str(net))
+        if exact is not None:
+            found = {str(net): exact}
     else:
         route = dev.fabric.lookup(dev.name, target)
         if route is not None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import ipaddress
 from collections import Counter, defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from nr_run.lab.twin.model.addressing import Addressing
+from nr_run.lab.twin.model.prefixes import net_key
 from nr_run.lab.twin.model.route import NextHop, Route
 from nr_run.lab.twin.policy import filter_redistributed
 
@@ -16,8 +16,18 @@ def _hop_key(nh: NextHop) -> tuple[str, str]:
     return (nh.ip or "", nh.interface)
 
 
-def _path_of(candidate: tuple[tuple[int, ...], NextHop, bool]) -> tuple[tuple[int, ...], tuple[str, str]]:
-    return candidate[0], _hop_key(candidate[1])
+def _by_hop(candidate: tuple[tuple[int, ...], tuple[str, str], NextHop, bool]) -> tuple[str, str]:
+    return candidate[1]
+
+
+def _inside(key: tuple[int, int, int, int], agg: tuple[int, int, int, int]) -> bool:
+    """Whether the prefix `key` (net_key) is strictly more specific than `agg`."""
+    return key[0] == agg[0] and key[2] > agg[2] and key[1] & agg[3] == agg[1]
+
+
+# an advertiser's edge toward one receiver: (receiver, the receiver's next hop, eBGP, the receiver's ASN,
+# the next hop's sort key, the receiver's inbound route-map as a stop, if it applies one)
+_Edge = tuple[str, NextHop, bool, int, tuple[str, str], "tuple[str, str] | None"]
 
 
 
@@ -116,17 +126,19 @@ class Bgp(Addressing):
 
     def active_aggregates(self, dev: str) -> list[str]:
         """The aggregates `dev` originates: those with a contributing route, a strictly more specific prefix it
-        originates or holds in its BGP table (RFC 4271 9.2.2.2). An aggregate contributes to no other one here."""
+        originates or holds in its BGP table (RFC 4271 9.2.2.2). An aggregate contributes to no other one here.
+        Only the contributors' own propagations are computed, until one is found."""
         def build() -> list[str]:
             st = self.states.get(dev)
             if not st or not st.bgp or not st.bgp.aggregates:
                 return []
-            known = [ipaddress.ip_network(p) for p in (*self._base_originated(dev), *self._base_table(dev))]
+            own = [net_key(p) for p in self._base_originated(dev)]
+            learned = self._origins(base=True)
             out = []
             for agg in st.bgp.aggregates:
-                net = ipaddress.ip_network(agg)
-                if any(p.version == net.version and p.prefixlen > net.prefixlen and p.subnet_of(net)  # type: ignore[arg-type]
-                       for p in known):
+                key = net_key(agg)
+                if any(_inside(k, key) for k in own) or any(
+                        _inside(net_key(p), key) and self.bgp_route(dev, p, base=True) is not None for p in learned):
                     out.append(agg)
             return sorted(out)
         return self._cached(f"agg:{dev}", build)
@@ -181,14 +193,19 @@ class Bgp(Addressing):
                     out.add(pfx)
         return sorted(out)
 
-    def _receivers(self) -> tuple[dict[str, list[tuple[str, NextHop, bool]]], dict[str, int]]:
-        """Who learns from whom: advertising device -> (receiver, the receiver's next hop, eBGP), and each BGP
-        speaker's ASN; built once per change and shared by every origin's propagation."""
-        def build() -> tuple[dict[str, list[tuple[str, NextHop, bool]]], dict[str, int]]:
-            receivers: dict[str, list[tuple[str, NextHop, bool]]] = defaultdict(list)
+    def _receivers(self) -> tuple[dict[str, list[_Edge]], dict[str, int]]:
+        """Who learns from whom: advertising device -> edges toward its receivers, and each BGP speaker's ASN;
+        built once per change and shared by every origin's propagation."""
+        def build() -> tuple[dict[str, list[_Edge]], dict[str, int]]:
+            asn = {d: st.bgp.asn for d, st in self.states.items() if st.bgp}
+            maps_in = self._filters()[1]
+            receivers: dict[str, list[_Edge]] = defaultdict(list)
             for s in self._sessions():
-                receivers[s.peer].append((s.dev, NextHop(s.peer_ip, s.port), s.ebgp))
-            return receivers, {d: st.bgp.asn for d, st in self.states.items() if st.bgp}
+                nh = NextHop(s.peer_ip, s.port)
+                rm = maps_in.get((s.dev, s.peer_ip))
+                receivers[s.peer].append((s.dev, nh, s.ebgp, asn[s.dev], _hop_key(nh),
+                                          None if rm is None else ("in", f"{s.dev} {rm}")))
+            return receivers, asn
         return self._cached("receivers", build)
 
     def _max_paths(self) -> dict[str, int]:
@@ -198,88 +215,163 @@ class Bgp(Addressing):
     def _propagation(self, origin: str, stops: frozenset[tuple[str, str]] = frozenset()
                      ) -> dict[str, tuple[tuple[int, ...], list[NextHop], bool]]:
         """Best paths toward `origin`'s prefixes that meet `stops` (_signature): dev -> (as_path, next hops,
-        learned over iBGP)."""
+        learned over iBGP). Built when a prefix of `origin` is first asked about, kept until the next change."""
         def build() -> dict[str, tuple[tuple[int, ...], list[NextHop], bool]]:
             receivers, asn = self._receivers()
             limits = self._max_paths()
-            maps_in = self._filters()[1] if stops else {}
             best: dict[str, tuple[tuple[int, ...], list[NextHop], bool]] = {origin: ((), [], False)}
             frontier = [origin]
             while frontier:
-                cand: dict[str, list[tuple[tuple[int, ...], NextHop, bool]]] = defaultdict(list)
+                cand: dict[str, list[tuple[tuple[int, ...], tuple[str, str], NextHop, bool]]] = {}
                 for v in frontier:
-                    if ("sup", v) in stops:
+                    if stops and ("sup", v) in stops:
                         continue
                     path_v, _, ibgp_learned = best[v]
                     ebgp_path = (asn[v],) + path_v
-                    for u, nh, ebgp in receivers[v]:
-                        if u in best or (not ebgp and ibgp_learned):
+                    for u, nh, ebgp, asn_u, key, stop in receivers[v]:
+                        if u in best:
                             continue
-                        rm = maps_in.get((u, nh.ip or ""))
-                        if rm is not None and ("in", f"{u} {rm}") in stops:
+                        if ebgp:
+                            path = ebgp_path
+                        elif ibgp_learned:      # iBGP split horizon
                             continue
-                        path = ebgp_path if ebgp else path_v
-                        if asn[u] in path:
+                        else:
+                            path = path_v
+                        if (stop is not None and stop in stops) or asn_u in path:
                             continue
-                        cand[u].append((path, nh, not ebgp))
-                frontier = []
-                for u, lst in sorted(cand.items()):
+                        entry = (path, key, nh, not ebgp)
+                        lst = cand.get(u)
+                        if lst is None:
+                            cand[u] = [entry]
+                        else:
+                            lst.append(entry)
+                frontier = sorted(cand)
+                for u in frontier:
+                    lst = cand[u]
                     if len(lst) == 1:
-                        path, nh, ibgp = lst[0]
+                        path, _, nh, ibgp = lst[0]
                         best[u] = (path, [nh], ibgp)
-                    else:
-                        shortest = min(len(c[0]) for c in lst)      # iBGP-learned paths do not grow
-                        lst = [c for c in lst if len(c[0]) == shortest]
-                        first = min(lst, key=_path_of)       # lowest AS path, then next hop
-                        hops = sorted(dict.fromkeys(nh for _, nh, _ in lst), key=_hop_key)
-                        best[u] = (first[0], hops[:max(1, limits[u])], first[2])
-                    frontier.append(u)
+                        continue
+                    shortest = min(len(c[0]) for c in lst)      # iBGP-learned paths do not grow
+                    lst = [c for c in lst if len(c[0]) == shortest]
+                    # lowest AS path, then next hop: a next hop's key names it, so entries never tie further
+                    first = min(lst)
+                    lst.sort(key=_by_hop)
+                    hops = [c[2] for i, c in enumerate(lst) if i == 0 or c[1] != lst[i - 1][1]]
+                    best[u] = (first[0], hops[:max(1, limits[u])], first[3])
             return best
         return self._cached(f"prop:{origin}:{sorted(stops)}", build)
 
-    def _base_table(self, dev: str) -> dict[str, Route]:
-        """`dev`'s BGP routes to what the devices originate before aggregation (an aggregate's contributors)."""
-        return self._cached(f"base-bgp:{dev}", lambda: self._table(dev, self._base_originated))
+    # ---- per prefix: who originates it, and a device's best path toward it ------------------------------
+    def _origins(self, base: bool = False) -> dict[str, tuple[str, ...]]:
+        """prefix -> the devices that originate it (sorted), with active aggregates or (base) without."""
+        def build() -> dict[str, tuple[str, ...]]:
+            originated = self._base_originated if base else self.originated
+            out: dict[str, list[str]] = defaultdict(list)
+            for origin in sorted(self.states):
+                for pfx in originated(origin):
+                    out[pfx].append(origin)
+            return {p: tuple(v) for p, v in out.items()}
+        return self._cached("origins-base" if base else "origins", build)
 
-    def bgp_table(self, dev: str) -> dict[str, Route]:
-        """Best BGP routes of `dev` (prefixes it learned; own connected prefixes excluded)."""
-        return self._cached(f"bgp:{dev}", lambda: self._table(dev, self.originated))
+    def _classes(self) -> dict[tuple[tuple[str, ...], frozenset[tuple[str, str]]], list[str]]:
+        """Prefixes that propagate alike, grouped: (their origins, their stops) -> the prefixes."""
+        def build() -> dict[tuple[tuple[str, ...], frozenset[tuple[str, str]]], list[str]]:
+            out: dict[tuple[tuple[str, ...], frozenset[tuple[str, str]]], list[str]] = defaultdict(list)
+            for pfx, origins in self._origins().items():
+                out[(origins, self._signature(pfx))].append(pfx)
+            return dict(out)
+        return self._cached("prefix-classes", build)
 
-    def _table(self, dev: str, originated: Callable[[str], list[str]]) -> dict[str, Route]:
-        """Best routes of `dev` toward the prefixes `originated(origin)` gives for each other device."""
-        out: dict[str, Route] = {}
-        if dev not in self.states or not self.states[dev].bgp:
-            return out
-        conn = self.connected(dev)
-        for origin in sorted(self.states):
+    def _best(self, dev: str, origins: tuple[str, ...], stops: frozenset[tuple[str, str]]
+              ) -> tuple[tuple[int, ...], list[NextHop]] | None:
+        """`dev`'s BGP path toward prefixes of `origins` meeting `stops`: the shortest AS path over the origins
+        (in name order, the first one's path kept), equal lengths merged into ECMP up to maximum-paths."""
+        path: tuple[int, ...] | None = None
+        hops: list[NextHop] = []
+        for origin in origins:
             if origin == dev:
                 continue
-            prefixes = originated(origin)
-            if not prefixes:
+            found = self._propagation(origin, stops).get(dev)
+            if found is None:
                 continue
-            by_stops: dict[frozenset[tuple[str, str]], list[str]] = defaultdict(list)
-            for pfx in prefixes:
-                by_stops[self._signature(pfx)].append(pfx)
-            for stops, group in by_stops.items():
-                best = self._propagation(origin, stops).get(dev)
-                if best is not None:
-                    self._merge(dev, out, conn, best, group)
-        return out
-
-    def _merge(self, dev: str, out: dict[str, Route], conn: dict[str, str],
-               best: tuple[tuple[int, ...], list[NextHop], bool], prefixes: list[str]) -> None:
-        """Add one origin's best path toward `prefixes` to `dev`'s table `out` (equal AS-path lengths: ECMP)."""
-        path, hops, _ = best
-        for pfx in prefixes:
-            if pfx in conn:
-                continue
-            cur = out.get(pfx)
-            if cur is None or len(path) < len(cur.as_path):
-                out[pfx] = Route(pfx, "bgp", list(hops), path, 200)
-            elif len(path) == len(cur.as_path):
+            if path is None or len(found[0]) < len(path):
+                path, hops = found[0], list(found[1])
+            elif len(found[0]) == len(path):
                 limit = max(1, self.states[dev].bgp.maximum_paths)  # type: ignore[union-attr]
-                merged = sorted(set(cur.next_hops) | set(hops), key=lambda n: (n.ip or "", n.interface))
-                cur.next_hops = merged[:limit]
+                hops = sorted(set(hops) | set(found[1]), key=_hop_key)[:limit]
+        return None if path is None else (path, hops)
+
+    def bgp_route(self, dev: str, prefix: str, base: bool = False) -> Route | None:
+        """`dev`'s best BGP route to one prefix (None: it holds none, or the prefix is connected there); only
+        the propagations of that prefix's origins are computed."""
+        st = self.states.get(dev)
+        origins = self._origins(base).get(prefix)
+        if not st or not st.bgp or not origins or prefix in self.connected(dev):
+            return None
+        memo: dict[tuple[str, str, bool], Route | None] = self._cached("bgp-routes", dict)
+        key = (dev, prefix, base)
+        if key not in memo:
+            best = self._best(dev, origins, self._signature(prefix))
+            memo[key] = None if best is None else Route(prefix, "bgp", best[1], best[0], 200)
+        return memo[key]
+
+    def bgp_table(self, dev: str) -> dict[str, Route]:
+        """Best BGP routes of `dev` (prefixes it learned; own connected prefixes excluded): the whole table,
+        in the order the origins (by name) first give each prefix."""
+        def build() -> dict[str, Route]:
+            out: dict[str, Route] = {}
+            st = self.states.get(dev)
+            if not st or not st.bgp:
+                return out
+            conn = self.connected(dev)
+            origins = self._origins()
+            for origin in sorted(self.states):
+                if origin == dev:
+                    continue
+                by_stops: dict[frozenset[tuple[str, str]], list[str]] = defaultdict(list)
+                for pfx in self.originated(origin):
+                    by_stops[self._signature(pfx)].append(pfx)
+                for stops, group in by_stops.items():
+                    if self._propagation(origin, stops).get(dev) is None:
+                        continue
+                    for pfx in group:
+                        if pfx in out or pfx in conn:
+                            continue
+                        best = self._best(dev, origins[pfx], stops)
+                        assert best is not None     # this origin's path at least
+                        out[pfx] = Route(pfx, "bgp", best[1], best[0], 200)
+            return out
+        return self._cached(f"bgp:{dev}", build)
+
+    def _counts(self, dev: str) -> tuple[int, Counter[str | None]]:
+        """(how many BGP routes `dev` holds, next-hop address -> how many of them use it), counted per class of
+        prefixes that propagate alike: no table is built, so a spine's prefixes-sent to each of hundreds of
+        peers costs one count per peer, not the peer's table."""
+        def build() -> tuple[int, Counter[str | None]]:
+            via: Counter[str | None] = Counter()
+            st = self.states.get(dev)
+            if not st or not st.bgp:
+                return 0, via
+            conn = self.connected(dev)
+            origins = self._origins()
+            skipped: Counter[tuple[tuple[str, ...], frozenset[tuple[str, str]]]] = Counter(
+                (origins[p], self._signature(p)) for p in conn if p in origins)
+            total = 0
+            for (owners, stops), prefixes in self._classes().items():
+                best = self._best(dev, owners, stops)
+                if best is None:
+                    continue
+                n = len(prefixes) - skipped[(owners, stops)]
+                total += n
+                for ip in {nh.ip for nh in best[1]}:
+                    via[ip] += n
+            return total, via
+        return self._cached(f"counts:{dev}", build)
+
+    def bgp_route_count(self, dev: str) -> int:
+        """How many prefixes `dev`'s BGP table holds (a summary's RIB entries), without building it."""
+        return self._counts(dev)[0]
 
     def track_sessions(self) -> None:
         """After any change, note which sessions changed state (and since when); the others keep their time."""
@@ -318,9 +410,7 @@ class Bgp(Addressing):
     def _routes_via(self, dev: str) -> Counter[str | None]:
         """next-hop address -> how many of dev's BGP routes use it: counted once per device, not once per
         neighbour (a spine of a big site has hundreds)."""
-        def build() -> Counter[str | None]:
-            return Counter(ip for r in self.bgp_table(dev).values() for ip in {nh.ip for nh in r.next_hops})
-        return self._cached(f"via:{dev}", build)
+        return self._counts(dev)[1]
 
     def bgp_sessions(self, dev: str) -> list[BgpSessionView]:
         st = self.states.get(dev)

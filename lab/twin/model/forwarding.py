@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from nr_run.lab.twin.model.bgp import Bgp
 from nr_run.lab.twin.model.core import Port
+from nr_run.lab.twin.model.prefixes import by_length, matches, sort_key
 from nr_run.lab.twin.model.route import NextHop, Route
 
 
@@ -25,8 +26,8 @@ ETHERNET_OVERHEAD = 18      # Ethernet header and FCS on top of the IP packet
 
 
 class Forwarding(Bgp):
-    def routes(self, dev: str) -> dict[str, Route]:
-        """The RIB: connected, static (resolvable), BGP (ECMP), best distance per prefix."""
+    def _local_routes(self, dev: str) -> dict[str, Route]:
+        """The RIB's own part: connected, then static routes (resolvable; a prefix's first static wins)."""
         def build() -> dict[str, Route]:
             st = self.states.get(dev)
             if not st:
@@ -44,10 +45,23 @@ class Forwarding(Bgp):
                 port = self._local_if_for(dev, sr.next_hop)
                 if port and pfx not in rib:
                     rib.setdefault(pfx, Route(pfx, "static", [], (), 1)).next_hops.append(NextHop(sr.next_hop, port))
+            return rib
+        return self._cached(f"local-rib:{dev}", build)
+
+    def routes(self, dev: str) -> dict[str, Route]:
+        """The RIB: connected, static (resolvable), BGP (ECMP), best distance per prefix; the whole table, in
+        prefix order (what `show ip route` without a prefix costs)."""
+        def build() -> dict[str, Route]:
+            rib = dict(self._local_routes(dev))
             for pfx, r in self.bgp_table(dev).items():
                 rib.setdefault(pfx, r)
-            return dict(sorted(rib.items(), key=lambda kv: ipaddress.ip_network(kv[0])))
+            return dict(sorted(rib.items(), key=lambda kv: sort_key(kv[0])))
         return self._cached(f"rib:{dev}", build)
+
+    def route_for(self, dev: str, prefix: str) -> Route | None:
+        """The RIB's route to exactly `prefix` (canonical form), computed for that prefix alone."""
+        local = self._local_routes(dev).get(prefix)
+        return local if local is not None else self.bgp_route(dev, prefix)
 
     def policy_routes(self, dev: str, src: str) -> dict[str, Route]:
         """Routes that apply only to packets sourced from `src` (resolvable next hops only)."""
@@ -68,19 +82,18 @@ class Forwarding(Bgp):
         A connected destination always wins (its /31 is in every table on a real host).
         """
         addr = ipaddress.ip_address(ip)
-        main = self.routes(dev)
-        tables = [self.policy_routes(dev, src), main] if src else [main]
-        for table in tables:
+        tables: list[dict[str, Route] | None] = [self.policy_routes(dev, src), None] if src else [None]
+        for table in tables:        # None: the main table
             best: Route | None = None
             best_len = -1
-            if table is main:
+            if table is None:
                 best, best_len = self._longest_main(dev, addr)
             else:                   # a policy table: a few routes of one source
                 for pfx, r in table.items():
                     net = ipaddress.ip_network(pfx)
                     if addr in net and net.prefixlen > best_len:
                         best, best_len = r, net.prefixlen
-            if best is not None and table is not main:
+            if best is not None and table is not None:
                 connected = self.lookup(dev, ip) if best_len < 32 else None
                 if connected is not None and connected.protocol == "connected":
                     return connected
@@ -89,20 +102,19 @@ class Forwarding(Bgp):
         return None
 
     def _longest_main(self, dev: str, addr: ipaddress.IPv4Address | ipaddress.IPv6Address) -> tuple[Route | None, int]:
-        """Longest match in the main table: the address masked once per prefix length present, longest first
-        (a ping crosses several hops; scanning and parsing every prefix of every RIB made it grow with the site)."""
-        def build() -> list[tuple[int, int, dict[int, Route]]]:
-            by_len: dict[tuple[int, int], dict[int, Route]] = {}
-            for pfx, r in self.routes(dev).items():
-                net = ipaddress.ip_network(pfx)
-                by_len.setdefault((net.version, net.prefixlen), {}).setdefault(int(net.network_address), r)
-            return [(v, n, t) for (v, n), t in sorted(by_len.items(), key=lambda kv: -kv[0][1])]
-        bits, value = addr.max_prefixlen, int(addr)
-        for version, length, table in self._cached(f"lpm:{dev}", build):
-            if version == addr.version:
-                route = table.get(value >> (bits - length) << (bits - length))
-                if route is not None:
-                    return route, length
+        """Longest match in the main table, per prefix length present (the device's own routes, then every
+        prefix some device originates), longest first: only the matching prefixes' routes are computed."""
+        local = self._cached(f"lpm-local:{dev}", lambda: by_length(self._local_routes(dev)))
+        learned = self._cached("lpm-bgp", lambda: by_length(self._origins()))
+        version, bits, value = addr.version, addr.max_prefixlen, int(addr)
+        mine = dict(matches(local, version, bits, value))
+        theirs = dict(matches(learned, version, bits, value))
+        for length in sorted({*mine, *theirs}, reverse=True):
+            if length in mine:
+                return self._local_routes(dev)[mine[length]], length
+            route = self.bgp_route(dev, theirs[length])
+            if route is not None:
+                return route, length
         return None, -1
 
     def _trace(self, dev: str, src: str, dst: str, size: int, df: bool,

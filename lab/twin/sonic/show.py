@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from nr_run.lab.twin.sonic import port_history, watermarks, wred
 
 if TYPE_CHECKING:
+    from nr_run.lab.twin.fabric import Route
     from nr_run.lab.twin.sonic.device import SonicDevice
 
 Result = tuple[int, str, str]
@@ -192,18 +193,19 @@ def vtysh(dev: SonicDevice, command: str) -> Result:
                 "connectionsEstablished": 1 if est else 0, "connectionsDropped": 0,
                 "desc": s.description, "remoteRouterId": s.peer_router_id, "idType": "ipv4"}
         summary = {"routerId": st.bgp.router_id, "as": st.bgp.asn, "vrfId": 0, "vrfName": "default",
-                   "tableVersion": 1, "ribCount": len(dev.fabric.bgp_table(name)), "peerCount": len(peers),
+                   "tableVersion": 1, "ribCount": dev.fabric.bgp_route_count(name), "peerCount": len(peers),
                    "peers": peers, "failedPeers": sum(1 for p in peers.values() if p["state"] != "Established"),
                    "totalPeers": len(peers), "dynamicPeers": 0, "bestPath": {"multiPathRelax": "true"}}
         return 0, json.dumps({"ipv4Unicast": summary}, indent=2) + "\n", ""
     if words[:3] == ["show", "ip", "route"] and "json" in words:
         out: dict[str, list] = {}
-        table = dev.fabric.routes(name)
         if len(words) == 5:       # `show ip route <prefix|address> json`: that prefix, or the longest match
-            found = _route_lookup(dev, table, words[3])
+            found = _route_lookup(dev, words[3])
             if found is None:
                 return 0, "{}\n", ""
-            table = {found: table[found]}
+            table = {found.prefix: found}
+        else:
+            table = dev.fabric.routes(name)
         for pfx, r in table.items():
             proto = {"connected": "connected", "static": "static", "bgp": "bgp"}[r.protocol]
             out[pfx] = [{"prefix": pfx, "protocol": proto, "selected": True, "installed": True,
@@ -221,16 +223,15 @@ def vtysh(dev: SonicDevice, command: str) -> Result:
     return 1, "", f"% Unknown command: {command}\n"
 
 
-def _route_lookup(dev: SonicDevice, table: dict[str, Any], target: str) -> str | None:
-    """The prefix FRR shows for `show ip route <target>`: the prefix itself, or an address' longest match."""
+def _route_lookup(dev: SonicDevice, target: str) -> Route | None:
+    """The route FRR shows for `show ip route <target>`: the prefix itself, or an address' longest match."""
     try:
         net = ipaddress.ip_network(target, strict=False)
     except ValueError:
         return None
     if "/" in target:
-        return str(net) if str(net) in table else None
-    route = dev.fabric.lookup(dev.node.name, target)
-    return route.prefix if route is not None else None
+        return dev.fabric.route_for(dev.node.name, str(net))
+    return dev.fabric.lookup(dev.node.name, target)
 
 
 def _frr_uptime(secs: int) -> str:

@@ -131,7 +131,7 @@ def bgp_summary_table(dev: SonicDevice) -> Result:
                      s.description or s.peer_device or "NotAvailable"])
     head = ["Neighbhor", "V", "AS", "MsgRcvd", "MsgSent", "TblVer", "InQ", "OutQ", "Up/Down", "State/PfxRcd",
             "NeighborName"]
-    ribs = len(dev.fabric.bgp_table(dev.node.name))
+    ribs = dev.fabric.bgp_route_count(dev.node.name)
     return 0, (f"\nIPv4 Unicast Summary:\nBGP router identifier {st.bgp.router_id}, local AS number {st.bgp.asn} "
                f"vrf-id 0\nBGP table version {ribs}\nRIB entries {ribs}, using {ribs * 192} bytes of memory\n"
                f"Peers {len(rows)}, using {len(rows) * 21} KiB of memory\nPeer groups 1, using 64 bytes of memory\n"
@@ -144,7 +144,7 @@ def frr_bgp_summary(dev: SonicDevice) -> Result:
     if not st or not st.bgp:
         return 0, "% No BGP neighbors found in VRF default\n", ""
     sessions = dev.fabric.bgp_sessions(dev.node.name)
-    ribs = len(dev.fabric.bgp_table(dev.node.name))
+    ribs = dev.fabric.bgp_route_count(dev.node.name)
     out = ["", "IPv4 Unicast Summary (VRF default):",
            f"BGP router identifier {st.bgp.router_id}, local AS number {st.bgp.asn} vrf-id 0",
            f"BGP table version {ribs}", f"RIB entries {ribs}, using {ribs * 192} bytes of memory",
