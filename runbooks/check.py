@@ -223,8 +223,9 @@ def gather_states(nr: Nornir, fabric: FabricIntent, selected: list[Check], sleep
     """The collection half of run_checks: (hosts judged, their states, the probes that ran). A distributed run
     calls it on each shard's worker. `judge`: judges each state as it is collected (runbooks.stream), the
     states returned hold only what its late checks read. `release`: each device's connections are closed once
-    the run no longer reads it: at once after its collection, or after its lane's probes when they read every
-    device of the lane again (the second counter sample); a probe that needs a closed host opens it again.
+    the run no longer reads it: at once after its collection, or after its lane's probes for the hosts they
+    revisit (a probe's `hosts(fabric)`, when it names them: the RDMA pairs' servers; else every device of its
+    lane, as the second counter sample reads them all).
 
     Hosts go in lanes that run at the same time and share the run's workers (SharedRunner): the endpoints that
     the endpoint probes measure (RDMA between servers) are collected and probed while the other devices are
@@ -252,10 +253,12 @@ def gather_states(nr: Nornir, fabric: FabricIntent, selected: list[Check], sleep
                                              nr.runner.num_workers))
 
     def lane(members: list[str], lane_probes: list[Any]) -> None:
-        # endpoint probes revisit only the few hosts of their pairs (which they open again); other probes read
-        # every device of the lane again, which keeps its connections until they ran
-        revisit = any(not p.on_endpoints for p in lane_probes)
-        close = set() if not release or revisit else set(members)
+        # a probe that names the hosts it revisits (the RDMA pairs' servers) keeps only theirs open; any other
+        # reads every device of the lane again (the second counter sample), which keeps them all until it ran
+        revisit: set[str] = set()
+        for p in lane_probes:
+            revisit |= p.hosts(fabric) if hasattr(p, "hosts") else set(members)
+        close = set(members) - revisit if release else set()
         _collect(base, fabric, members, sections, prefixes, states, progress, judge, close)
         _probe(base, fabric, states, lane_probes, sleep)
         if release and lane_probes:

@@ -18,6 +18,7 @@ import importlib
 import pkgutil
 from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass
+from sys import intern
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -160,16 +161,19 @@ class Check:
         raise NotImplementedError
 
     # Helpers so checks read as comparisons.
+    # The texts of a finding are interned: a large site's hundreds of thousands of findings repeat a few
+    # thousand of them ("oper up", a port name, an MTU), and one copy each is what a run holds until its end.
     def ok(self, device: str, target: str, expected: Any, observed: Any = None, where: Where = DEVICE, *,
            kind: str = "", index: int | None = None, value: float | None = None) -> Finding:
-        return Finding(self.name, device, target, str(expected), str(expected if observed is None else observed),
+        text = intern(str(expected))
+        return Finding(self.name, device, intern(target), text, text if observed is None else intern(str(observed)),
                        True, "info", "", where.port, where.peer_device, where.peer_port, kind, index, value)
 
     def fail(self, device: str, target: str, expected: Any, observed: Any, hint: str = "",
              severity: Severity = "error", where: Where = DEVICE, *, kind: str = "", index: int | None = None,
              value: float | None = None) -> Finding:
-        return Finding(self.name, device, target, str(expected), str(observed), False, severity, hint,
-                       where.port, where.peer_device, where.peer_port, kind, index, value)
+        return Finding(self.name, device, intern(target), intern(str(expected)), intern(str(observed)), False,
+                       severity, hint, where.port, where.peer_device, where.peer_port, kind, index, value)
 
 
 def parse_options(cls: type[Check], options: Mapping[str, Any] | CheckOptions | None) -> CheckOptions:

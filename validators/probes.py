@@ -242,6 +242,10 @@ class RdmaPairs:
     report_key: ClassVar[str | None] = "rdma"
     on_endpoints: ClassVar[bool] = True
 
+    def hosts(self, fabric: FabricIntent) -> set[str]:
+        """The servers the probe runs commands on (its pairs' ends): a run keeps their connections for it."""
+        return {d for p in plan_pairs(fabric, self.pattern, self.max_pairs) for d in (p.src_device, p.dst_device)}
+
     def run(self, nr: Nornir, fabric: FabricIntent, states: dict[str, DeviceState], sleep: Sleep) -> None:
         by_src: dict[str, list[Pair]] = {}
         for p in plan_pairs(fabric, self.pattern, self.max_pairs):
