@@ -139,3 +139,32 @@ def test_a_sonic_check_reads_a_switch_in_batches(deployed_twin) -> None:
     execs = _execs(twin, "rtsw3", since)
     # the collection and the second counter sample: CHANNELS batches each, every command inside one
     assert 0 < len(execs) <= 2 * CHANNELS and all(c.startswith("echo nr-run-batch-") for c in execs), execs
+
+
+def test_a_runner_reconnects_after_a_failed_call_dropped_its_connection(twin) -> None:
+    """A failed read drops the host's SSH connection; the same collection's next read must open a new one, not
+    reuse the closed client (which has no transport)."""
+    from nr_run.platforms.linux.collect import runner
+    from nr_run.platforms.transport import SSH_EXEC
+
+    def steps(task) -> dict:
+        run = runner(task)
+        first = task.host.connections[SSH_EXEC].connection
+        first.close()                                    # the server went away: the client is closed
+        try:
+            run(["hostname"])
+            failed = ""
+        except EOFError as exc:
+            failed = str(exc)
+        dropped = SSH_EXEC not in task.host.connections
+        name = run(["hostname"])["hostname"].strip()
+        return {"failed": failed, "dropped": dropped, "name": name,
+                "new": task.host.connections[SSH_EXEC].connection is not first}
+
+    nr = init_nornir("dc1", REPO / "inventory", lab=True, address_map=twin.addresses)
+    try:
+        result = nr.filter(name="gpu1").run(task=steps)["gpu1"]
+    finally:
+        nr.close_connections()
+    assert not result.failed, result.exception
+    assert result.result == {"failed": "the SSH session is closed", "dropped": True, "name": "gpu1", "new": True}

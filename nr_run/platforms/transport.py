@@ -94,7 +94,10 @@ def ssh_transport(conn: Any) -> Any:
 
 
 def exec_start(transport: Any, command: str, timeout: float = 30.0) -> Any:
-    """Run `command` on its own SSH exec channel (no shell prompt, no echo) and return the channel."""
+    """Run `command` on its own SSH exec channel (no shell prompt, no echo) and return the channel. EOFError for a
+    connection that is closed (a closed client has no transport)."""
+    if transport is None or not transport.is_active():
+        raise EOFError("the SSH session is closed")
     channel = transport.open_session(timeout=timeout)
     channel.settimeout(timeout)
     channel.exec_command(command)

@@ -61,9 +61,12 @@ def run_commands(transport: Any, cmds: list[str], timeout: float = 60) -> dict[s
 
 
 def runner(task: Any) -> Runner:
-    conn = task.host.get_connection(SSH_EXEC, task.nornir.config)
+    task.host.get_connection(SSH_EXEC, task.nornir.config)      # connect now: an unreachable host fails here
 
     def run(cmds: list[str]) -> dict[str, Any]:
+        # the connection is looked up per call: a failed call drops it, and the next one must reconnect rather
+        # than reuse the closed client
+        conn = task.host.get_connection(SSH_EXEC, task.nornir.config)
         try:
             return run_commands(ssh_transport(conn), list(cmds))
         except Exception:
