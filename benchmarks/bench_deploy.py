@@ -9,7 +9,7 @@ Target: CLI <= 1.5x the bound at 50 ms.
 
 With --commit: a whole `deploy --commit` from day 0 (in-process, as the CLI composes it: baseline check, staged
 commits with post-checks, the final whole-site check) against its bound (commit_bound), on dc1 or on a generated site (--site gen136: 64 RTSWs,
-8 CTSWs, 64 servers). Per stage post-check it prints the devices read, the state sections collected, the device
+8 CTSWs, 64 servers). Per stage post-check it prints the devices read, the findings judged, the device
 calls (eAPI requests and SSH commands, benchmarks/twin_calls.py), the commands and the wall time; then the totals
 next to the baseline and the final check; the rollout's device steps (dry run, claim, backup, commit, confirm,
 release) with their calls and wall time; the CPU seconds of this process and of the twin's.
@@ -151,15 +151,15 @@ def bench_commit(site_name: str, latency_ms: int, workers: int) -> int:
     from nr_run.runbooks.render import render_device, select_switches
     from tests.sitegen import generate_site
 
-    phases: list[dict] = []          # one per run_checks: what, start, end, devices read, sections collected
+    phases: list[dict] = []          # one per run_checks: what, start, end, devices read, findings judged, failed
     plain_run_checks = check_mod.run_checks
 
     def recorded(*args, **kwargs):
         t0 = time.time()
         report = plain_run_checks(*args, **kwargs)
-        read = {h: s.sections for h, s in report.states.items() if s.sections}
-        phases.append({"what": phase[0], "start": t0, "end": time.time(), "devices": len(read),
-                       "sections": sum(len(s) for s in read.values()), "failed": report.summary()["failed"]})
+        # a check keeps no states (it judges each device as it arrives), so the devices read are its count
+        phases.append({"what": phase[0], "start": t0, "end": time.time(), "devices": report.devices,
+                       "findings": len(report.findings), "failed": report.summary()["failed"]})
         return report
 
     phase = ["baseline"]
@@ -221,10 +221,10 @@ def bench_commit(site_name: str, latency_ms: int, workers: int) -> int:
         calls, commands = _window(entries, p["start"], p["end"])
         p.update(calls=calls, commands=commands, seconds=p["end"] - p["start"])
         what = p["what"] if len(p["what"]) <= 40 else p["what"][:37] + "..."
-        print(f"  {what:40} {p['devices']:4} devices {p['sections']:5} sections {calls:5} calls "
+        print(f"  {what:40} {p['devices']:4} devices {p['findings']:6} findings {calls:5} calls "
               f"{commands:5} commands {p['seconds']:6.2f} s  failed findings {p['failed']}")
     print(f"stage post-checks: {len(stage_rows)} stages, {sum(p['devices'] for p in stage_rows)} device reads, "
-          f"{sum(p['sections'] for p in stage_rows)} sections, {sum(p['calls'] for p in stage_rows)} calls, "
+          f"{sum(p['findings'] for p in stage_rows)} findings, {sum(p['calls'] for p in stage_rows)} calls, "
           f"{sum(p['commands'] for p in stage_rows)} commands, {sum(p['seconds'] for p in stage_rows):.1f} s")
     by_task: dict[str, list[float]] = {}
     for task, a, b in steps:
