@@ -121,19 +121,9 @@ def _topology(site_dir: str, out: str, boot: bool) -> None:
     path = write_topology(intent, Path(out))
     if not boot:
         return
-    import yaml
+    from benchmarks.bench_twin_shards import boot_rendered
 
-    doc = yaml.safe_load(path.read_text())
-    configs = Path(out) / "configs"
-    configs.mkdir()
-    for name, node in doc["topology"]["nodes"].items():
-        text = render_device(intent.devices[name], intent)
-        if intent.devices[name].role == "gpu":
-            node["exec"] = node.get("exec", []) + [ln for ln in text.splitlines() if not ln.startswith("#")]
-        else:
-            (configs / name).write_text(text)
-            node["startup-config"] = str(configs / name)
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    boot_rendered(intent, path, Path(out) / "configs")
 
 
 def _deploy(site_dir: str, workers: int, addresses: dict) -> None:

@@ -76,8 +76,14 @@ def build(root: Path, devices: int) -> Path:
     site = generate_site(root / "inv", rtsw=rtsw, ctsw=ctsw, nics=8, site=f"gen{devices}")
     intent = compile_site(site)
     path = write_topology(intent, root / "clab")
+    boot_rendered(intent, path, root / "configs")
+    return path
+
+
+def boot_rendered(intent: Any, path: Path, configs: Path) -> None:
+    """Edit the containerlab file at `path` so every node boots its rendered config: switches from a startup
+    config written into `configs`, servers from their NIC script's lines as exec commands."""
     doc = yaml.safe_load(path.read_text())
-    configs = root / "configs"
     configs.mkdir()
     for name, node in doc["topology"]["nodes"].items():
         text = render_device(intent.devices[name], intent)
@@ -87,7 +93,6 @@ def build(root: Path, devices: int) -> Path:
             (configs / name).write_text(text)
             node["startup-config"] = str(configs / name)
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return path
 
 
 def twin_pids(state: Path) -> dict[str, int]:
