@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,14 @@ class SiteCopy:
         data = self.load(name)
         fn(data)
         self.save(name, data)
+
+
+def edited_dc1(tmp_path: Path, edit: Callable[[dict], None]) -> Path:
+    """An inventory folder in tmp_path holding a copy of dc1 with `edit` applied to its fabric.yaml (as YAML)."""
+    inv = tmp_path / "inv"
+    shutil.copytree(DC1, inv / "dc1")
+    SiteCopy(inv / "dc1").edit("fabric.yaml", edit)
+    return inv
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import resource
-import shutil
 import signal
 import subprocess
 import sys
@@ -21,11 +20,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import yaml
 
 from napalm_sonic import configdb
 from nr_run.runbooks.records import read_audit, unfinished
-from tests.conftest import DC1, REPO
+from tests.conftest import REPO, edited_dc1
 from tests.twin_site import FAST_CHECKS, TwinSite, run_json, ssh_run, wait_until
 
 FAST = [f"--option={c}.{k}={v}" for c, opts in FAST_CHECKS.items() for k, v in opts.items()]
@@ -47,16 +45,6 @@ def _headroom(d: dict) -> None:     # a buffer pool change: GCU refuses it, a dr
 
 CHANGES: dict[str, tuple[str, Callable[[dict], None]]] = {
     "eos": ("rtsw1", _ecn), "gcu": ("rtsw3", _ecn), "drained": ("rtsw3", _headroom)}
-
-
-def _site(tmp_path: Path, edit: Callable[[dict], None]) -> Path:
-    inv = tmp_path / "inv"
-    shutil.copytree(DC1, inv / "dc1")
-    fabric = inv / "dc1" / "fabric.yaml"
-    data = yaml.safe_load(fabric.read_text())
-    edit(data)
-    fabric.write_text(yaml.safe_dump(data, sort_keys=False))
-    return inv
 
 
 def _start(twin: TwinSite, inv: Path, host: str, confirm_s: int, *extra: str,
@@ -132,7 +120,7 @@ def _wait_for_step(twin: TwinSite, proc: subprocess.Popen, kind: str, host: str,
 def signal_case(twin: TwinSite, tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str, step: str,
           sig: signal.Signals) -> None:
     host, edit = CHANGES[kind]
-    inv = _site(tmp_path, edit)
+    inv = edited_dc1(tmp_path, edit)
     before = twin.running(host)
     _hold_at(twin, kind, host, step, before)
     confirm_s = SLOW_CONFIRM_S if step == "confirm" else CONFIRM_S
@@ -183,7 +171,7 @@ def full_disk_case(twin: TwinSite, tmp_path: Path, capsys: pytest.CaptureFixture
     nothing after it. A signal once the change is on the device: the device ends reverted by its timer or kept
     (confirmed), never pending, shifted back; the next run (no limit) reads it back and says which."""
     host, edit = CHANGES[kind]
-    inv = _site(tmp_path, edit)
+    inv = edited_dc1(tmp_path, edit)
     before = twin.running(host)
     twin.artifacts.mkdir(mode=0o700, parents=True, exist_ok=True)
     filler = json.dumps({"note": "x" * 200}) + "\n"          # not audit lines: every reader skips them

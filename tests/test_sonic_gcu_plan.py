@@ -8,26 +8,14 @@ import shutil
 from pathlib import Path
 
 import pytest
-import yaml
 from napalm.base.exceptions import CommitError
 
-from tests.conftest import DC1
+from tests.conftest import edited_dc1
 from tests.twin_site import TwinSite, run_json, ssh_run
 
 SONIC = ["rtsw3", "rtsw4"]
 REFUSED_POOL = ("Modification of BUFFER_POOL table is illegal- validating function "
                 "generic_config_updater.field_operation_validators.rdma_config_update_validator returned False")
-
-
-def _site(tmp_path: Path, edit) -> Path:
-    """A copy of dc1 with `edit` applied to its fabric.yaml; returns the inventory folder."""
-    inv = tmp_path / "inv"
-    shutil.copytree(DC1, inv / "dc1")
-    fabric = inv / "dc1" / "fabric.yaml"
-    data = yaml.safe_load(fabric.read_text())
-    edit(data)
-    fabric.write_text(yaml.safe_dump(data, sort_keys=False))
-    return inv
 
 
 def _ecn_and_watchdog(d: dict) -> None:
@@ -37,7 +25,7 @@ def _ecn_and_watchdog(d: dict) -> None:
 
 def _bigger_pool(tmp_path: Path) -> Path:
     """dc1 with its own copy of the RTSWs' HWSKU folder (hardware sku_dir) whose shared headroom pool is larger."""
-    inv = _site(tmp_path, lambda d: d["hardware"]["sonic-rtsw"].update(sku_dir="skus"))
+    inv = edited_dc1(tmp_path, lambda d: d["hardware"]["sonic-rtsw"].update(sku_dir="skus"))
     from importlib import resources
     sku = "Arista-7060X6-64PE-O128S2"
     dest = inv / "dc1" / "skus" / sku
@@ -58,7 +46,7 @@ def _sonic_commands(twin: TwinSite, host: str, since: int) -> list[str]:
 
 
 def test_ecn_and_watchdog_change_goes_through_gcu(deployed_twin, tmp_path, capsys):
-    inv = _site(tmp_path, _ecn_and_watchdog)
+    inv = edited_dc1(tmp_path, _ecn_and_watchdog)
     rc, report = run_json(deployed_twin, capsys, "deploy", "--inventory-dir", str(inv))
     assert rc == 2
     methods = {d["device"]: d["method"] for d in report["devices"]}
@@ -111,7 +99,7 @@ def test_buffer_pool_change_is_a_drained_apply(deployed_twin, tmp_path, capsys):
 
 @pytest.mark.long
 def test_gcu_refusal_mid_rollout_rolls_the_stage_back(deployed_twin, tmp_path, capsys):
-    inv = _site(tmp_path, _ecn_and_watchdog)
+    inv = edited_dc1(tmp_path, _ecn_and_watchdog)
     before = deployed_twin.snapshot()
     deployed_twin.fault("commit_rejected", device="rtsw4")
     rc, report = run_json(deployed_twin, capsys, "deploy", "--inventory-dir", str(inv), "--commit", "--yes",
