@@ -546,7 +546,7 @@ class Deployment:
         declared = checks.declared_ids()          # known degradations the inventory declares fail nothing
         failed = [f for f in checks.findings if not f.passed and f.id not in declared]
         new, old = gate.split(failed)
-        self.report.final_check = {"passed": not failed, "summary": checks.to_dict()["summary"],
+        self.report.final_check = {"passed": not failed, "summary": checks.summary(),
                                    "failed": [f.to_dict() for f in failed], "new": [f.to_dict() for f in new],
                                    "preexisting": [f.to_dict() for f in old]}
         if new:

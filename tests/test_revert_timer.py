@@ -53,3 +53,19 @@ def test_the_gate_times_the_baseline_and_each_stage() -> None:
     gate.stage(None, ["rtsw1"], set())
     per_device = 1.0 / len(run.scopes[-1])
     assert gate.revert_timer(["ctsw1"]) == max(5, math.ceil(MARGIN * per_device * scope))
+
+
+def test_the_baseline_keeps_ids_and_counts_without_grouping_causes(mocker) -> None:
+    """Cause grouping is the costly part of a big site's report, and a deploy compares only ids and counts."""
+    from nr_run.validators.base import Finding
+
+    failing = Finding("links", "rtsw1", "Ethernet1", "up", "down", False, port="Ethernet1")
+    passing = Finding("links", "rtsw1", "Ethernet2", "up", "up", True, port="Ethernet2")
+    gate = StageGate(FABRIC, run=lambda *a, **k: CheckReport(site=FABRIC.site, checks=["links"],
+                                                              findings=[failing, passing], devices=1))
+    grouping = mocker.patch("nr_run.runbooks.check.correlate", side_effect=AssertionError("grouped causes"))
+    summary = gate.take_baseline(None)
+    assert not grouping.called
+    assert gate.baseline_failed == {failing.id}
+    assert summary["failed"] == 1 and summary["summary"]["passed"] == 1 and summary["passed"] is False
+    assert not gate.is_new(failing) and gate.is_new(passing)
