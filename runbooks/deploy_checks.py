@@ -81,8 +81,8 @@ class StageGate:
     recorder: Callable[[Any, str], Any] | None = None
 
     def take_baseline(self, nr: Nornir) -> dict[str, Any]:
-        """Every check over the whole site before anything is committed; remembers (and returns the summary of)
-        what already fails."""
+        """Every check over the whole site before anything is committed; remembers what already fails and
+        returns its summary."""
         from nr_run.runbooks.check import run_checks
 
         t0 = self.clock()
@@ -92,10 +92,9 @@ class StageGate:
             self.recorder(checked, "deploy-baseline")
         # ids and counts are all a deploy compares; grouping failures by cause (most of a big site's baseline
         # time) stays with `check`, whose report shows it
-        failed = {f.id for f in checked.findings if not f.passed}
-        summary = checked.summary()
-        self.baseline_failed = failed
-        self.baseline_summary = {"passed": checked.passed, "failed": len(failed), "summary": summary}
+        self.baseline_failed = {f.id for f in checked.findings if not f.passed}
+        self.baseline_summary = {"passed": checked.passed, "failed": len(self.baseline_failed),
+                                 "summary": checked.summary()}
         return self.baseline_summary
 
     def is_new(self, finding: Finding) -> bool:

@@ -8,7 +8,7 @@ from nr_run.intent import compile_site
 from nr_run.runbooks.check import CheckReport
 from nr_run.runbooks.deploy_checks import StageGate, stage_selection
 from nr_run.runbooks.revert_timer import MARGIN, MAX_S, RevertTimer
-from nr_run.validators.base import select
+from nr_run.validators.base import Finding, select
 from tests.conftest import DC1
 
 FABRIC = compile_site(DC1)
@@ -57,8 +57,6 @@ def test_the_gate_times_the_baseline_and_each_stage() -> None:
 
 def test_the_baseline_keeps_ids_and_counts_without_grouping_causes(mocker) -> None:
     """Cause grouping is the costly part of a big site's report, and a deploy compares only ids and counts."""
-    from nr_run.validators.base import Finding
-
     failing = Finding("links", "rtsw1", "Ethernet1", "up", "down", False, port="Ethernet1")
     passing = Finding("links", "rtsw1", "Ethernet2", "up", "up", True, port="Ethernet2")
     gate = StageGate(FABRIC, run=lambda *a, **k: CheckReport(site=FABRIC.site, checks=["links"],
