@@ -155,6 +155,17 @@ class CounterSample:
     ports: dict[str, PortCounters] = field(default_factory=dict)
     # counter kinds ("ecn", ...) the device could not report, with why: a check fails them as not collected
     unreadable: dict[str, str] = field(default_factory=dict)
+    # the device's own clock (epoch seconds) read next to its PFC counters, where the platform reports one
+    clock: float | None = None
+
+
+def sample_window_s(first: CounterSample, second: CounterSample) -> float:
+    """Seconds between two samples, on the device's clock when both read it: the client's stamps also carry
+    its own queueing (a thread waiting behind other devices' parsing, a longer first batch), which over a
+    one-second window moves a rate by several per cent. The client's stamps otherwise."""
+    if first.clock is not None and second.clock is not None and second.clock > first.clock:
+        return second.clock - first.clock
+    return second.taken_at - first.taken_at
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from nr_run.intent.models import DeviceIntent, FabricIntent
-from nr_run.platforms.state import DeviceState, PortCounters
+from nr_run.platforms.state import DeviceState, PortCounters, sample_window_s
 from nr_run.validators.base import Check, CheckOptions, Finding, Where, on_port, register
 from nr_run.validators.helpers import lossless
 from nr_run.validators.probes import CounterResample, Probe
@@ -37,7 +37,7 @@ class CountersCheck(Check):
         first, second = state.counters_first, state.counters_second
         if first is None or second is None:
             return [self.fail(intent.name, "", "two counter samples", "one sample", "rerun; counters sampled once")]
-        dt = max(second.taken_at - first.taken_at, 1e-3)
+        dt = max(sample_window_s(first, second), 1e-3)
         out: list[Finding] = []
         limit = self.options.max_pause_pps
         for itf in intent.interfaces:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import time
 from typing import Protocol
 
 HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
@@ -122,6 +123,8 @@ def _simple(dev: Device, argv: list[str], stdin: str | None, last_rc: int) -> tu
         if missing:
             return 1, "", "".join(f"cat: {p}: No such file or directory\n" for p in missing)
         rc, out, err = 0, "".join(special[p] if p in special else dev.files[p] for p in argv[1:]), ""
+    elif name == "date":
+        rc, out, err = gnu_date(argv[1:], time.time())
     elif name == "rm":
         for p in (a for a in argv[1:] if not a.startswith("-")):
             dev.files.pop(p, None)
@@ -136,3 +139,16 @@ def _simple(dev: Device, argv: list[str], stdin: str | None, last_rc: int) -> tu
         dev.files[target] = (dev.files.get(target, "") if append else "") + out
         out = ""
     return rc, out, err
+
+
+def gnu_date(args: list[str], now: float) -> tuple[int, str, str]:
+    """GNU date of the device's clock (the clock its counters are read on): no argument, or one `+FORMAT`
+    (strftime conversions in UTC, with %s for epoch seconds and %N for nanoseconds). Setting the clock and
+    the other options are refused as an unknown option, as coreutils does for a misspelt one."""
+    if not args:
+        return 0, time.strftime("%a %b %e %H:%M:%S UTC %Y", time.gmtime(now)) + "\n", ""
+    if len(args) > 1 or not args[0].startswith("+"):
+        return 1, "", f"date: invalid option or operand -- '{args[0]}'\nTry 'date --help' for more information.\n"
+    seconds = int(now)
+    fmt = args[0][1:].replace("%s", str(seconds)).replace("%N", f"{int((now - seconds) * 1e9):09d}")
+    return 0, time.strftime(fmt, time.gmtime(now)) + "\n", ""

@@ -57,6 +57,9 @@ from nr_run.platforms.state import (
 RUNNING = "show running-config"
 
 # section -> [(command, encoding)]
+# read in the same request as the PFC counters, right after them: its utcTime (epoch seconds) times the sample
+CLOCK = "show clock"
+
 COMMANDS: dict[str, list[tuple[str, str]]] = {
     "interfaces": [("show interfaces", "json")],
     "lldp": [("show lldp neighbors", "json")],
@@ -64,7 +67,7 @@ COMMANDS: dict[str, list[tuple[str, str]]] = {
     "routes": [("show ip route vrf default", "json")],
     "pfc": [(RUNNING, "text"), ("show priority-flow-control", "json")],
     "qos": [(RUNNING, "text")],
-    "counters": [("show priority-flow-control counters", "json"),
+    "counters": [("show priority-flow-control counters", "json"), (CLOCK, "json"),
                  ("show interfaces counters queue detail", "json"),
                  ("show qos interfaces ecn counters queue", "json")],
 }
@@ -366,6 +369,12 @@ def parse_counters(pfc: dict[str, Any], queues: dict[str, Any], ecn: dict[str, A
     return CounterSample(taken_at, dict(sorted(ports.items())))
 
 
+def parse_clock(data: Any) -> float | None:
+    """`show clock` (json) -> the device's epoch time, or None when the reply has no usable utcTime."""
+    value = data.get("utcTime") if isinstance(data, dict) else None
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) and value > 0 else None
+
+
 # the "pfc" and "qos" sections read the same running config
 _running_qos = once_per_output(parse_running_qos)
 
@@ -389,9 +398,10 @@ def apply_section(section: str, out: Mapping[str, Any], state: DeviceState, devi
         q = _running_qos(out[RUNNING])
         state.ecn, state.qos = q["ecn"], q["qos"]
     elif section == "counters":
-        state.add_counter_sample(parse_counters(out["show priority-flow-control counters"],
-                                out["show interfaces counters queue detail"],
-                                out["show qos interfaces ecn counters queue"], taken_at, out.get(LANZ)))
+        sample = parse_counters(out["show priority-flow-control counters"], out["show interfaces counters queue detail"],
+                                out["show qos interfaces ecn counters queue"], taken_at, out.get(LANZ))
+        sample.clock = parse_clock(out.get(CLOCK))
+        state.add_counter_sample(sample)
     else:
         raise KeyError(f"EOS collector has no section {section!r}")
     state.sections.add(section)

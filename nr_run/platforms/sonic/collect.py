@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -60,7 +61,10 @@ _ERRORS = ("Error:", "% ", "Usage:", "bash: ")
 WATERMARKS = "show queue watermark unicast"
 FLAPS = "show interfaces flap"
 PFC_HISTORY = "show pfc counters --history"
-OPTIONAL = {"show queue wredcounters", WATERMARKS, PFC_HISTORY, FLAPS}
+# GNU date's epoch time with nanoseconds, run just before `show pfc counters` on the same channel: it times the
+# sample on the switch's clock (a failure leaves the client's stamp)
+CLOCK = "date +%s.%N"
+OPTIONAL = {"show queue wredcounters", WATERMARKS, PFC_HISTORY, FLAPS, CLOCK}
 
 COMMANDS: dict[str, list[str]] = {
     "interfaces": ["show interfaces status", FLAPS],
@@ -70,7 +74,7 @@ COMMANDS: dict[str, list[str]] = {
     "pfc": ["show pfc priority", "pfcwd show config", "pfcwd show stats"],
     "qos": [RUNNING],
     "buffers": [RUNNING],
-    "counters": ["show pfc counters", "show queue counters", "show queue wredcounters", WATERMARKS, PFC_HISTORY],
+    "counters": [CLOCK, "show pfc counters", "show queue counters", "show queue wredcounters", WATERMARKS, PFC_HISTORY],
 }
 
 Runner = Callable[[list[str]], dict[str, Any]]
@@ -96,9 +100,8 @@ def _texts(device: Any, cmds: list[str]) -> dict[str, Any]:
     when it has no SSH transport. A command that raises is left out (None)."""
     transport = ssh_transport(getattr(device, "device", None))
     if transport is not None:
-        unique = list(dict.fromkeys(cmds))
         try:
-            return exec_batches(transport, [unique[i::CHANNELS] for i in range(CHANNELS)],
+            return exec_batches(transport, channel_groups(list(dict.fromkeys(cmds))),
                                 timeout=float(getattr(device, "timeout", 60) or 60))
         except Exception as exc:          # paramiko's SSHException: the session is gone
             if type(exc).__module__.startswith("paramiko"):
@@ -113,6 +116,29 @@ def _texts(device: Any, cmds: list[str]) -> dict[str, Any]:
         except Exception as exc:
             out[cmd] = exc
     return out
+
+
+def channel_groups(unique: list[str]) -> list[list[str]]:
+    """The commands dealt round-robin over CHANNELS groups (the first ones start together), except the clock,
+    which goes just before the command after it, on its channel: the two are read back to back."""
+    if CLOCK not in unique or unique.index(CLOCK) + 1 >= len(unique):
+        return [unique[i::CHANNELS] for i in range(CHANNELS)]
+    paired = unique[unique.index(CLOCK) + 1]
+    rest = [c for c in unique if c != CLOCK]
+    groups = [rest[i::CHANNELS] for i in range(CHANNELS)]
+    for group in groups:
+        if paired in group:
+            group.insert(group.index(paired), CLOCK)
+    return groups
+
+
+def parse_clock(text: str | None) -> float | None:
+    """`date +%s.%N` -> epoch seconds, or None when the output is not one number."""
+    try:
+        value = float((text or "").strip())
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and value > 0 else None
 
 
 def runner(task: Any) -> Runner:
@@ -410,6 +436,7 @@ def apply_section(section: str, out: Mapping[str, Any], state: DeviceState, devi
     elif section == "counters":
         sample = parse_counters(out["show pfc counters"], out["show queue counters"],
                                 out.get("show queue wredcounters"), taken_at)
+        sample.clock = parse_clock(out.get(CLOCK))
         state.add_counter_sample(add_polled_extras(sample, out.get(WATERMARKS), out.get(PFC_HISTORY)))
     else:
         raise KeyError(f"SONiC collector has no section {section!r}")
