@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from nr_run.intent.models import DeviceIntent, FabricIntent
 from nr_run.platforms import built, registry
 from nr_run.platforms.base import ConfigBuilder
-from nr_run.platforms.guard import check_structured
+from nr_run.platforms.guard import check_structured, escaped_json_safe
 
 if TYPE_CHECKING:       # Nornir is imported by the task only: `nr-run render` runs no Nornir task
     from nornir.core.task import Result, Task
@@ -46,6 +46,13 @@ def render_device(intent: DeviceIntent, fabric: FabricIntent | None = None) -> s
     InventoryError when a structured-config value could steer the output (nr_run.platforms.guard)."""
     config = _builder_or_raise(intent)
     structured = built.take(config, intent, fabric)          # the preflight's build when render shares it
+    if getattr(config, "escaped_json_output", False):
+        # the text is JSON whose every string the encoder escaped: an escape-free text proves them all at once,
+        # else the structured config is walked (to pass a value that is escaped but allowed, or to name it)
+        text = config.render(structured)
+        if not escaped_json_safe(text):
+            check_structured(structured, intent.name, fabric.fabric_file if fabric else "")
+        return text
     check_structured(structured, intent.name, fabric.fabric_file if fabric else "")
     return config.render(structured)
 

@@ -12,10 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nr_run.cli.main import main
+from nr_run.intent import compile_site
 from nr_run.intent.errors import InventoryError
 from nr_run.platforms.site import load_site
 from nr_run.runbooks.render import render_device
-from tests.conftest import unexpected
+from tests.conftest import REPO, unexpected
 from tests.corpus import examples
 
 # every line break str.splitlines() honours
@@ -326,3 +327,44 @@ def test_unparseable_yaml_is_one_line(site):
 def test_dc1_round_trip_is_still_clean(site):
     site.save("fabric.yaml", yaml.safe_load((site.path / "fabric.yaml").read_text()))
     assert errors(site) == []
+
+
+_config_db = st.dictionaries(_text, st.dictionaries(_text, st.dictionaries(_text, _text, max_size=3), max_size=3),
+                             max_size=3)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(_config_db)
+def test_an_escape_free_config_db_text_proves_what_the_walk_would(doc):
+    """SONiC's render is checked on its text: a text without an escape may only come from strings the walk
+    passes (an escaped one sends render back to the walk)."""
+    from nr_run.platforms.guard import _walk, escaped_json_safe
+    from nr_run.platforms.sonic.config import to_json
+
+    if escaped_json_safe(to_json(doc)):
+        assert _walk(doc, "") is None
+
+
+def test_a_shared_structured_config_is_proven_before_it_counts_as_proven():
+    from nr_run.platforms.guard import check_structured, shared
+
+    bad = shared({"nics": [{"name": "eth0\nreboot"}]})
+    for _ in range(2):                            # refused each time: a refusal marks nothing
+        with pytest.raises(InventoryError):
+            check_structured(bad, "gpu1", "fabric.yaml")
+    good = shared({"nics": [{"name": "eth0"}]})
+    check_structured(good, "gpu1")
+    check_structured(good, "gpu2")
+
+
+def test_equal_servers_share_one_nic_config_and_script_while_different_ones_do_not():
+    from nr_run.platforms.linux.config import LinuxConfig, structured_config
+
+    fabric = compile_site(REPO / "inventory" / "dc1")
+    servers = sorted(fabric.servers(), key=lambda d: d.name)
+    a, b = servers[0], servers[1]
+    assert structured_config(a) is structured_config(b)
+    assert LinuxConfig().render(structured_config(a)) is LinuxConfig().render(structured_config(b))
+    fewer = a.model_copy(update={"nics": a.nics[:1]})
+    assert structured_config(fewer) is not structured_config(a)
+    assert structured_config(fewer)["nics"] == structured_config(a)["nics"][:1]

@@ -105,9 +105,11 @@ def _trusted(model: type[M], **values: Any) -> M:
     field-name set; lists are shared too (the intent is read-only). The tests re-validate compiled intents.
     The instance is what model_construct makes (fields in declaration order), without its per-field search for
     aliases and defaults (a third of compile at 1,000 switches)."""
-    assert values.keys() == _ALL_FIELDS[model], f"{model.__name__}: every field must be given"
+    if tuple(values) != _ORDER[model]:          # the callers give the fields in declaration order: no copy
+        assert values.keys() == _ALL_FIELDS[model], f"{model.__name__}: every field must be given"
+        values = {k: values[k] for k in _ORDER[model]}
     m = model.__new__(model)
-    _set(m, "__dict__", {k: values[k] for k in _ORDER[model]})
+    _set(m, "__dict__", values)
     _set(m, "__pydantic_fields_set__", _ALL_FIELDS[model])
     _set(m, "__pydantic_extra__", None)
     _set(m, "__pydantic_private__", None)

@@ -61,7 +61,9 @@ class ConfigBuilder(Protocol):
     asks the peer's platform before configuring BFD toward it, since a one-sided BFD never comes up.
     `startup_config` is the minimal day-0 config of the lab image (None: the image boots without one);
     `clab_interface` names a front-panel port as containerlab's link endpoints do. Optional capabilities:
-    `QosView` (required for a configured platform), `EcmpHashFields`, `PortAliases`.
+    `QosView` (required for a configured platform), `EcmpHashFields`, `PortAliases`, and the attribute
+    `escaped_json_output = True` for a render that is JSON with every string escaped by json's ASCII encoder
+    (the guard then proves the text instead of walking the structured config).
     """
 
     suffix: str                                   # file name suffix of a rendered config: ".cfg", ".json"

@@ -83,7 +83,7 @@ def _json_safe(value: Any) -> bool:
         text = json.dumps(value, ensure_ascii=True)
     except (TypeError, ValueError, RecursionError):
         return False
-    return "\\" not in text and "\x7f" not in text
+    return escaped_json_safe(text)
 
 
 def _all_safe(value: Any) -> bool:
@@ -116,9 +116,38 @@ def _all_safe(value: Any) -> bool:
     return all(unsafe_char(text) is None for text in strings)
 
 
+def escaped_json_safe(text: str) -> bool:
+    """Whether the JSON text an ASCII-escaping encoder wrote (json.dumps with ensure_ascii, or its
+    encode_basestring_ascii) proves every string in it safe: the encoder escapes, with a backslash, every quote,
+    backslash, control and non-ASCII character, and JSON's structure has no backslash of its own, so a text
+    without one holds only printable ASCII strings (DEL aside, which is looked for). False is "not proven"."""
+    return "\\" not in text and "\x7f" not in text
+
+
+# id -> (the object, proven): structured configs a builder shares between devices (equal servers' NIC settings),
+# proven once; holding the object keeps its id from being reused while the entry lives (bounded)
+_SHARED: dict[int, tuple[Any, bool]] = {}
+_SHARED_MAX = 256
+
+
+def shared(structured: Any) -> Any:
+    """Mark a structured config the builder hands to several devices and never modifies: the guard proves it
+    once, not once per device."""
+    if _SHARED.get(id(structured), (None,))[0] is not structured:
+        if len(_SHARED) >= _SHARED_MAX:
+            _SHARED.clear()
+        _SHARED[id(structured)] = (structured, False)
+    return structured
+
+
 def check_structured(structured: Any, device: str, fabric_file: str = "") -> None:
     """Raise InventoryError (exit 3: file, host, field) if any string in `structured` is unsafe to template."""
+    mark = _SHARED.get(id(structured))
+    if mark is not None and mark[0] is structured and mark[1]:
+        return
     if _json_safe(structured) or _all_safe(structured):
+        if mark is not None and mark[0] is structured:
+            _SHARED[id(structured)] = (structured, True)
         return
     found = _walk(structured, "")     # again, in its order, to name the first refused value and its path
     if found is None:

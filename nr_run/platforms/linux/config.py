@@ -24,6 +24,7 @@ from nr_run.intent.errors import Finding
 from nr_run.intent.models import DeviceIntent, FabricIntent, Interface
 from nr_run.intent.nic import NicQos
 from nr_run.platforms.base import ClabNode
+from nr_run.platforms.guard import shared
 from nr_run.platforms.jinja_env import render_environment
 from nr_run.platforms.qos import DeviceQos, from_intent
 from nr_run.platforms.templates import template_dir
@@ -45,6 +46,8 @@ def _env(folder: str) -> Environment:
 # (template folder, structured config as JSON) -> script: bounded, as a site has few distinct NIC settings
 _RENDERED: dict[tuple[str, str], str] = {}
 _RENDERED_MAX = 256
+# (template folder, id of a structured config structured_config shares) -> (it, its script)
+_RENDERED_SHARED: dict[tuple[str, int], tuple[Mapping[str, Any], str]] = {}
 
 
 def rdma_device(index: int) -> str:
@@ -80,9 +83,24 @@ def _qos_fields(qos: NicQos) -> dict[str, Any]:
     return fields
 
 
+# (name, index, mtu, id of NicQos) of each configured NIC -> (those NicQos, the structured config): servers of
+# one model and profile have equal NIC settings (the script sets no address), so they share one dict, which the
+# guard proves and the render lays out once; the value holds the NicQos objects, which keeps their ids from
+# being reused while the entry lives (bounded)
+_STRUCTURED: dict[tuple[tuple[str, int, int, int], ...], tuple[list[NicQos], dict[str, Any]]] = {}
+
+
 def structured_config(device: DeviceIntent) -> dict[str, Any]:
-    return {"nics": [nic_entry(nic.name, rdma_device(index), nic.mtu, nic.qos)
-                     for index, nic in enumerate(device.nics) if nic.qos is not None]}
+    nics = [(nic.name, index, nic.mtu, nic.qos) for index, nic in enumerate(device.nics) if nic.qos is not None]
+    key = tuple((name, index, mtu, id(qos)) for name, index, mtu, qos in nics)
+    found = _STRUCTURED.get(key)
+    if found is not None and all(a is b for a, b in zip(found[0], (q for *_, q in nics), strict=True)):
+        return found[1]
+    built = shared({"nics": [nic_entry(name, rdma_device(index), mtu, qos) for name, index, mtu, qos in nics]})
+    if len(_STRUCTURED) >= _RENDERED_MAX:
+        _STRUCTURED.clear()
+    _STRUCTURED[key] = ([q for *_, q in nics], built)
+    return built
 
 
 # a NIC entry's settings -> what they make the NIC do; a site's NICs share a few settings (bounded)
@@ -131,18 +149,26 @@ class LinuxConfig:
     def render(self, structured: Mapping[str, Any]) -> str:
         """The NIC script. Servers of one hardware model share their NIC settings, so a site's scripts are a few
         distinct texts: each is rendered once per template folder and reused for an equal structured config. Equal
-        means equal JSON text, which keeps 1, true and "1" apart (the template prints only scalars)."""
+        means equal JSON text, which keeps 1, true and "1" apart (the template prints only scalars); the dict
+        structured_config shares between equal servers is the same object, found without its text."""
+        folder = str(self._templates) if self._templates is not None else ""
+        same = _RENDERED_SHARED.get((folder, id(structured)))
+        if same is not None and same[0] is structured:
+            return same[1]
         try:
             key = json.dumps(structured, check_circular=False)
         except (TypeError, ValueError, RecursionError):
             return self._render(structured)
-        folder = str(self._templates) if self._templates is not None else ""
         found = _RENDERED.get((folder, key))
         if found is None:
             found = self._render(structured)
             if len(_RENDERED) >= _RENDERED_MAX:
                 _RENDERED.clear()
             _RENDERED[(folder, key)] = found
+        if any(entry[1] is structured for entry in _STRUCTURED.values()):
+            if len(_RENDERED_SHARED) >= _RENDERED_MAX:
+                _RENDERED_SHARED.clear()
+            _RENDERED_SHARED[(folder, id(structured))] = (structured, found)
         return found
 
     def _render(self, structured: Mapping[str, Any]) -> str:

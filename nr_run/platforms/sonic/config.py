@@ -216,6 +216,7 @@ def clab_index(port: str) -> int:
 
 class SonicConfig:
     suffix = ".json"
+    escaped_json_output = True     # to_json escapes every string: render checks the text, not the dict again
     bgp_neighbor_bfd = False       # bgpcfgd renders BGP_NEIGHBOR into FRR without per-neighbor BFD
     # containerlab kind sonic-vm (a vrnetlab-built VM of sonic-vs; docs/manual/kinds/sonic-vm.md): its startup
     # config is the VM's /etc/sonic/config_db.json; 202511 is the newest release whose GCU knows every shipped SKU
