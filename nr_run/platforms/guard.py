@@ -80,7 +80,7 @@ def _json_safe(value: Any) -> bool:
     and non-ASCII character, so escape-free text leaves only DEL (0x7f) to look for. False is "not proven":
     the walk decides (also for values JSON cannot encode)."""
     try:
-        text = json.dumps(value, ensure_ascii=True)
+        text = json.dumps(value, ensure_ascii=True, check_circular=False)
     except (TypeError, ValueError, RecursionError):
         return False
     return escaped_json_safe(text)
