@@ -759,30 +759,34 @@ class _Compiler:
                                              f"unknown RoCE profile {profile!r}"))
                 continue
             roce = roces[profile]
-            ends = sorted(by_end.get(name, []), key=lambda e: self.slot_of(host.hw, e[0]) or 0)
+            hw = host.hw
+            # each end with its slot, in slot order (stable: ends of one slot keep their order)
+            slotted = sorted(((self.slot_of(hw, e[0]) or 0, e) for e in by_end.get(name, [])), key=_first)
             asn, loopback = idents[name]
             if host.tier == 0:
-                devices[name] = self._server(host, roce, ends, addressing)
+                devices[name] = self._server(host, roce, [e for _, e in slotted], addressing)
                 continue
             interfaces, peers = [], []
-            for port, lk, peer, peer_port in ends:
-                if (name, port) not in addressing:
+            # the same for every port of the switch
+            mtu, fec, cell = self.mtu_of(host), hw.fec, hw.buffer_cell_bytes or 1
+            lossless_prios = roce.lossless_priorities
+            # a lossy aggregation tier: no PFC and no headroom on CTSW-ATSW links (ECN still marks)
+            lossy_toward = ({2: 3, 3: 2}.get(host.tier) if self.fabric.policy.cross_zone == "lossy" else None)
+            for slot, (port, lk, peer, peer_port) in slotted:
+                found = addressing.get((name, port))
+                if found is None:
                     continue
-                address, ip, peer_ip = addressing[(name, port)]
+                address, ip, peer_ip = found
                 peer_host = self.hosts[peer]
                 role: Literal["fabric", "host"] = "host" if peer_host.tier == 0 else "fabric"
-                mtu = self.mtu_of(host)
-                slot = self.slot_of(host.hw, port) or 0
-                # a lossy aggregation tier: no PFC and no headroom on CTSW-ATSW links (ECN still marks)
-                lossy = self.fabric.policy.cross_zone == "lossy" and {host.tier, peer_host.tier} == {2, 3}
-                headroom = None if lossy else self.headroom(lk.speed_mbps, lk.cable_length_m, mtu,
-                                                            host.hw.buffer_cell_bytes or 1)
+                lossy = peer_host.tier == lossy_toward
+                headroom = None if lossy else self.headroom(lk.speed_mbps, lk.cable_length_m, mtu, cell)
                 interfaces.append(_trusted(Interface,
                     name=port, role=role, peer_device=peer, peer_port=peer_port, speed_mbps=lk.speed_mbps,
                     cable_length_m=lk.cable_length_m, mtu=mtu, address=address, ip=ip, peer_ip=peer_ip,
                     description=f"{'P2P' if role == 'fabric' else 'GPU'}_{peer}_{peer_port}",
-                    fec=host.hw.fec, slot=slot,
-                    lossless_priorities=[] if lossy else roce.lossless_priorities,
+                    fec=fec, slot=slot,
+                    lossless_priorities=[] if lossy else lossless_prios,
                     headroom=headroom,
                 ))
                 if role == "fabric":
@@ -840,6 +844,10 @@ class _Compiler:
                             mgmt_gateway=self.mgmt(host)[1], model=host.hw.model,
                             hardware=_hardware(host.hw, host.data.hardware, self.source.directory), su=host.data.su, index=host.data.index,
                             roce=roce, nics=nics, rails=_rail_ports(host.hw))
+
+
+def _first(pair: tuple[int, Any]) -> int:
+    return pair[0]
 
 
 def _ip_order(peer: BgpPeer) -> tuple[int, ...]:
