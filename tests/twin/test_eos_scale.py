@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import concurrent.futures
-import time
 
 import pyeapi
 import pytest
@@ -19,14 +18,12 @@ def _version(addr: dict) -> str:
 
 
 @pytest.mark.long
-def test_1024_switches_start_fast_and_answer(tmp_path):
-    t0 = time.perf_counter()
+def test_1024_switches_start_and_answer(tmp_path):
+    # How fast they start is benchmarks/bench_twin_startup.py's figure, not a test's.
     lab = Lab(leaf_spine(tmp_path / "synth.clab.yml", 1024), tmp_path, base_port=0)
     addrs = lab.start()
-    startup = time.perf_counter() - t0
     try:
         assert len(addrs) == 1024 and len({a["port"] for a in addrs.values()}) == 1024
-        assert startup < 10, startup
         with concurrent.futures.ThreadPoolExecutor(16) as pool:
             versions = list(pool.map(_version, addrs.values()))
         assert versions == ["4.32.0F"] * 1024      # the release its containerlab image tag names
