@@ -9,13 +9,13 @@ Target: CLI <= 1.5x the bound at 50 ms.
 
 With --commit: a whole `deploy --commit` from day 0 (in-process, as the CLI composes it: baseline check, staged
 commits with post-checks, the final whole-site check) against its bound (commit_bound), on dc1 or on a generated site (--site gen136: 64 RTSWs,
-8 CTSWs, 64 servers). Per stage post-check it prints the devices read, the findings judged, the device
+8 CTSWs, 64 servers; --site gen --rtsw N: N RTSWs, 8 CTSWs, N servers, e.g. 512 for 1,032 devices). Per stage post-check it prints the devices read, the findings judged, the device
 calls (eAPI requests and SSH commands, benchmarks/twin_calls.py), the commands and the wall time; then the totals
 next to the baseline and the final check; the rollout's device steps (dry run, claim, backup, commit, confirm,
 release) with their calls and wall time; the CPU seconds of this process and of the twin's.
 
 Usage: .venv/bin/python benchmarks/bench_deploy.py [--latency-ms 50] [--runs 3]
-       .venv/bin/python benchmarks/bench_deploy.py --commit [--site dc1|gen136] [--latency-ms 50]
+       .venv/bin/python benchmarks/bench_deploy.py --commit [--site dc1|gen136|gen] [--rtsw 512] [--latency-ms 50]
 """
 
 from __future__ import annotations
@@ -48,10 +48,11 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--workers", type=int, default=20)
     ap.add_argument("--commit", action="store_true", help="measure the post-checks of a deploy --commit")
-    ap.add_argument("--site", default="dc1", choices=["dc1", "gen136"])
+    ap.add_argument("--site", default="dc1", choices=["dc1", "gen136", "gen"], help="gen: --rtsw RTSWs")
+    ap.add_argument("--rtsw", type=int, default=64, help="RTSWs of --site gen (8 CTSWs, 1:1 servers)")
     args = ap.parse_args()
     if args.commit:
-        return bench_commit(args.site, args.latency_ms, args.workers)
+        return bench_commit(args.site, args.latency_ms, args.workers, args.rtsw)
     with tempfile.TemporaryDirectory() as sd:
         state = Path(sd) / "lab"
         intent, _ = load_site(DC1)
@@ -140,7 +141,7 @@ def _window(entries: list[tuple[float, str, str, str]], since: float, until: flo
     return calls, commands
 
 
-def bench_commit(site_name: str, latency_ms: int, workers: int) -> int:
+def bench_commit(site_name: str, latency_ms: int, workers: int, rtsw: int = 64) -> int:
     """A deploy --commit from day 0 with every check (production windows), the post-checks measured per stage."""
     import nr_run.runbooks.check as check_mod
     from nr_run.runbooks.deploy import Deployment
@@ -182,11 +183,13 @@ def bench_commit(site_name: str, latency_ms: int, workers: int) -> int:
     Deployment._run = timed_run  # type: ignore[method-assign]
     check_mod.run_checks = recorded
     with tempfile.TemporaryDirectory() as tmp:
-        site_dir = DC1 if site_name == "dc1" else generate_site(Path(tmp), rtsw=64, ctsw=8, nics=8, site="gen136")
+        site_dir = DC1 if site_name == "dc1" else generate_site(
+            Path(tmp), rtsw=64 if site_name == "gen136" else rtsw, ctsw=8, nics=8,
+            site="gen136" if site_name == "gen136" else f"gen{rtsw + 8 + rtsw}")
         intent, _ = load_site(site_dir)
         assert intent is not None
         state = Path(tmp) / "lab"
-        lab_up(write_topology(intent, Path(tmp) / "clab"), state, base_port=0, timeout=300)
+        lab_up(write_topology(intent, Path(tmp) / "clab"), state, base_port=0, timeout=3600)
         try:
             lab_fault(state, "latency", ms=latency_ms)
             names = [d.name for d in select_switches(intent)]
