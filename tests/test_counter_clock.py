@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 
-import paramiko
 import pytest
 
 from nr_run.intent import compile_site
@@ -58,11 +57,7 @@ def test_a_clock_that_is_not_one_positive_number_is_no_clock(text: str) -> None:
 
 
 def test_gnu_date_on_a_sonic_switch_tells_its_epoch_time_and_refuses_setting_it(twin) -> None:
-    client = paramiko.SSHClient()
-    client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
-    user, password = CREDS["sonic"]
-    client.connect("127.0.0.1", port=twin.addresses["rtsw3"]["port"], username=user, password=password,
-                   look_for_keys=False, allow_agent=False)
+    client = twin.ssh("rtsw3", *CREDS["sonic"])
     try:
         before = time.time()
         _, out, _ = client.exec_command("date +%s.%N")
