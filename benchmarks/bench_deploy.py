@@ -12,7 +12,7 @@ commits with post-checks, the final whole-site check) against its bound (commit_
 8 CTSWs, 64 servers; --site gen --rtsw N: N RTSWs, 8 CTSWs, N servers, e.g. 512 for 1,032 devices). Per stage post-check it prints the devices read, the findings judged, the device
 calls (eAPI requests and SSH commands, benchmarks/twin_calls.py), the commands and the wall time; then the totals
 next to the baseline and the final check; the rollout's device steps (dry run, claim, backup, commit, confirm,
-release) with their calls and wall time; the CPU seconds of this process and of the twin's.
+release) with their calls and wall time; the CPU seconds of this process and of the twin (its shards included).
 
 Usage: .venv/bin/python benchmarks/bench_deploy.py [--latency-ms 50] [--runs 3]
        .venv/bin/python benchmarks/bench_deploy.py --commit [--site dc1|gen136|gen] [--rtsw 512] [--latency-ms 50]
@@ -34,6 +34,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.bench_check import twin_cpu  # noqa: E402
 from benchmarks.twin_calls import EAPI_FORMATS, GAP_S, SSH_FORMATS, latency_calls  # noqa: E402
 from nr_run.lab.twin.lab import lab_down, lab_fault, lab_status, lab_up  # noqa: E402
 from nr_run.platforms.site import load_site  # noqa: E402
@@ -52,7 +53,7 @@ def main() -> int:
     ap.add_argument("--rtsw", type=int, default=64, help="RTSWs of --site gen (8 CTSWs, 1:1 servers)")
     args = ap.parse_args()
     if args.commit:
-        return bench_commit(args.site, args.latency_ms, args.workers, args.rtsw)
+        return bench_commit(args.site, args.latency_ms, args.workers, 64 if args.site == "gen136" else args.rtsw)
     with tempfile.TemporaryDirectory() as sd:
         state = Path(sd) / "lab"
         intent, _ = load_site(DC1)
@@ -142,7 +143,8 @@ def _window(entries: list[tuple[float, str, str, str]], since: float, until: flo
 
 
 def bench_commit(site_name: str, latency_ms: int, workers: int, rtsw: int = 64) -> int:
-    """A deploy --commit from day 0 with every check (production windows), the post-checks measured per stage."""
+    """A deploy --commit from day 0 with every check (production windows), the post-checks measured per stage;
+    a generated site has `rtsw` RTSWs, 8 CTSWs and 1:1 servers."""
     import nr_run.runbooks.check as check_mod
     from nr_run.runbooks.deploy import Deployment
     from nr_run.runbooks.deploy_checks import StageGate
@@ -183,9 +185,8 @@ def bench_commit(site_name: str, latency_ms: int, workers: int, rtsw: int = 64) 
     Deployment._run = timed_run  # type: ignore[method-assign]
     check_mod.run_checks = recorded
     with tempfile.TemporaryDirectory() as tmp:
-        site_dir = DC1 if site_name == "dc1" else generate_site(
-            Path(tmp), rtsw=64 if site_name == "gen136" else rtsw, ctsw=8, nics=8,
-            site="gen136" if site_name == "gen136" else f"gen{rtsw + 8 + rtsw}")
+        site_dir = DC1 if site_name == "dc1" else generate_site(Path(tmp), rtsw=rtsw, ctsw=8, nics=8,
+                                                                site=f"gen{2 * rtsw + 8}")
         intent, _ = load_site(site_dir)
         assert intent is not None
         state = Path(tmp) / "lab"
@@ -199,15 +200,14 @@ def bench_commit(site_name: str, latency_ms: int, workers: int, rtsw: int = 64) 
             gate = TimedGate(intent)
             run = Deployment(nr, intent, configs, RunRecords(Path(tmp) / "art", intent.site, "deploy"),
                              DeviceProgress(None, names), gate=gate, revert_in=600)
-            twin_pid = json.loads((state / "control.json").read_text())["pid"]
-            twin0 = _proc_cpu(twin_pid)
+            twin0 = twin_cpu(state)
             t0, cpu0, started = time.perf_counter(), time.process_time(), time.time()
             run.dry_run()
             run.commit(1, "25%")
             phase[0] = "final"
             check_mod.run_checks(nr, intent, None, gate.options)
             total = time.perf_counter() - t0
-            client_cpu, twin_cpu = time.process_time() - cpu0, _proc_cpu(twin_pid) - twin0
+            client_cpu, twin_used = time.process_time() - cpu0, twin_cpu(state) - twin0
             nr.close_connections()
             entries = _log_entries(state)
         finally:
@@ -251,14 +251,8 @@ def bench_commit(site_name: str, latency_ms: int, workers: int, rtsw: int = 64) 
           f"{COUNTER_S:g} s counter window each -> bound {staged:.1f} s summed over the {len(phases)} sequential "
           f"periods (stages, checks); measured {total:.1f} s, ratio {total / staged:.2f} (target <= 3); as if no stage "
           f"waited for another: {flat:.1f} s, ratio {total / flat:.2f}; CPU {client_cpu:.1f} s here, twin "
-          f"{twin_cpu:.1f} s; load {os.getloadavg()[0]:.1f}")
+          f"{twin_used:.1f} s; load {os.getloadavg()[0]:.1f}")
     return 0
-
-
-def _proc_cpu(pid: int) -> float:
-    """User + system CPU seconds of a process so far (/proc/PID/stat; its children are not counted)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 COUNTER_S = 2.0       # the counters check's default interval: each check run waits for it once
