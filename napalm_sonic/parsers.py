@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 _RULE = re.compile(r"\s*-+(\s+-+)*\s*")
@@ -18,25 +19,33 @@ def parse_table(text: str, first_header: str | None = None) -> list[dict[str, st
     lines = text.splitlines()
     for i in range(1, len(lines)):
         header, rule = lines[i - 1], lines[i]
-        if not header.strip() or not _RULE.fullmatch(rule):
+        # the cheap test first: a switch's counter tables run to thousands of rows, none of them a rule
+        if "-" not in rule or not header.strip() or not _RULE.fullmatch(rule):
             continue
         if first_header and not header.strip().startswith(first_header):
             continue
-        starts = [m.start() for m in re.finditer(r"-+", rule)]
-        bounds = [(0 if j == 0 else s, starts[j + 1] if j + 1 < len(starts) else None) for j, s in enumerate(starts)]
-        names = [_cell(header, b) for b in bounds]
-        rows: list[dict[str, str]] = []
-        for line in lines[i + 1:]:
-            if not line.strip() or set(line.strip()) <= {"-"}:
-                break
-            rows.append({n: _cell(line, b) for n, b in zip(names, bounds, strict=True)})
-        return rows
+        names, columns = table_columns(header, rule)
+        return table_rows(lines, i + 1, names, columns)
     return []
 
 
-def _cell(line: str, bounds: tuple[int, int | None]) -> str:
-    start, end = bounds
-    return line[start:end].strip()
+def table_columns(header: str, rule: str) -> tuple[list[str], list[slice]]:
+    """The column names and extents of a table from its header and dashed rule (see parse_table)."""
+    starts = [m.start() for m in re.finditer(r"-+", rule)]
+    columns = [slice(0 if j == 0 else s, starts[j + 1] if j + 1 < len(starts) else None)
+               for j, s in enumerate(starts)]
+    return [header[c].strip() for c in columns], columns
+
+
+def table_rows(lines: list[str], first: int, names: list[str], columns: list[slice]) -> list[dict[str, str]]:
+    """The rows from lines[first] up to a blank or all-dashes line, cut at `columns`."""
+    rows: list[dict[str, str]] = []
+    for line in itertools.islice(lines, first, None):
+        text = line.strip()
+        if not text.strip("-"):
+            break
+        rows.append(dict(zip(names, [line[c].strip() for c in columns], strict=True)))
+    return rows
 
 
 def parse_show_version(text: str) -> dict[str, str]:

@@ -382,17 +382,28 @@ def parse_pfc_history(text: str) -> dict[str, dict[int, int]]:
 
     pfcstat separates the ports' row groups with blank lines (which end a table for parse_table): each group is
     read under the one header."""
+    from napalm_sonic.parsers import table_columns, table_rows
+
     lines = text.splitlines()
     head = next((i for i in range(len(lines) - 1) if "Total RX Pause Time US" in lines[i]), None)
-    if head is None:
+    if head is None or not lines[head].strip().startswith("Port"):
         return {}
-    top = lines[head] + "\n" + lines[head + 1] + "\n"
-    groups = "\n".join(lines[head + 2:]).split("\n\n")
+    names, columns = table_columns(lines[head], lines[head + 1])
     out: dict[str, dict[int, int]] = {}
-    for r in (row for group in groups if group.strip() for row in parse_table(top + group.strip("\n"), "Port")):
-        prio, total = r.get("Priority", ""), _count(r.get("Total RX Pause Time US", ""))
-        if r.get("Port") and prio.startswith("PFC") and prio[3:].isdigit() and total is not None:
-            out.setdefault(r["Port"], {})[int(prio[3:])] = total
+    at = head + 2
+    while at < len(lines):
+        if not lines[at].strip():
+            at += 1
+            continue
+        group = table_rows(lines, at, names, columns)
+        # the group ends at a blank line or, when a dashed line cut it short, at the blank line after it
+        at += len(group)
+        while at < len(lines) and lines[at].strip():
+            at += 1
+        for r in group:
+            prio, total = r.get("Priority", ""), _count(r.get("Total RX Pause Time US", ""))
+            if r.get("Port") and prio.startswith("PFC") and prio[3:].isdigit() and total is not None:
+                out.setdefault(r["Port"], {})[int(prio[3:])] = total
     return out
 
 
