@@ -21,6 +21,7 @@ Usage: .venv/bin/python benchmarks/bench_deploy.py [--latency-ms 50] [--runs 3]
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -146,6 +147,7 @@ def bench_commit(site_name: str, latency_ms: int, workers: int, rtsw: int = 64) 
     """A deploy --commit from day 0 with every check (production windows), the post-checks measured per stage;
     a generated site has `rtsw` RTSWs, 8 CTSWs and 1:1 servers."""
     import nr_run.runbooks.check as check_mod
+    from nr_run.cli.common import gc_paused
     from nr_run.runbooks.deploy import Deployment
     from nr_run.runbooks.deploy_checks import StageGate
     from nr_run.runbooks.inventory import init_nornir
@@ -154,6 +156,7 @@ def bench_commit(site_name: str, latency_ms: int, workers: int, rtsw: int = 64) 
     from nr_run.runbooks.render import render_device, select_switches
     from tests.sitegen import generate_site
 
+    gc_clock = GcClock()
     phases: list[dict] = []          # one per run_checks: what, start, end, devices read, findings judged, failed
     plain_run_checks = check_mod.run_checks
 
@@ -194,13 +197,15 @@ def bench_commit(site_name: str, latency_ms: int, workers: int, rtsw: int = 64) 
         try:
             lab_fault(state, "latency", ms=latency_ms)
             names = [d.name for d in select_switches(intent)]
-            configs = {n: render_device(intent.devices[n], intent) for n in names}
+            with gc_paused():           # as the CLI renders: the built graph frozen, out of later collections
+                configs = {n: render_device(intent.devices[n], intent) for n in names}
             nr = init_nornir(intent.site, site_dir.parent, workers=workers, lab=True,
                              address_map=lab_status(state)["addresses"])
             gate = TimedGate(intent)
             run = Deployment(nr, intent, configs, RunRecords(Path(tmp) / "art", intent.site, "deploy"),
                              DeviceProgress(None, names), gate=gate, revert_in=600)
             twin0 = twin_cpu(state)
+            gc.callbacks.append(gc_clock)
             t0, cpu0, started = time.perf_counter(), time.process_time(), time.time()
             run.dry_run()
             run.commit(1, "25%")
@@ -208,6 +213,7 @@ def bench_commit(site_name: str, latency_ms: int, workers: int, rtsw: int = 64) 
             check_mod.run_checks(nr, intent, None, gate.options)
             total = time.perf_counter() - t0
             client_cpu, twin_used = time.process_time() - cpu0, twin_cpu(state) - twin0
+            gc.callbacks.remove(gc_clock)
             nr.close_connections()
             entries = _log_entries(state)
         finally:
@@ -251,8 +257,23 @@ def bench_commit(site_name: str, latency_ms: int, workers: int, rtsw: int = 64) 
           f"{COUNTER_S:g} s counter window each -> bound {staged:.1f} s summed over the {len(phases)} sequential "
           f"periods (stages, checks); measured {total:.1f} s, ratio {total / staged:.2f} (target <= 3); as if no stage "
           f"waited for another: {flat:.1f} s, ratio {total / flat:.2f}; CPU {client_cpu:.1f} s here, twin "
-          f"{twin_used:.1f} s; load {os.getloadavg()[0]:.1f}")
+          f"{twin_used:.1f} s; cyclic GC {gc_clock.seconds:.1f} s in {gc_clock.full} full collections; load "
+          f"{os.getloadavg()[0]:.1f}")
     return 0
+
+
+class GcClock:
+    """A gc.callbacks hook adding up the time the cyclic collector runs and its full (generation 2) passes."""
+
+    def __init__(self) -> None:
+        self.seconds, self.full, self._t0 = 0.0, 0, 0.0
+
+    def __call__(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._t0 = time.perf_counter()
+            return
+        self.seconds += time.perf_counter() - self._t0
+        self.full += info["generation"] == 2
 
 
 COUNTER_S = 2.0       # the counters check's default interval: each check run waits for it once
