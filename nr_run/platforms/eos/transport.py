@@ -1,4 +1,5 @@
-"""EOS over eAPI (NAPALM eos driver, pyeapi): HTTPS with certificate verification unless --insecure."""
+"""EOS over eAPI (NAPALM eos driver, pyeapi): HTTPS with certificate verification unless --insecure, one kept-alive
+connection per device (nr_run.platforms.eos.eapi)."""
 
 from __future__ import annotations
 
@@ -18,13 +19,25 @@ class EosTransport:
     deploy_connection = "napalm"
 
     def secure(self, host: Host, insecure: bool) -> None:
-        set_options(host, "napalm", extras={"optional_args": {"enforce_verification": not insecure}})
+        set_options(host, "napalm", extras={"optional_args": {"enforce_verification": not insecure,
+                                                              "transport": _eapi_transport("https")}})
         secure_netmiko(host, insecure)
         secure_gnmi(host, insecure)
 
     def lab_overlay(self, host: Host, endpoint: Mapping[str, Any]) -> None:
         port = int(endpoint["port"])
         set_options(host, "napalm", port=port, extras={"optional_args": {
-            "transport": endpoint.get("protocol", "https"), "port": port, "enforce_verification": False}})
+            "transport": _eapi_transport(endpoint.get("protocol", "https")), "port": port,
+            "enforce_verification": False}})
         netmiko_lab_overlay(host, endpoint)
         gnmi_lab_overlay(host, endpoint)
+
+
+def _eapi_transport(protocol: str) -> Any:
+    """NAPALM's eos `transport` for a protocol: over HTTPS the kept-alive connection class (imported with the
+    connection options, not with the plug-in: it loads pyeapi), any other protocol as NAPALM names it."""
+    if protocol != "https":
+        return protocol
+    from nr_run.platforms.eos.eapi import PersistentHttpsEapiConnection
+
+    return PersistentHttpsEapiConnection
