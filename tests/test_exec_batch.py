@@ -141,9 +141,9 @@ def test_a_sonic_check_reads_a_switch_in_batches(deployed_twin) -> None:
     assert 0 < len(execs) <= 2 * CHANNELS and all(c.startswith("echo nr-run-batch-") for c in execs), execs
 
 
-def test_a_runner_reconnects_after_a_failed_call_dropped_its_connection(twin) -> None:
-    """A failed read drops the host's SSH connection; the same collection's next read must open a new one, not
-    reuse the closed client (which has no transport)."""
+def test_a_runner_reopens_a_session_found_closed_and_drops_one_that_fails(twin, mocker) -> None:
+    """A host's SSH session found closed before a read (the server went away while it was idle) is replaced and
+    the read runs on the new one; a read that fails on an open session drops it, so the next opens anew."""
     from nr_run.platforms.linux.collect import runner
     from nr_run.platforms.transport import SSH_EXEC
 
@@ -151,15 +151,17 @@ def test_a_runner_reconnects_after_a_failed_call_dropped_its_connection(twin) ->
         run = runner(task)
         first = task.host.connections[SSH_EXEC].connection
         first.close()                                    # the server went away: the client is closed
+        name = run(["hostname"])["hostname"].strip()
+        second = task.host.connections[SSH_EXEC].connection
+        # the next read breaks off mid-command (the session dies under it)
+        mocker.patch("nr_run.platforms.linux.collect.run_commands", side_effect=EOFError("channel closed"))
         try:
             run(["hostname"])
             failed = ""
         except EOFError as exc:
             failed = str(exc)
-        dropped = SSH_EXEC not in task.host.connections
-        name = run(["hostname"])["hostname"].strip()
-        return {"failed": failed, "dropped": dropped, "name": name,
-                "new": task.host.connections[SSH_EXEC].connection is not first}
+        return {"name": name, "new": second is not first, "failed": failed,
+                "dropped": SSH_EXEC not in task.host.connections}
 
     nr = init_nornir("dc1", REPO / "inventory", lab=True, address_map=twin.addresses)
     try:
@@ -167,4 +169,4 @@ def test_a_runner_reconnects_after_a_failed_call_dropped_its_connection(twin) ->
     finally:
         nr.close_connections()
     assert not result.failed, result.exception
-    assert result.result == {"failed": "the SSH session is closed", "dropped": True, "name": "gpu1", "new": True}
+    assert result.result == {"name": "gpu1", "new": True, "failed": "channel closed", "dropped": True}

@@ -67,8 +67,14 @@ def runner(task: Any) -> Runner:
         # the connection is looked up per call: a failed call drops it, and the next one must reconnect rather
         # than reuse the closed client
         conn = task.host.get_connection(SSH_EXEC, task.nornir.config)
+        transport = ssh_transport(conn)
+        if transport is None or not transport.is_active():
+            # closed while idle (the server, or a firewall's idle timeout, ended it): nothing was sent on it yet,
+            # so a new session is safe, and a long run's later phase does not fail on what an earlier one held
+            drop_connection(task, SSH_EXEC)
+            transport = ssh_transport(task.host.get_connection(SSH_EXEC, task.nornir.config))
         try:
-            return run_commands(ssh_transport(conn), list(cmds))
+            return run_commands(transport, list(cmds))
         except Exception:
             drop_connection(task, SSH_EXEC)
             raise
