@@ -147,7 +147,7 @@ def bench_commit(site_name: str, latency_ms: int, workers: int, rtsw: int = 64) 
     """A deploy --commit from day 0 with every check (production windows), the post-checks measured per stage;
     a generated site has `rtsw` RTSWs, 8 CTSWs and 1:1 servers."""
     import nr_run.runbooks.check as check_mod
-    from nr_run.cli.common import gc_paused
+    from nr_run.cli.common import gc_for_runs, gc_paused
     from nr_run.runbooks.deploy import Deployment
     from nr_run.runbooks.deploy_checks import StageGate
     from nr_run.runbooks.inventory import init_nornir
@@ -156,6 +156,7 @@ def bench_commit(site_name: str, latency_ms: int, workers: int, rtsw: int = 64) 
     from nr_run.runbooks.render import render_device, select_switches
     from tests.sitegen import generate_site
 
+    gc_for_runs()                    # as the CLI runs every command
     gc_clock = GcClock()
     phases: list[dict] = []          # one per run_checks: what, start, end, devices read, findings judged, failed
     plain_run_checks = check_mod.run_checks

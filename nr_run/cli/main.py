@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 from nr_run.analysis.limits import PATTERNS
 from nr_run.cli import args as types
-from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, quiet_broken_pipe
+from nr_run.cli.common import EXIT_FAIL, EXIT_INVALID, EXIT_OK, UsageError, gc_for_runs, quiet_broken_pipe
 
 TYPE_CHECKING = False   # no typing import at start-up (a tenth of `nr-run --help`)
 if TYPE_CHECKING:
@@ -342,6 +342,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from nr_run.platforms.templates import TemplateMissing
     from nr_run.runbooks.inventory import CredentialsMissing
 
+    gc_for_runs()
     try:
         return _handler(args)(args)
     except BrokenPipeError:
