@@ -15,6 +15,10 @@ from nr_run.cli.common import PIPE_WIDTH
 # Output width as off a terminal, whoever runs the tests: a developer's terminal (stdin a tty) or a runner that
 # sets COLUMNS (pytest-xdist's workers say 80) would otherwise wrap the lines the tests read
 os.environ["COLUMNS"] = str(PIPE_WIDTH)
+# A test process holds gRPC threads (pygnmi clients) when it starts the CLI as a subprocess: gRPC's fork handlers,
+# for a child that goes on using gRPC, can abort one that only execs ("Check failed: next_worker->state ==
+# KICKED"), so they stay off; set before grpc is first imported
+os.environ["GRPC_ENABLE_FORK_SUPPORT"] = "false"
 # The twin's GCU checks a patch with its own checker; an outside validator is opt-in ($NR_RUN_SONIC_YANG) and
 # words its refusals differently: the tests (and the twins they start) never use one a developer has set.
 # .ci/run runs the outside checker on the rendered configs itself

@@ -361,7 +361,11 @@ def lab_up(topology: str | Path, state_dir: str | Path | None = None, base_port:
            "--base-port", str(base_port), "--latency-ms", str(latency_ms), "--shards", str(count),
            "--start-timeout", str(timeout)] + (["--auto-port"] if auto_port else [])
     with open(sd / "lab.out", "ab") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, cwd=str(sd))
+        # the twin serves gNMI (gRPC threads) and runs validators as subprocesses; gRPC's fork handlers, meant for
+        # a fork that keeps using gRPC, can abort a child that only execs, so they stay off (the child never uses it)
+        env = {**os.environ, "GRPC_ENABLE_FORK_SUPPORT": "false"}
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, cwd=str(sd),
+                                env=env)
     (sd / "lab.pid").write_text(str(proc.pid))
     deadline = time.time() + timeout
     while time.time() < deadline:
