@@ -19,14 +19,19 @@ def parse_table(text: str, first_header: str | None = None) -> list[dict[str, st
     lines = text.splitlines()
     for i in range(1, len(lines)):
         header, rule = lines[i - 1], lines[i]
-        # the cheap test first: a switch's counter tables run to thousands of rows, none of them a rule
-        if "-" not in rule or not header.strip() or not _RULE.fullmatch(rule):
+        if not header.strip() or not is_rule(rule):
             continue
         if first_header and not header.strip().startswith(first_header):
             continue
         names, columns = table_columns(header, rule)
         return table_rows(lines, i + 1, names, columns)
     return []
+
+
+def is_rule(line: str) -> bool:
+    """Whether the line is a table's dashed rule (the cheap test first: a switch's counter tables run to
+    thousands of rows, none of them a rule)."""
+    return "-" in line and _RULE.fullmatch(line) is not None
 
 
 def table_columns(header: str, rule: str) -> tuple[list[str], list[slice]]:

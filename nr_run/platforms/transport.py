@@ -93,10 +93,15 @@ def ssh_transport(conn: Any) -> Any:
     return get() if get is not None else None
 
 
+def is_open(transport: Any) -> bool:
+    """Whether a paramiko Transport (None: a closed client's) can still open channels."""
+    return transport is not None and transport.is_active()
+
+
 def exec_start(transport: Any, command: str, timeout: float = 30.0) -> Any:
     """Run `command` on its own SSH exec channel (no shell prompt, no echo) and return the channel. EOFError for a
     connection that is closed (a closed client has no transport)."""
-    if transport is None or not transport.is_active():
+    if not is_open(transport):
         raise EOFError("the SSH session is closed")
     channel = transport.open_session(timeout=timeout)
     channel.settimeout(timeout)

@@ -63,8 +63,8 @@ class PersistentHttpsEapiConnection(HttpsEapiConnection):
         super().__init__(host, port=port, path=path, username=username, password=password, context=context,
                          timeout=timeout, **kwargs)
         plain: Any = self.transport
-        self.transport: _KeptHttpsConnection = _KeptHttpsConnection(plain.path, plain.host, plain.port, context=plain._context,
-                                              timeout=plain.timeout)
+        self.transport: _KeptHttpsConnection = _KeptHttpsConnection(
+            plain.path, plain.host, plain.port, context=plain._context, timeout=plain.timeout)
         self._clock = clock
         self._last_used: float | None = None
 

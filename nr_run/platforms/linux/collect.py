@@ -37,6 +37,7 @@ from nr_run.platforms.transport import (
     exec_many,
     exec_read,
     exec_start,
+    is_open,
     ssh_transport,
 )
 
@@ -68,7 +69,7 @@ def runner(task: Any) -> Runner:
         # than reuse the closed client
         conn = task.host.get_connection(SSH_EXEC, task.nornir.config)
         transport = ssh_transport(conn)
-        if transport is None or not transport.is_active():
+        if not is_open(transport):
             # closed while idle (the server, or a firewall's idle timeout, ended it): nothing was sent on it yet,
             # so a new session is safe, and a long run's later phase does not fail on what an earlier one held
             drop_connection(task, SSH_EXEC)

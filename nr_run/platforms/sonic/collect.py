@@ -382,11 +382,11 @@ def parse_pfc_history(text: str) -> dict[str, dict[int, int]]:
 
     pfcstat separates the ports' row groups with blank lines (which end a table for parse_table): each group is
     read under the one header."""
-    from napalm_sonic.parsers import table_columns, table_rows
+    from napalm_sonic.parsers import is_rule, table_columns, table_rows
 
     lines = text.splitlines()
     head = next((i for i in range(len(lines) - 1) if "Total RX Pause Time US" in lines[i]), None)
-    if head is None or not lines[head].strip().startswith("Port"):
+    if head is None or not lines[head].strip().startswith("Port") or not is_rule(lines[head + 1]):
         return {}
     names, columns = table_columns(lines[head], lines[head + 1])
     out: dict[str, dict[int, int]] = {}
