@@ -27,12 +27,10 @@ from nr_run.lab.twin.model.bgp import message_counts
 
 
 def _iface_names(dev: EosDevice) -> list[str]:
-    names = [b.line.split()[1] for b in dev.running.root.blocks("interface ")]
+    names = {b.line.split()[1] for b in dev.running.root.blocks("interface ")}
     node = dev.fabric.topology.nodes.get(dev.name)
-    for p in node.ports if node else ():
-        if p not in names:
-            names.append(p)
-    return sorted(set(names), key=lambda n: [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", n)])
+    names.update(node.ports if node else ())
+    return sorted(names, key=lambda n: [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", n)])
 
 
 def _if_block_lines(dev: EosDevice, name: str) -> list[str]:

@@ -114,6 +114,11 @@ class Bgp(Addressing):
             return [s for s in out if (s.peer, s.dev) in pairs]
         return self._cached("sessions", build)
 
+    def _exchanging(self) -> set[tuple[str, str]]:
+        """(device, peer address) of every session that exchanges routes: built once per change, since each
+        device's summary asks it of every neighbour."""
+        return self._cached("exchanging", lambda: {(s.dev, s.peer_ip) for s in self._sessions()})
+
     def originated(self, dev: str) -> list[str]:
         """Prefixes `dev` injects into BGP: connected (if redistributed), `network` statements, advertised
         static routes and its active aggregates (cached)."""
@@ -418,7 +423,7 @@ class Bgp(Addressing):
             return []
         self.track_sessions()
         out = []
-        established = {(s.dev, s.peer_ip): s for s in self._sessions()}
+        established = self._exchanging()
         for ip, nb in sorted(st.bgp.neighbors.items(), key=lambda kv: ipaddress.ip_address(kv[0])):
             state, reason, pdev, local_ip, _ = self._session_check(dev, ip)
             pst = self.states.get(pdev) if pdev else None

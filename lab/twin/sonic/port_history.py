@@ -16,6 +16,7 @@ import time
 from typing import Any
 
 from nr_run.lab.twin.sonic import release
+from nr_run.lab.twin.sonic.tables import row_format
 
 Result = tuple[int, str, str]
 HISTORY_HEADERS = ["Port", "Priority", "RX Pause Transitions", "Total RX Pause Time US", "Recent RX Pause Time US",
@@ -29,9 +30,7 @@ def _stamp(t: float | None) -> str:
 def _layout(headers: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
     widths = [max([len(h)] + [len(r[i]) for r in rows if r]) for i, h in enumerate(headers)]
 
-    def fmt(cells: list[str]) -> str:
-        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths,
-                                                                                                   strict=True)))
+    fmt = row_format(widths, right)
     return [fmt(headers).rstrip(), "  ".join("-" * w for w in widths)] + [fmt(r).rstrip() if r else "" for r in rows]
 
 

@@ -8,6 +8,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from nr_run.lab.twin.sonic import port_history, watermarks, wred
+from nr_run.lab.twin.sonic.tables import row_format
 
 if TYPE_CHECKING:
     from nr_run.lab.twin.fabric import Route
@@ -19,11 +20,8 @@ Result = tuple[int, str, str]
 def table(headers: list[str], rows: list[list[str]], align_left: int = 1) -> str:
     """tabulate 'simple' layout: first `align_left` columns left-aligned, the rest right-aligned."""
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
-
-    def fmt(cells: list[str]) -> str:
-        return "  ".join(c.ljust(w) if i < align_left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
-
-    return "\n".join([fmt(headers), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows]) + "\n"
+    line = row_format(widths, set(range(len(widths))) - set(range(align_left)))
+    return "\n".join([line(headers), "  ".join("-" * w for w in widths)] + [line(r) for r in rows]) + "\n"
 
 
 def _ports(dev: SonicDevice) -> list[str]:
