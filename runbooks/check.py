@@ -59,7 +59,7 @@ from nornir.core.task import AggregatedResult, Result, Task
 from nornir.plugins.runners import ThreadedRunner
 
 from nr_run.history.model import Observation, observations, with_changes
-from nr_run.intent.models import FabricIntent
+from nr_run.intent.models import DeviceIntent, FabricIntent
 from nr_run.platforms.state import SECTIONS, CounterSample, DeviceState
 from nr_run.runbooks.json_stream import dumps_streamed
 from nr_run.runbooks.stream import StreamJudge
@@ -86,14 +86,17 @@ SCHEMA = "nr-run.check/2"
 
 def collect_state(task: Task, fabric: FabricIntent, sections_by_host: Mapping[str, set[str]],
                   prefixes_by_host: Mapping[str, list[str] | None] | None = None,
-                  judge: StreamJudge | None = None, release: Collection[str] = ()) -> Result:
+                  judge: StreamJudge | None = None, release: Collection[str] = (),
+                  ports_by_host: Mapping[str, tuple[str, ...] | None] | None = None) -> Result:
     """Collect the needed sections of one device into a DeviceState (never raises: errors go in state.errors).
     Sections the platform has no commands for are left to the probes that fill them. `prefixes_by_host`: the
-    route prefixes the checks judge per host (absent or None: the whole routing table). `judge`: judges the
+    route prefixes the checks judge per host (absent or None: the whole routing table). `ports_by_host`: the
+    ports whose counters are judged per host (absent or None: every port). `judge`: judges the
     state as soon as it is collected and keeps only what later checks read (runbooks.stream). `release`: hosts
     whose connections are closed once collected (nothing later in the run reads them in bulk)."""
     intent = fabric.devices[task.host.name]
     state = DeviceState(intent.name, intent.platform)
+    state.counter_ports = (ports_by_host or {}).get(intent.name)
     wanted = sorted((s for s in sections_by_host.get(intent.name, set()) if supported(intent, s)),
                     key=SECTIONS.index)
     try:
@@ -236,6 +239,9 @@ def gather_states(nr: Nornir, fabric: FabricIntent, selected: list[Check], sleep
     sections = {h: required_sections(selected, fabric.devices[h], only.get(h)) for h in hosts}
     prefixes = {h: required_prefixes(selected, fabric.devices[h], fabric, only.get(h))
                 for h in hosts if "routes" in sections[h]}
+    # a neighbour judged only on its links toward some devices reads only those ports' counters
+    ports = ({h: judged_ports(fabric.devices[h], selection.get(h)) for h in hosts if "counters" in sections[h]}
+             if selection is not None else {})
     targets = [h for h in hosts if any(supported(fabric.devices[h], s) for s in sections[h])]
     states: dict[str, DeviceState] = {h: DeviceState(h, fabric.devices[h].platform) for h in hosts}
     probes = distinct(p for c in selected for p in c.probes())   # checks declaring equal probes share one run
@@ -259,7 +265,7 @@ def gather_states(nr: Nornir, fabric: FabricIntent, selected: list[Check], sleep
         for p in lane_probes:
             revisit |= p.hosts(fabric) if hasattr(p, "hosts") else set(members)
         close = set(members) - revisit if release else set()
-        _collect(base, fabric, members, sections, prefixes, states, progress, judge, close)
+        _collect(base, fabric, members, sections, prefixes, states, progress, judge, close, ports)
         _probe(base, fabric, states, lane_probes, sleep)
         if release and lane_probes:
             for h in members:
@@ -297,6 +303,14 @@ class SharedRunner:
         return result
 
 
+def judged_ports(device: DeviceIntent, selection: Selection | None) -> tuple[str, ...] | None:
+    """The device's ports a selection keeps findings of, those cabled toward its peers (a stage's neighbour:
+    its links toward the stage); None for every port (no peers, or none of them cabled to the device)."""
+    if selection is None or selection.peers is None:
+        return None
+    return tuple(sorted(i.name for i in device.interfaces if i.peer_device in selection.peers)) or None
+
+
 def endpoint_hosts(fabric: FabricIntent, hosts: list[str]) -> set[str]:
     """The hosts whose platform can run the endpoint probes (RDMA ping and bandwidth between servers)."""
     from nr_run.validators.collect import collector_for
@@ -307,7 +321,8 @@ def endpoint_hosts(fabric: FabricIntent, hosts: list[str]) -> set[str]:
 
 def _collect(nr: Nornir, fabric: FabricIntent, targets: list[str], sections: Mapping[str, set[str]],
              prefixes: Mapping[str, list[str] | None], states: dict[str, DeviceState], progress: Any,
-             judge: StreamJudge | None = None, release: Collection[str] = ()) -> None:
+             judge: StreamJudge | None = None, release: Collection[str] = (),
+             ports: Mapping[str, tuple[str, ...] | None] | None = None) -> None:
     """collect_state on `targets`, each state into `states` (a failed host: an error per section)."""
     if not targets:
         return
@@ -319,7 +334,7 @@ def _collect(nr: Nornir, fabric: FabricIntent, targets: list[str], sections: Map
         runner = runner.with_processors([ProgressProcessor(progress, {"collect_state": "collecting"},
                                                            {"collect_state": "collected"})])
     res = runner.run(task=collect_state, fabric=fabric, sections_by_host=sections, prefixes_by_host=prefixes,
-                     judge=judge, release=frozenset(release), on_failed=True)
+                     judge=judge, release=frozenset(release), ports_by_host=ports, on_failed=True)
     for h in targets:
         r = res.get(h)
         if r is not None and not r.failed:

@@ -30,7 +30,7 @@ def test_the_built_in_platforms_offer_what_their_commands_need() -> None:
     assert registry.capabilities("eos") == ["QosView", "EcmpHashFields", "PortAliases", "MarksDevices",
                                             "ReplaceCandidate", "BatchedCommit", "RouteLookup"]
     assert registry.capabilities("sonic") == ["QosView", "EcmpHashFields", "PortAliases", "ApplyMethod",
-                                              "MarksDevices", "ShiftsTraffic", "RouteLookup"]
+                                              "MarksDevices", "ShiftsTraffic", "RouteLookup", "CounterPorts"]
     assert registry.capabilities("linux") == ["QosView", "MarksDevices"]
     for name in registry.names():
         for command in {n for c in CAPABILITIES for n in c.needed_by}:

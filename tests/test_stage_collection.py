@@ -178,3 +178,55 @@ def test_a_neighbours_own_config_drift_is_left_to_the_baseline_and_the_final_che
     read = twin.asked("rtsw3")[already:]
     assert read.count(RUNNING_SONIC) == 2
     assert read.count("show lldp table") == 3     # its link state is read by the stage too
+
+
+def test_a_stage_reads_a_sonic_neighbours_counters_of_its_links_toward_the_stage_only(deployed_twin):
+    """ctsw1's stage judges rtsw3 (SONiC) on its port toward ctsw1 only, so rtsw3's queue and WRED tables are
+    asked for that port alone, in both samples. Lossless drops starting there during the stage still fail it;
+    drops on rtsw3's port toward ctsw2 are not the stage's and are not read."""
+    from nr_run.runbooks.render import render_device
+
+    toward_stage, elsewhere = _port_to("rtsw3", "ctsw1"), _port_to("rtsw3", "ctsw2")
+
+    class DropsDuringStage(StageGate):
+        def stage(self, nr, stage, at_intent):
+            for port in (toward_stage, elsewhere):
+                lab_fault(deployed_twin.state, "lossless_drops", device="rtsw3", port=port, queue=3)
+            return super().stage(nr, stage, at_intent)
+
+    good = render_device(FABRIC.devices["ctsw1"])
+    line = "description P2P_rtsw3_Ethernet0"
+    assert line in good
+    already = len(deployed_twin.asked("rtsw3"))
+    nr, run = _deployment(deployed_twin, {"ctsw1": good.replace(line, line + "_canary")},
+                          DropsDuringStage(FABRIC, FAST_CHECKS))
+    try:
+        run.dry_run()
+        run.commit(canary=1, batch="25%")
+    finally:
+        nr.close_connections()
+        deployed_twin.clear_faults("lossless_drops")
+    report = run.report
+    assert report.devices["ctsw1"].state == "rolled back", report.message
+    on_rtsw3 = {(f.check, f.port, f.kind) for f in report.checks if f.device == "rtsw3"}
+    assert ("counters", toward_stage, "lossless-drops") in on_rtsw3
+    assert not any(f.port == elsewhere for f in report.checks)
+    read = deployed_twin.asked("rtsw3")[already:]
+    for table in ("show queue counters", "show queue wredcounters"):
+        assert read.count(f"{table} {toward_stage}") == 2, read       # the stage's two samples
+        assert f"{table} {elsewhere}" not in read
+    assert read.count("show pfc counters") >= 2       # the PFC tables take no port: read whole
+
+
+def test_sonic_counters_of_named_ports_only_for_a_few_valid_port_names():
+    from nr_run.platforms.sonic.collect import COMMANDS, counter_commands
+
+    device = FABRIC.devices["rtsw3"]
+    assert counter_commands(device, ["Ethernet8", "Ethernet0", "Ethernet8"]) == [
+        "date +%s.%N", "show pfc counters", "show queue counters Ethernet0", "show queue counters Ethernet8",
+        "show queue wredcounters Ethernet0", "show queue wredcounters Ethernet8", "show queue watermark unicast",
+        "show pfc counters --history"]
+    # a name that is not a SONiC port never reaches a command line; more ports than pay off: whole tables
+    for ports in (["Ethernet0; reboot"], ["Ethernet0 -n asic1"], ["etp1"], ["Ethernet0", "Ethernet8", "Ethernet16"],
+                  []):
+        assert counter_commands(device, ports) == COMMANDS["counters"], ports

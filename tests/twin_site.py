@@ -159,7 +159,10 @@ class TwinSite:
         return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
     def log_commands(self, host: str) -> list[str]:
-        lines = (self.state / "logs" / f"{host}.log").read_text().splitlines()
+        log = self.state / "logs" / f"{host}.log"
+        if not log.exists():            # the twin writes a device's log with the first command it is asked
+            return []
+        lines = log.read_text().splitlines()
         return [json.loads(line.split("\t", 2)[2]) for line in lines]
 
     def asked(self, host: str) -> list[str]:

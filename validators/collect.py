@@ -13,7 +13,7 @@ from typing import Any
 
 from nr_run.intent.models import DeviceIntent
 from nr_run.platforms import registry
-from nr_run.platforms.base import Collector, RouteLookup, Runner
+from nr_run.platforms.base import Collector, CounterPorts, RouteLookup, Runner
 from nr_run.platforms.state import SECTIONS, DeviceState
 from nr_run.validators.helpers import distinct
 
@@ -27,13 +27,17 @@ def collect_sections(run: Runner, device: DeviceIntent, sections: Iterable[str],
                      prefixes: Sequence[str] | None = None) -> None:
     """Fill `sections` of `state`. All commands go in one batch; if the batch fails, each section is
     retried alone so one failing command only costs its own section. `prefixes`: the "routes" section holds
-    the routes to these only, when the platform can look prefixes up (RouteLookup), else the whole table."""
+    the routes to these only, when the platform can look prefixes up (RouteLookup), else the whole table.
+    `state.counter_ports`: the ports whose counters are judged, read alone where the platform can
+    (CounterPorts); the other ports' counters may then be absent."""
     col = collector_for(device)
     asked = set(sections)
     lookup = col if prefixes is not None and isinstance(col, RouteLookup) else None
     commands = {s: cmds for s in SECTIONS if s in asked and (cmds := col.section_commands(s, device))}
     if lookup is not None and "routes" in commands:
         commands["routes"] = lookup.route_commands(prefixes or ())
+    if state.counter_ports is not None and "counters" in commands and isinstance(col, CounterPorts):
+        commands["counters"] = col.counter_commands(device, state.counter_ports)
     if not commands:
         return
     # counter commands first: the sample is stamped as the batch starts, and a rate over a short window is

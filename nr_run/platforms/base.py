@@ -14,7 +14,7 @@ A platform is a `Platform` made of four parts, each a small protocol:
 Optional capabilities are further small protocols a part may also implement (`QosView`, `EcmpHashFields`,
 `PortAliases` on the config builder; `ApplyMethod`, `MarksDevices`, `ReplaceCandidate`, `BatchedCommit` on the
 deploy policy;
-`RouteLookup` on the collector).
+`RouteLookup`, `CounterPorts` on the collector).
 `CAPABILITIES` lists them with the commands that cannot run without them; the registry checks them when it
 loads a plug-in and fails closed (`nr_run.platforms.registry.require`) when a command needs one a platform lacks.
 Call sites test for a capability with `isinstance(part, Protocol)`, never by probing attribute names.
@@ -326,6 +326,16 @@ class RouteLookup(Protocol):
         """Fill state.routes with the routes to `prefixes` found in the outputs (an absent prefix: no route)."""
 
 
+@runtime_checkable
+class CounterPorts(Protocol):
+    """Collector: the counters of named ports only, so a device judged only on its links toward a few others
+    (a deploy stage's neighbour) is not asked for, and does not print, every port's counters."""
+
+    def counter_commands(self, device: DeviceIntent, ports: Sequence[str]) -> list[Any]:
+        """The "counters" section's commands reading at least `ports` (the section's own commands when the
+        platform cannot narrow them for these ports); apply_section parses their outputs as the section's."""
+
+
 @dataclass(frozen=True)
 class Capability:
     """One optional capability: the protocol, the part that carries it, the commands that fail closed without
@@ -361,6 +371,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability(ShiftsTraffic, "deploy", (), "the platform never shifts traffic: nothing to shift back"),
     Capability(BatchedCommit, "deploy", (), "a deploy takes the driver's own calls, one request each"),
     Capability(RouteLookup, "collector", (), "the whole routing table is read"),
+    Capability(CounterPorts, "collector", (), "every port's counters are read"),
 )
 
 

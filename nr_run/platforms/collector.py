@@ -65,10 +65,20 @@ class LookupCollector(FunctionCollector):
         self.apply_lookup(outputs, prefixes, state)
 
 
+@dataclass(frozen=True)
+class PortScopedCollector(LookupCollector):
+    """A LookupCollector that can also read the counters of named ports only (the `CounterPorts` capability)."""
+
+    port_counters: Callable[[DeviceIntent, Sequence[str]], Sequence[Any]]
+
+    def counter_commands(self, device: DeviceIntent, ports: Sequence[str]) -> list[Any]:
+        return list(self.port_counters(device, ports))
+
+
 class LazyCollector:
     """A platform's `Collector` (the module attribute `collector` of `module`) imported on first use, so that
     loading the plug-in (render, preflight, `inventory validate`) does not import its commands and parsers.
-    Optional capabilities (RouteLookup) are those of the collector it stands for."""
+    Optional capabilities (RouteLookup, CounterPorts) are those of the collector it stands for."""
 
     def __init__(self, module: str) -> None:
         self._module = module

@@ -220,6 +220,8 @@ class DeviceState:
     counters_second: CounterSample | None = None
     nics: dict[str, NicState] = field(default_factory=dict)
     rdma: list[RdmaProbe] = field(default_factory=list)
+    # the ports whose counters are judged when not every port's are (None: all); each sample reads these
+    counter_ports: tuple[str, ...] | None = None
 
     def add_counter_sample(self, sample: CounterSample) -> None:
         """The first collection fills counters_first, a later one (the resample) counters_second."""

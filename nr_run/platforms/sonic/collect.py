@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from nr_run.intent.models import DeviceIntent
-from nr_run.platforms.collector import LookupCollector, once_per_output
+from nr_run.platforms.collector import PortScopedCollector, once_per_output
 from nr_run.platforms.sonic.qosview import numbers
 from nr_run.platforms.state import (
     BgpPeerState,
@@ -64,7 +64,15 @@ PFC_HISTORY = "show pfc counters --history"
 # GNU date's epoch time with nanoseconds, run just before `show pfc counters` on the same channel: it times the
 # sample on the switch's clock (a failure leaves the client's stamp)
 CLOCK = "date +%s.%N"
-OPTIONAL = {"show queue wredcounters", WATERMARKS, PFC_HISTORY, FLAPS, CLOCK}
+QUEUES = "show queue counters"
+WRED = "show queue wredcounters"
+OPTIONAL = {WRED, WATERMARKS, PFC_HISTORY, FLAPS, CLOCK}
+
+
+def optional(cmd: str) -> bool:
+    """Whether a failure of `cmd` leaves its section readable (a port's WRED table, as the whole one)."""
+    return cmd in OPTIONAL or cmd.startswith(WRED + " Ethernet")
+
 
 COMMANDS: dict[str, list[str]] = {
     "interfaces": ["show interfaces status", FLAPS],
@@ -74,7 +82,7 @@ COMMANDS: dict[str, list[str]] = {
     "pfc": ["show pfc priority", "pfcwd show config", "pfcwd show stats"],
     "qos": [RUNNING],
     "buffers": [RUNNING],
-    "counters": [CLOCK, "show pfc counters", "show queue counters", "show queue wredcounters", WATERMARKS, PFC_HISTORY],
+    "counters": [CLOCK, "show pfc counters", QUEUES, WRED, WATERMARKS, PFC_HISTORY],
 }
 
 Runner = Callable[[list[str]], dict[str, Any]]
@@ -155,12 +163,12 @@ def runner(task: Any) -> Runner:
         for cmd in cmds:
             text = texts[cmd]
             if isinstance(text, Exception):     # _texts raised a lost session above: this is the command's own
-                if cmd in OPTIONAL:
+                if optional(cmd):
                     continue
                 raise text
             first = text.strip().splitlines()[0] if text.strip() else ""
             if first.startswith(_ERRORS) and not _LOOKUP.match(cmd):    # a lookup's "% Network not in table"
-                if cmd in OPTIONAL:
+                if optional(cmd):
                     continue
                 raise RuntimeError(f"{cmd!r} failed: {first}")
             out[cmd] = text
@@ -171,6 +179,30 @@ def runner(task: Any) -> Runner:
 
 def section_commands(section: str, device: DeviceIntent) -> list[str]:
     return COMMANDS.get(section, [])
+
+
+# commands that take one port (sonic-utilities `show queue counters [INTERFACENAME]`, likewise wredcounters)
+PER_PORT = (QUEUES, WRED)
+# Ports read one by one at most: each takes a command per table, and a switch runs CHANNELS of them at once,
+# so two ports' commands cost the switch what the two whole tables do, with a fraction of their output
+MAX_PORTS = 2
+_PORT_NAME = re.compile(r"Ethernet\d{1,4}")
+
+
+def counter_commands(device: DeviceIntent, ports: Sequence[str]) -> list[str]:
+    """The counters of `ports`: their queue and WRED tables one port at a time (the PFC tables, watermarks and
+    pause history have no port argument and stay whole); every port's tables for more ports, or for a name
+    that is not a SONiC port name (nothing else becomes part of a command)."""
+    wanted = sorted(set(ports))
+    if not wanted or len(wanted) > MAX_PORTS or not all(_PORT_NAME.fullmatch(p) for p in wanted):
+        return section_commands("counters", device)
+    return [f"{cmd} {port}" if cmd in PER_PORT else cmd
+            for cmd in COMMANDS["counters"] for port in (wanted if cmd in PER_PORT else [""])]
+
+
+def _tables(out: Mapping[str, Any], command: str) -> list[str]:
+    """The outputs of `command`, whole or one per port (`command <port>`), in command order."""
+    return [text for cmd, text in out.items() if cmd == command or cmd.startswith(command + " Ethernet")]
 
 
 # SONiC pfcwd actions -> the neutral ones: "alert" only logs, so the stormed queue keeps forwarding.
@@ -342,7 +374,10 @@ def parse_buffers(db: dict[str, Any]) -> dict[str, list[BufferPgState]]:
     return out
 
 
-def parse_counters(pfc: str, queues: str, wred: str | None, taken_at: float) -> CounterSample:
+def parse_counters(pfc: str, queues: str | list[str], wred: str | list[str] | None, taken_at: float
+                   ) -> CounterSample:
+    """The PFC, queue and WRED tables of one sample (queue and WRED tables whole, or one per port; no WRED
+    table: ECN marks unreadable)."""
     ports: dict[str, PortCounters] = {}
     for header, attr in (("Port Rx", "pfc_rx"), ("Port Tx", "pfc_tx")):
         for r in parse_table(pfc, header):
@@ -350,13 +385,15 @@ def parse_counters(pfc: str, queues: str, wred: str | None, taken_at: float) -> 
             per = {int(k[3:]): _num(v) for k, v in r.items() if k.startswith("PFC")}
             setattr(pc, attr, per)
             setattr(pc, attr + "_total", sum(per.values()))
-    for r in parse_table(queues, "Port"):
+    queue_rows = [r for text in ([queues] if isinstance(queues, str) else queues) for r in parse_table(text, "Port")]
+    for r in queue_rows:
         if r["TxQ"].startswith("UC"):
             ports.setdefault(r["Port"], PortCounters()).queue_drops[int(r["TxQ"][2:])] = _num(r["Drop/pkts"])
     unreadable: dict[str, str] = {}
-    if wred is None:
+    wred_texts = [wred] if isinstance(wred, str) else wred or []
+    if not wred_texts:
         unreadable["ecn"] = "show queue wredcounters failed"
-    for r in parse_table(wred or "", "Port"):
+    for r in (r for text in wred_texts for r in parse_table(text, "Port")):
         if r["TxQ"].startswith("UC") and "EcnMarked/pkts" in r:
             marks = _count(r["EcnMarked/pkts"])
             if marks is not None:
@@ -445,8 +482,10 @@ def apply_section(section: str, out: Mapping[str, Any], state: DeviceState, devi
     elif section == "buffers":
         state.buffer_pgs = parse_buffers(_config_db(out[RUNNING]))
     elif section == "counters":
-        sample = parse_counters(out["show pfc counters"], out["show queue counters"],
-                                out.get("show queue wredcounters"), taken_at)
+        queues = _tables(out, QUEUES)
+        if not queues:
+            raise KeyError(QUEUES)
+        sample = parse_counters(out["show pfc counters"], queues, _tables(out, WRED), taken_at)
         sample.clock = parse_clock(out.get(CLOCK))
         state.add_counter_sample(add_polled_extras(sample, out.get(WATERMARKS), out.get(PFC_HISTORY)))
     else:
@@ -496,4 +535,5 @@ def apply_routes(out: Mapping[Any, Any], prefixes: Sequence[str], state: DeviceS
     state.sections.add("routes")
 
 
-collector = LookupCollector(runner, section_commands, apply_section, route_commands, apply_routes)
+collector = PortScopedCollector(runner, section_commands, apply_section, route_commands, apply_routes,
+                                counter_commands)
