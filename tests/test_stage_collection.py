@@ -101,6 +101,19 @@ def _deployment(twin, configs: dict[str, str], gate: StageGate):
                           DeviceProgress(None, list(configs)), revert_in=60, gate=gate)
 
 
+def _canary(twin, configs: dict[str, str], gate: StageGate, fault: str):
+    """A dry run, then a commit with a canary stage of one device, gated by `gate`; the `fault` kind the gate
+    injects is cleared afterwards. The deploy's report."""
+    nr, run = _deployment(twin, configs, gate)
+    try:
+        run.dry_run()
+        run.commit(canary=1, batch="25%")
+    finally:
+        nr.close_connections()
+        twin.clear_faults(fault)
+    return run.report
+
+
 def test_a_stage_that_takes_down_a_session_fails_on_the_neighbours_side_too(deployed_twin):
     """rtsw1 commits a wrong remote-as toward ctsw1: the twin takes the session down on both ends; the gate
     reads ctsw1's side of it and the stage is rolled back."""
@@ -141,14 +154,7 @@ def test_a_storm_on_the_neighbours_end_during_the_stage_fails_it_and_only_that_l
 
     config = render_device(FABRIC.devices["rtsw1"]).replace("description P2P_ctsw1_Ethernet1",
                                                             "description P2P_ctsw1_Ethernet1_canary")
-    nr, run = _deployment(deployed_twin, {"rtsw1": config}, StormDuringStage(FABRIC, FAST_CHECKS))
-    try:
-        run.dry_run()
-        run.commit(canary=1, batch="25%")
-    finally:
-        nr.close_connections()
-        deployed_twin.clear_faults("pfc_storm")
-    report = run.report
+    report = _canary(deployed_twin, {"rtsw1": config}, StormDuringStage(FABRIC, FAST_CHECKS), "pfc_storm")
     assert report.devices["rtsw1"].state == "rolled back", report.message
     on_ctsw1 = {(f.check, f.port, f.peer_device) for f in report.checks if f.device == "ctsw1"}
     assert ("pfc", toward_stage, "rtsw1") in on_ctsw1
@@ -198,15 +204,8 @@ def test_a_stage_reads_a_sonic_neighbours_counters_of_its_links_toward_the_stage
     line = "description P2P_rtsw3_Ethernet0"
     assert line in good
     already = len(deployed_twin.asked("rtsw3"))
-    nr, run = _deployment(deployed_twin, {"ctsw1": good.replace(line, line + "_canary")},
-                          DropsDuringStage(FABRIC, FAST_CHECKS))
-    try:
-        run.dry_run()
-        run.commit(canary=1, batch="25%")
-    finally:
-        nr.close_connections()
-        deployed_twin.clear_faults("lossless_drops")
-    report = run.report
+    report = _canary(deployed_twin, {"ctsw1": good.replace(line, line + "_canary")},
+                     DropsDuringStage(FABRIC, FAST_CHECKS), "lossless_drops")
     assert report.devices["ctsw1"].state == "rolled back", report.message
     on_rtsw3 = {(f.check, f.port, f.kind) for f in report.checks if f.device == "rtsw3"}
     assert ("counters", toward_stage, "lossless-drops") in on_rtsw3
