@@ -47,8 +47,8 @@ def test_wredcounters_parser_never_turns_na_or_absence_into_zero():
     na = ("     Port    TxQ    WredDrp/pkts    WredDrp/bytes    EcnMarked/pkts    EcnMarked/bytes\n"
           "---------  -----  --------------  ---------------  ----------------  -----------------\n"
           "Ethernet0    UC3             N/A              N/A               N/A                N/A\n")
-    sample = parse_counters(pfc, queues, na, 0.0)
+    sample = parse_counters(pfc, [queues], [na], 0.0)
     assert "ecn" in sample.unreadable and sample.ports["Ethernet0"].ecn_marks == {}
-    assert "ecn" in parse_counters(pfc, queues, None, 0.0).unreadable
-    ok = parse_counters(pfc, queues, na.replace("N/A", "999"), 0.0)
+    assert "ecn" in parse_counters(pfc, [queues], [], 0.0).unreadable
+    ok = parse_counters(pfc, [queues], [na.replace("N/A", "999")], 0.0)
     assert ok.unreadable == {} and ok.ports["Ethernet0"].ecn_marks == {3: 999}

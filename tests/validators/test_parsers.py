@@ -157,8 +157,8 @@ def test_sonic_buffers_lossless_pg():
 
 
 def test_sonic_counters_commas_and_unicast_only():
-    c = sonic.parse_counters(t("sonic/show_pfc_counters.txt"), t("sonic/show_queue_counters.txt"),
-                             t("sonic/show_queue_wredcounters.txt"), 1.0)
+    c = sonic.parse_counters(t("sonic/show_pfc_counters.txt"), [t("sonic/show_queue_counters.txt")],
+                             [t("sonic/show_queue_wredcounters.txt")], 1.0)
     p = c.ports["Ethernet0"]
     assert p.pfc_rx[0] == 1200 and p.pfc_rx[3] == 203 and p.pfc_tx[7] == 217
     assert p.pfc_rx_total == 1200 + sum(range(201, 208))

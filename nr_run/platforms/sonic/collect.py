@@ -67,11 +67,19 @@ CLOCK = "date +%s.%N"
 QUEUES = "show queue counters"
 WRED = "show queue wredcounters"
 OPTIONAL = {WRED, WATERMARKS, PFC_HISTORY, FLAPS, CLOCK}
+# tables that take one port (sonic-utilities `show queue counters [INTERFACENAME]`, likewise wredcounters)
+PER_PORT = (QUEUES, WRED)
+_PORT_NAME = re.compile(r"Ethernet\d{1,4}")
+
+
+def _is_table(cmd: str, table: str) -> bool:
+    """Whether `cmd` reads `table`, whole or for one port (`<table> <port>`, as counter_commands writes it)."""
+    return cmd == table or (cmd.startswith(table + " ") and _PORT_NAME.fullmatch(cmd[len(table) + 1:]) is not None)
 
 
 def optional(cmd: str) -> bool:
     """Whether a failure of `cmd` leaves its section readable (a port's WRED table, as the whole one)."""
-    return cmd in OPTIONAL or cmd.startswith(WRED + " Ethernet")
+    return cmd in OPTIONAL or _is_table(cmd, WRED)
 
 
 COMMANDS: dict[str, list[str]] = {
@@ -181,12 +189,9 @@ def section_commands(section: str, device: DeviceIntent) -> list[str]:
     return COMMANDS.get(section, [])
 
 
-# commands that take one port (sonic-utilities `show queue counters [INTERFACENAME]`, likewise wredcounters)
-PER_PORT = (QUEUES, WRED)
 # Ports read one by one at most: each takes a command per table, and a switch runs CHANNELS of them at once,
 # so two ports' commands cost the switch what the two whole tables do, with a fraction of their output
 MAX_PORTS = 2
-_PORT_NAME = re.compile(r"Ethernet\d{1,4}")
 
 
 def counter_commands(device: DeviceIntent, ports: Sequence[str]) -> list[str]:
@@ -202,7 +207,7 @@ def counter_commands(device: DeviceIntent, ports: Sequence[str]) -> list[str]:
 
 def _tables(out: Mapping[str, Any], command: str) -> list[str]:
     """The outputs of `command`, whole or one per port (`command <port>`), in command order."""
-    return [text for cmd, text in out.items() if cmd == command or cmd.startswith(command + " Ethernet")]
+    return [text for cmd, text in out.items() if _is_table(cmd, command)]
 
 
 # SONiC pfcwd actions -> the neutral ones: "alert" only logs, so the stormed queue keeps forwarding.
@@ -374,8 +379,7 @@ def parse_buffers(db: dict[str, Any]) -> dict[str, list[BufferPgState]]:
     return out
 
 
-def parse_counters(pfc: str, queues: str | list[str], wred: str | list[str] | None, taken_at: float
-                   ) -> CounterSample:
+def parse_counters(pfc: str, queues: list[str], wred: list[str], taken_at: float) -> CounterSample:
     """The PFC, queue and WRED tables of one sample (queue and WRED tables whole, or one per port; no WRED
     table: ECN marks unreadable)."""
     ports: dict[str, PortCounters] = {}
@@ -385,15 +389,13 @@ def parse_counters(pfc: str, queues: str | list[str], wred: str | list[str] | No
             per = {int(k[3:]): _num(v) for k, v in r.items() if k.startswith("PFC")}
             setattr(pc, attr, per)
             setattr(pc, attr + "_total", sum(per.values()))
-    queue_rows = [r for text in ([queues] if isinstance(queues, str) else queues) for r in parse_table(text, "Port")]
-    for r in queue_rows:
+    for r in (r for text in queues for r in parse_table(text, "Port")):
         if r["TxQ"].startswith("UC"):
             ports.setdefault(r["Port"], PortCounters()).queue_drops[int(r["TxQ"][2:])] = _num(r["Drop/pkts"])
     unreadable: dict[str, str] = {}
-    wred_texts = [wred] if isinstance(wred, str) else wred or []
-    if not wred_texts:
+    if not wred:
         unreadable["ecn"] = "show queue wredcounters failed"
-    for r in (r for text in wred_texts for r in parse_table(text, "Port")):
+    for r in (r for text in wred for r in parse_table(text, "Port")):
         if r["TxQ"].startswith("UC") and "EcnMarked/pkts" in r:
             marks = _count(r["EcnMarked/pkts"])
             if marks is not None:
