@@ -1,6 +1,7 @@
 """The straightforward routing model the twin's per-prefix one must equal: every device's whole BGP table built
 from every origin's propagation, the RIB sorted by parsed networks, a longest match that scans the whole RIB,
-prefix counts read off the receiving peer's table, aggregates judged against the whole contributor table.
+prefix counts read off the device's own table, aggregates judged against the whole contributor table, and
+each origin's propagation expanded whole before it is read.
 
 Only the fabric model's tables are replaced; sessions, propagation, policy and faults are the twin's own, so
 a difference between the two twins is a difference in how the per-prefix model assembles them."""
@@ -15,8 +16,11 @@ from nr_run.lab.twin.fabric import Fabric, NextHop, Route
 
 
 class ReferenceFabric(Fabric):
-    def _whole(self, dev: str, originated: Callable[[str], list[str]]) -> dict[str, Route]:
+    def _whole(self, dev: str, originated: Callable[[str], list[str]],
+               ibgp: dict[str, bool] | None = None) -> dict[str, Route]:
+        """dev's whole BGP table; `ibgp` gets, per prefix, whether its kept path was learned over iBGP."""
         out: dict[str, Route] = {}
+        ibgp = {} if ibgp is None else ibgp
         if dev not in self.states or not self.states[dev].bgp:
             return out
         conn = self.connected(dev)
@@ -28,16 +32,17 @@ class ReferenceFabric(Fabric):
             for pfx in originated(origin):
                 groups[self._signature(pfx)].append(pfx)
             for stops, group in groups.items():
-                best = self._propagation(origin, stops).get(dev)
+                best = self._propagation(origin, stops).table().get(dev)
                 if best is None:
                     continue
-                path, hops, _ = best
+                path, hops, learned_ibgp = best
                 for pfx in group:
                     if pfx in conn:
                         continue
                     cur = out.get(pfx)
                     if cur is None or len(path) < len(cur.as_path):
                         out[pfx] = Route(pfx, "bgp", list(hops), path, 200)
+                        ibgp[pfx] = learned_ibgp
                     elif len(path) == len(cur.as_path):
                         cur.next_hops = sorted(set(cur.next_hops) | set(hops),
                                                key=lambda n: (n.ip or "", n.interface))[:limit]
@@ -59,6 +64,16 @@ class ReferenceFabric(Fabric):
 
     def bgp_route_count(self, dev: str) -> int:
         return len(self.bgp_table(dev))
+
+    def _sent(self, dev: str, peer_asn: int) -> int:
+        st = self.states[dev]
+        assert st.bgp is not None
+        ibgp: dict[str, bool] = {}
+        table = self._whole(dev, self.originated, ibgp)
+        own = [p for p in self.originated(dev) if ("sup", dev) not in self._signature(p)]
+        told = [p for p in table if ("sup", dev) not in self._signature(p)
+                and not (ibgp[p] if st.bgp.asn == peer_asn else peer_asn in table[p].as_path)]
+        return len(own) + len(told)
 
     def _routes_via(self, dev: str) -> Counter[str | None]:
         return Counter(ip for r in self.bgp_table(dev).values() for ip in {nh.ip for nh in r.next_hops})

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import ipaddress
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from nr_run.lab.twin.model.addressing import Addressing
 from nr_run.lab.twin.model.prefixes import net_key
+from nr_run.lab.twin.model.propagation import Edge, InEdge, Propagation
 from nr_run.lab.twin.model.route import NextHop, Route
 from nr_run.lab.twin.policy import filter_redistributed
 
@@ -16,18 +17,13 @@ def _hop_key(nh: NextHop) -> tuple[str, str]:
     return (nh.ip or "", nh.interface)
 
 
-def _by_hop(candidate: tuple[tuple[int, ...], tuple[str, str], NextHop, bool]) -> tuple[str, str]:
-    return candidate[1]
+def _in_key(edge: InEdge) -> tuple[str, str]:
+    return edge[4]
 
 
 def _inside(key: tuple[int, int, int, int], agg: tuple[int, int, int, int]) -> bool:
     """Whether the prefix `key` (net_key) is strictly more specific than `agg`."""
     return key[0] == agg[0] and key[2] > agg[2] and key[1] & agg[3] == agg[1]
-
-
-# an advertiser's edge toward one receiver: (receiver, the receiver's next hop, eBGP, the receiver's ASN,
-# the next hop's sort key, the receiver's inbound route-map as a stop, if it applies one)
-_Edge = tuple[str, NextHop, bool, int, tuple[str, str], "tuple[str, str] | None"]
 
 
 
@@ -69,6 +65,18 @@ def message_counts(s: BgpSessionView, now: float, keepalive_s: float) -> tuple[i
         return 0, 0
     ticks = int(max(0.0, now - s.since) / keepalive_s)
     return 3 + s.prefixes_received + ticks, 3 + s.prefixes_sent + ticks
+
+
+@dataclass
+class _Tally:
+    """One device's BGP counts: routes held, per next-hop address, and what it can advertise."""
+
+    total: int = 0                                   # routes in its BGP table
+    via: Counter[str | None] = field(default_factory=Counter)   # next-hop address -> routes using it
+    own: int = 0                                     # prefixes it originates and advertises
+    learned: int = 0                                 # learned routes it advertises (not suppressed)
+    from_ibgp: int = 0                               # of those, learned over iBGP
+    with_asn: Counter[int] = field(default_factory=Counter)     # peer ASN -> advertised learned routes through it
 
 
 class Bgp(Addressing):
@@ -198,73 +206,36 @@ class Bgp(Addressing):
                     out.add(pfx)
         return sorted(out)
 
-    def _receivers(self) -> tuple[dict[str, list[_Edge]], dict[str, int]]:
-        """Who learns from whom: advertising device -> edges toward its receivers, and each BGP speaker's ASN;
-        built once per change and shared by every origin's propagation."""
-        def build() -> tuple[dict[str, list[_Edge]], dict[str, int]]:
+    def _receivers(self) -> tuple[dict[str, list[Edge]], dict[str, list[InEdge]], dict[str, int]]:
+        """Who learns from whom: advertising device -> edges toward its receivers, receiving device -> the same
+        edges from its advertisers, and each BGP speaker's ASN; built once per change and shared by every
+        origin's propagation."""
+        def build() -> tuple[dict[str, list[Edge]], dict[str, list[InEdge]], dict[str, int]]:
             asn = {d: st.bgp.asn for d, st in self.states.items() if st.bgp}
             maps_in = self._filters()[1]
-            receivers: dict[str, list[_Edge]] = defaultdict(list)
+            receivers: dict[str, list[Edge]] = defaultdict(list)
+            senders: dict[str, list[InEdge]] = defaultdict(list)
             for s in self._sessions():
                 nh = NextHop(s.peer_ip, s.port)
                 rm = maps_in.get((s.dev, s.peer_ip))
-                receivers[s.peer].append((s.dev, nh, s.ebgp, asn[s.dev], _hop_key(nh),
-                                          None if rm is None else ("in", f"{s.dev} {rm}")))
-            return receivers, asn
+                stop = None if rm is None else ("in", f"{s.dev} {rm}")
+                receivers[s.peer].append((s.dev, nh, s.ebgp, asn[s.dev], _hop_key(nh), stop))
+                senders[s.dev].append((s.peer, nh, s.ebgp, asn[s.dev], _hop_key(nh), stop))
+            for edges in senders.values():
+                edges.sort(key=_in_key)
+            return dict(receivers), dict(senders), asn
         return self._cached("receivers", build)
 
     def _max_paths(self) -> dict[str, int]:
         return self._cached("maxpaths", lambda: {d: st.bgp.maximum_paths if st.bgp else 1
                                                  for d, st in self.states.items()})
 
-    def _propagation(self, origin: str, stops: frozenset[tuple[str, str]] = frozenset()
-                     ) -> dict[str, tuple[tuple[int, ...], list[NextHop], bool]]:
-        """Best paths toward `origin`'s prefixes that meet `stops` (_signature): dev -> (as_path, next hops,
-        learned over iBGP). Built when a prefix of `origin` is first asked about, kept until the next change."""
-        def build() -> dict[str, tuple[tuple[int, ...], list[NextHop], bool]]:
-            receivers, asn = self._receivers()
-            limits = self._max_paths()
-            best: dict[str, tuple[tuple[int, ...], list[NextHop], bool]] = {origin: ((), [], False)}
-            frontier = [origin]
-            while frontier:
-                cand: dict[str, list[tuple[tuple[int, ...], tuple[str, str], NextHop, bool]]] = {}
-                for v in frontier:
-                    if stops and ("sup", v) in stops:
-                        continue
-                    path_v, _, ibgp_learned = best[v]
-                    ebgp_path = (asn[v],) + path_v
-                    for u, nh, ebgp, asn_u, key, stop in receivers[v]:
-                        if u in best:
-                            continue
-                        if ebgp:
-                            path = ebgp_path
-                        elif ibgp_learned:      # iBGP split horizon
-                            continue
-                        else:
-                            path = path_v
-                        if (stop is not None and stop in stops) or asn_u in path:
-                            continue
-                        entry = (path, key, nh, not ebgp)
-                        lst = cand.get(u)
-                        if lst is None:
-                            cand[u] = [entry]
-                        else:
-                            lst.append(entry)
-                frontier = sorted(cand)
-                for u in frontier:
-                    lst = cand[u]
-                    if len(lst) == 1:
-                        path, _, nh, ibgp = lst[0]
-                        best[u] = (path, [nh], ibgp)
-                        continue
-                    shortest = min(len(c[0]) for c in lst)      # iBGP-learned paths do not grow
-                    lst = [c for c in lst if len(c[0]) == shortest]
-                    # lowest AS path, then next hop: a next hop's key names it, so entries never tie further
-                    first = min(lst)
-                    lst.sort(key=_by_hop)
-                    hops = [c[2] for i, c in enumerate(lst) if i == 0 or c[1] != lst[i - 1][1]]
-                    best[u] = (first[0], hops[:max(1, limits[u])], first[3])
-            return best
+    def _propagation(self, origin: str, stops: frozenset[tuple[str, str]] = frozenset()) -> Propagation:
+        """Best paths toward `origin`'s prefixes that meet `stops` (_signature), expanded as far as questions
+        reach; kept until the next change."""
+        def build() -> Propagation:
+            receivers, senders, asn = self._receivers()
+            return Propagation(origin, stops, receivers, senders, asn, self._max_paths())
         return self._cached(f"prop:{origin}:{sorted(stops)}", build)
 
     # ---- per prefix: who originates it, and a device's best path toward it ------------------------------
@@ -289,11 +260,13 @@ class Bgp(Addressing):
         return self._cached("prefix-classes", build)
 
     def _best(self, dev: str, origins: tuple[str, ...], stops: frozenset[tuple[str, str]]
-              ) -> tuple[tuple[int, ...], list[NextHop]] | None:
+              ) -> tuple[tuple[int, ...], list[NextHop], bool] | None:
         """`dev`'s BGP path toward prefixes of `origins` meeting `stops`: the shortest AS path over the origins
-        (in name order, the first one's path kept), equal lengths merged into ECMP up to maximum-paths."""
+        (in name order, the first one's path kept), equal lengths merged into ECMP up to maximum-paths; and
+        whether that path was learned over iBGP."""
         path: tuple[int, ...] | None = None
         hops: list[NextHop] = []
+        ibgp = False
         for origin in origins:
             if origin == dev:
                 continue
@@ -301,11 +274,11 @@ class Bgp(Addressing):
             if found is None:
                 continue
             if path is None or len(found[0]) < len(path):
-                path, hops = found[0], list(found[1])
+                path, hops, ibgp = found[0], list(found[1]), found[2]
             elif len(found[0]) == len(path):
                 limit = max(1, self.states[dev].bgp.maximum_paths)  # type: ignore[union-attr]
                 hops = sorted(set(hops) | set(found[1]), key=_hop_key)[:limit]
-        return None if path is None else (path, hops)
+        return None if path is None else (path, hops, ibgp)
 
     def bgp_route(self, dev: str, prefix: str, base: bool = False) -> Route | None:
         """`dev`'s best BGP route to one prefix (None: it holds none, or the prefix is connected there); only
@@ -349,34 +322,55 @@ class Bgp(Addressing):
             return out
         return self._cached(f"bgp:{dev}", build)
 
-    def _counts(self, dev: str) -> tuple[int, Counter[str | None]]:
-        """(how many BGP routes `dev` holds, next-hop address -> how many of them use it), counted per class of
-        prefixes that propagate alike: no table is built, so a spine's prefixes-sent to each of hundreds of
-        peers costs one count per peer, not the peer's table."""
-        def build() -> tuple[int, Counter[str | None]]:
-            via: Counter[str | None] = Counter()
+    def _counts(self, dev: str) -> _Tally:
+        """What `dev`'s BGP table holds and advertises, counted per class of prefixes that propagate alike: no
+        table is built, and a device's counts need no other device's, so a spine's summary over thousands of
+        peers costs its own table once."""
+        def build() -> _Tally:
+            tally = _Tally()
             st = self.states.get(dev)
             if not st or not st.bgp:
-                return 0, via
+                return tally
             conn = self.connected(dev)
             origins = self._origins()
             skipped: Counter[tuple[tuple[str, ...], frozenset[tuple[str, str]]]] = Counter(
                 (origins[p], self._signature(p)) for p in conn if p in origins)
-            total = 0
+            suppressed = ("sup", dev)
+            peer_asns = {nb.remote_as for nb in st.bgp.neighbors.values()}
+            for pfx in self.originated(dev):
+                if suppressed not in self._signature(pfx):
+                    tally.own += 1
             for (owners, stops), prefixes in self._classes().items():
                 best = self._best(dev, owners, stops)
                 if best is None:
                     continue
                 n = len(prefixes) - skipped[(owners, stops)]
-                total += n
+                tally.total += n
                 for ip in {nh.ip for nh in best[1]}:
-                    via[ip] += n
-            return total, via
+                    tally.via[ip] += n
+                if suppressed in stops:
+                    continue
+                tally.learned += n
+                if best[2]:
+                    tally.from_ibgp += n
+                for asn in peer_asns.intersection(best[0]):
+                    tally.with_asn[asn] += n
+            return tally
         return self._cached(f"counts:{dev}", build)
+
+    def _sent(self, dev: str, peer_asn: int) -> int:
+        """How many prefixes `dev` advertises to a peer of `peer_asn`: what it originates and learned, less what
+        it suppresses, what the peer would drop as an AS-path loop (eBGP) and what iBGP split horizon keeps
+        (an iBGP peer). Unverified against EOS and FRR, whose adj-RIB-out may still hold the looped routes."""
+        st = self.states[dev]
+        tally = self._counts(dev)
+        if st.bgp is not None and st.bgp.asn == peer_asn:
+            return tally.own + tally.learned - tally.from_ibgp
+        return tally.own + tally.learned - tally.with_asn[peer_asn]
 
     def bgp_route_count(self, dev: str) -> int:
         """How many prefixes `dev`'s BGP table holds (a summary's RIB entries), without building it."""
-        return self._counts(dev)[0]
+        return self._counts(dev).total
 
     def track_sessions(self) -> None:
         """After any change, note which sessions changed state (and since when); the others keep their time."""
@@ -415,7 +409,7 @@ class Bgp(Addressing):
     def _routes_via(self, dev: str) -> Counter[str | None]:
         """next-hop address -> how many of dev's BGP routes use it: counted once per device, not once per
         neighbour (a spine of a big site has hundreds)."""
-        return self._counts(dev)[1]
+        return self._counts(dev).via
 
     def bgp_sessions(self, dev: str) -> list[BgpSessionView]:
         st = self.states.get(dev)
@@ -431,9 +425,7 @@ class Bgp(Addressing):
             if state == "Established" and (dev, ip) in established and pdev:
                 received = self._routes_via(dev).get(ip, 0)
                 peer_asn = pst.bgp.asn if pst and pst.bgp else None
-                sent = self._routes_via(pdev).get(local_ip, 0)
-                if peer_asn is None:
-                    sent = 0
+                sent = 0 if peer_asn is None else self._sent(dev, peer_asn)
             out.append(BgpSessionView(
                 peer_ip=ip, local_ip=local_ip, local_as=st.bgp.asn, remote_as=nb.remote_as,
                 peer_as=pst.bgp.asn if pst and pst.bgp else None, state=state, idle_reason=reason,
