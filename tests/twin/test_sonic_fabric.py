@@ -33,6 +33,24 @@ def test_every_bgp_session_established(lab):
         assert all(p["is_up"] for p in peers.values()), (name, peers)
 
 
+def test_what_one_end_sends_the_other_receives(lab):
+    """On a healthy fabric with no inbound filter, each session's prefixes sent by one end (napalm eos and
+    napalm_sonic) equal those the other end takes; a spine sends each leaf everything but the leaf's own."""
+    owner = {i.ip: d.name for d in FABRIC.devices.values() for i in d.interfaces if i.ip}
+    sessions = {}
+    for name, drv in sorted(lab.drivers.items()):
+        for ip, p in drv.get_bgp_neighbors()["global"]["peers"].items():
+            af = p["address_family"]["ipv4"]
+            sessions[(name, owner[ip])] = (af["sent_prefixes"], af["received_prefixes"])
+    assert len(sessions) == 16
+    for (a, b), (sent, _) in sorted(sessions.items()):
+        assert sent == sessions[(b, a)][1] > 0, (a, b, sent, sessions[(b, a)])
+    leaf_sent = {a: sent for (a, b), (sent, _) in sessions.items() if a.startswith("rtsw")}
+    for (a, b), (sent, _) in sessions.items():
+        if a.startswith("ctsw"):
+            assert sent == 1 + sum(n for leaf, n in leaf_sent.items() if leaf != b), (a, b)
+
+
 def test_gpu_jumbo_ping_and_rdma_across_the_fabric(lab):
     run = ssh_run
     gpu1, gpu3 = lab.twin.ssh("gpu1"), lab.twin.ssh("gpu3")
