@@ -336,7 +336,7 @@ class Bgp(Addressing):
             skipped: Counter[tuple[tuple[str, ...], frozenset[tuple[str, str]]]] = Counter(
                 (origins[p], self._signature(p)) for p in conn if p in origins)
             suppressed = ("sup", dev)
-            peer_asns = {nb.remote_as for nb in st.bgp.neighbors.values()}
+            peer_asns = {nb.remote_as for nb in st.bgp.neighbors.values() if nb.remote_as is not None}
             for pfx in self.originated(dev):
                 if suppressed not in self._signature(pfx):
                     tally.own += 1
