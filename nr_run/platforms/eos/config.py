@@ -70,10 +70,15 @@ class EosConfig:
 
     def __init__(self, templates: Path | None = None) -> None:
         self._templates = templates            # another template folder (tests); default: templates/eos
+        self._environment: Environment | None = None
 
     def environment(self) -> Environment:
-        folder = self._templates if self._templates is not None else template_dir("eos")
-        return _env(str(Path(folder).resolve()))
+        """The template folder's environment, found once per plug-in instance (the folder lookup and its
+        realpath cost more than a small device's render)."""
+        if self._environment is None:
+            folder = self._templates if self._templates is not None else template_dir("eos")
+            self._environment = _env(str(Path(folder).resolve()))
+        return self._environment
 
     def structured_config(self, device: DeviceIntent, fabric: FabricIntent | None = None) -> dict[str, Any]:
         return dict(structured_config(device, local_bfd=self.bgp_neighbor_bfd))

@@ -138,10 +138,15 @@ class LinuxConfig:
 
     def __init__(self, templates: Path | None = None) -> None:
         self._templates = templates
+        self._environment: Environment | None = None
 
     def environment(self) -> Environment:
-        folder = self._templates if self._templates is not None else template_dir("linux")
-        return _env(str(Path(folder).resolve()))
+        """The template folder's environment, found once per plug-in instance (the folder lookup and its
+        realpath cost more than a small device's render)."""
+        if self._environment is None:
+            folder = self._templates if self._templates is not None else template_dir("linux")
+            self._environment = _env(str(Path(folder).resolve()))
+        return self._environment
 
     def structured_config(self, device: DeviceIntent, fabric: FabricIntent | None = None) -> dict[str, Any]:
         return structured_config(device)
