@@ -11,6 +11,7 @@ import ipaddress
 import math
 import socket
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -65,8 +66,9 @@ class Host:
     ordinal: int          # position within its role, ordered by (zone, su, index)
     tier: int = 0         # 0 servers, 1 leaves, 2 spines, 3 aggregation
 
-    @property
+    @cached_property
     def place(self) -> Place:
+        """Its place in the plan (made once: the address plan asks for it per link end)."""
         return Place(self.data.role, self.data.zone, self.data.su, self.data.index, self.ordinal)
 
 
@@ -559,6 +561,7 @@ class _Compiler:
         self.slots = Slots(fabric.plan)
         self._port_slots: dict[tuple[int, str], int | None] = {}
         self._nic_qos: dict[int, tuple[Roce, NicQos]] = {}      # id of a Roce -> (it, its NicQos)
+        self._hardware: dict[str, HardwareFacts] = {}           # hardware model name -> its facts
 
     def nic_qos(self, roce: Roce) -> NicQos:
         """The NIC settings of a RoCE profile, built once per profile and shared by its NICs (immutable)."""
@@ -574,6 +577,15 @@ class _Compiler:
         if key not in self._port_slots:
             self._port_slots[key] = hw.slot_of(port)
         return self._port_slots[key]
+
+    def hardware_facts(self, host: Host) -> HardwareFacts:
+        """The facts of the host's hardware model, built once per model and shared by its devices (immutable;
+        the sku_dir's realpath is a few system calls per device otherwise)."""
+        found = self._hardware.get(host.data.hardware)
+        if found is None:
+            found = self._hardware[host.data.hardware] = _hardware(host.hw, host.data.hardware,
+                                                                   self.source.directory)
+        return found
 
     def profile_of(self, host: Host) -> str:
         return host.data.roce_profile or self.fabric.roles[host.data.role].roce_profile
@@ -811,7 +823,7 @@ class _Compiler:
                 zone_summaries=summaries if host.tier == 3 else [],
                 platform=host.hw.platform, mgmt_address=host.mgmt,
                 mgmt_prefix=self.mgmt(host)[0], mgmt_gateway=self.mgmt(host)[1], mgmt_vrf=self.fabric.management.vrf,
-                model=host.hw.model, hardware=_hardware(host.hw, host.data.hardware, self.source.directory), su=host.data.su, index=host.data.index,
+                model=host.hw.model, hardware=self.hardware_facts(host), su=host.data.su, index=host.data.index,
                 asn=asn, loopback=loopback, router_id=router_id, interfaces=interfaces, bgp=bgp, roce=roce,
                 host_block=str(self.blocks[name]) if self.blocks.get(name) else None,
                 buffers=buffers,
@@ -842,7 +854,7 @@ class _Compiler:
                             platform=host.hw.platform,
                             mgmt_address=host.mgmt, mgmt_prefix=self.mgmt(host)[0],
                             mgmt_gateway=self.mgmt(host)[1], model=host.hw.model,
-                            hardware=_hardware(host.hw, host.data.hardware, self.source.directory), su=host.data.su, index=host.data.index,
+                            hardware=self.hardware_facts(host), su=host.data.su, index=host.data.index,
                             roce=roce, nics=nics, rails=_rail_ports(host.hw))
 
 

@@ -52,14 +52,25 @@ class SiteSource:
         return str(self.directory / name)
 
 
+_MERGE = "tag:yaml.org,2002:merge"
+
+
 class _UniqueKeyLoader(SafeLoader):  # type: ignore[misc,valid-type]
     """SafeLoader (libyaml's when present) that refuses a key repeated in one mapping (PyYAML silently keeps
     the last)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        pairs = list(node.value)            # as written: a merge (<<) rewrites node.value while constructing
+        if not any(key_node.tag == _MERGE for key_node, _ in pairs):
+            try:
+                built = super().construct_mapping(node, deep=deep)
+            except yaml.constructor.ConstructorError:
+                built = None                # an unhashable key: named below
+            if built is not None and len(built) == len(pairs):
+                return built                # as many keys as written: none repeated (the common case, one pass)
         seen: set[Any] = set()
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
+        for key_node, _ in pairs:
+            if key_node.tag == _MERGE:
                 continue
             key = self.construct_object(key_node, deep=True)
             if not isinstance(key, Hashable):
