@@ -22,8 +22,9 @@ POLL_S = 0.005
 # A command's output held in memory at most (a large switch's `show runningconfiguration all` is a few MB);
 # a device that sends more is refused rather than allowed to exhaust this process' memory
 MAX_OUTPUT = 256 * 2**20
-# how often an idle session's reader thread checks for a close
-IDLE_WAKE_S = 1.0
+# how often an idle session's reader thread checks for a close (each wake-up takes the GIL from the threads
+# doing the work; close() shuts the socket, which wakes it at once)
+IDLE_WAKE_S = 10.0
 
 
 @dataclass(frozen=True)

@@ -58,9 +58,12 @@ def drop_connection(task: Any, name: str) -> None:
 EXEC_WAIT_S = 0.5
 
 # How often an idle SSH connection's reader thread wakes up (paramiko's default is every 0.1 s, to notice a close).
-# A run holds one connection per server and SONiC switch for its whole length, so at 0.1 s the wake-ups alone
-# cost CPU in proportion to devices x run time; closing shuts the socket, which wakes the reader at once.
-IDLE_WAKE_S = 1.0
+# A run holds one connection per server and SONiC switch until its second counter sample, each with its own
+# reader thread: every wake-up takes the GIL from the threads doing the work, and with thousands of sessions at
+# 1 s the wake-ups alone cost a fifth of a busy thread (benchmarks/bench_idle_sessions.py). Closing shuts the
+# socket, which wakes the reader at once; a rekey is started on the next packet, and nothing here uses SSH
+# keepalives, so nothing else needs the wake-up.
+IDLE_WAKE_S = 10.0
 
 
 def quiet_when_idle(transport: Any) -> None:
