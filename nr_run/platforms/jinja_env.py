@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import sys
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from jinja2 import BytecodeCache, Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined
+
+from nr_run.platforms.templates import template_dir
 
 _DICT_ATTRIBUTES = frozenset(dir(dict))
 
@@ -50,3 +53,11 @@ def render_environment(folder: str) -> Environment:
     return RenderEnvironment(loader=FileSystemLoader(folder), undefined=StrictUndefined, trim_blocks=True,
                              lstrip_blocks=True, keep_trailing_newline=True, autoescape=False, auto_reload=False,
                              bytecode_cache=_bytecode_cache())
+
+
+@lru_cache(maxsize=16)
+def platform_environment(platform: str, folder: Path | None = None) -> Environment:
+    """The environment of a platform's installed templates (or of `folder`, another template folder), made once
+    per process: a site of thousands of switches compiles each template once, and no render pays for the package
+    data lookup and realpath of the folder."""
+    return render_environment(str(Path(folder if folder is not None else template_dir(platform)).resolve()))

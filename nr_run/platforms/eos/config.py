@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +14,8 @@ from nr_run.intent.models import DeviceIntent, FabricIntent, Interface
 from nr_run.platforms.base import ClabNode
 from nr_run.platforms.eos.qosview import qos_view
 from nr_run.platforms.eos.structured import eos_speed, management, structured_config
-from nr_run.platforms.jinja_env import render_environment
+from nr_run.platforms.jinja_env import platform_environment
 from nr_run.platforms.qos import DeviceQos
-from nr_run.platforms.templates import template_dir
 
 MAIN_TEMPLATE = "main.j2"
 
@@ -28,15 +26,6 @@ MAIN_TEMPLATE = "main.j2"
 # The default already carries RoCE's per-QP entropy (the UDP source port), and EOS hides a default line from
 # its running-config, so rendering it would show as a pending change on every dry run: nothing is rendered.
 EOS_DEFAULT_ECMP_HASH = frozenset({"src-ip", "dst-ip", "l4-src-port", "l4-dst-port", "ingress-port"})
-
-
-@lru_cache(maxsize=8)
-def _env(folder: str) -> Environment:
-    """One environment per template folder, so a site of hundreds of switches compiles each template once.
-
-    StrictUndefined: a value missing from the structured config raises instead of printing nothing.
-    """
-    return render_environment(folder)
 
 
 # EOS takes the PFC watchdog timeout and recovery-time in seconds with at most two decimals (a 10 ms grid) and the
@@ -70,15 +59,9 @@ class EosConfig:
 
     def __init__(self, templates: Path | None = None) -> None:
         self._templates = templates            # another template folder (tests); default: templates/eos
-        self._environment: Environment | None = None
 
     def environment(self) -> Environment:
-        """The template folder's environment, found once per plug-in instance (the folder lookup and its
-        realpath cost more than a small device's render)."""
-        if self._environment is None:
-            folder = self._templates if self._templates is not None else template_dir("eos")
-            self._environment = _env(str(Path(folder).resolve()))
-        return self._environment
+        return platform_environment("eos", self._templates)
 
     def structured_config(self, device: DeviceIntent, fabric: FabricIntent | None = None) -> dict[str, Any]:
         return dict(structured_config(device, local_bfd=self.bgp_neighbor_bfd))

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import replace
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +24,8 @@ from nr_run.intent.models import DeviceIntent, FabricIntent, Interface
 from nr_run.intent.nic import NicQos
 from nr_run.platforms.base import ClabNode
 from nr_run.platforms.guard import shared
-from nr_run.platforms.jinja_env import render_environment
+from nr_run.platforms.jinja_env import platform_environment
 from nr_run.platforms.qos import DeviceQos, from_intent
-from nr_run.platforms.templates import template_dir
 
 TEMPLATE = "nic.j2"
 PRIORITIES = range(8)
@@ -36,11 +34,6 @@ RP_KEYS = ("rpg_time_reset", "rpg_byte_reset", "rpg_threshold", "rpg_ai_rate", "
            "rpg_min_dec_fac", "rpg_min_rate", "rate_to_set_on_first_cnp", "dce_tcp_g", "dce_tcp_rtt",
            "rate_reduce_monitor_period", "initial_alpha_value")
 NP_KEYS = ("min_time_between_cnps", "cnp_dscp", "cnp_802p_prio")
-
-
-@lru_cache(maxsize=4)
-def _env(folder: str) -> Environment:
-    return render_environment(folder)
 
 
 # (template folder, structured config as JSON) -> script: bounded, as a site has few distinct NIC settings
@@ -138,15 +131,9 @@ class LinuxConfig:
 
     def __init__(self, templates: Path | None = None) -> None:
         self._templates = templates
-        self._environment: Environment | None = None
 
     def environment(self) -> Environment:
-        """The template folder's environment, found once per plug-in instance (the folder lookup and its
-        realpath cost more than a small device's render)."""
-        if self._environment is None:
-            folder = self._templates if self._templates is not None else template_dir("linux")
-            self._environment = _env(str(Path(folder).resolve()))
-        return self._environment
+        return platform_environment("linux", self._templates)
 
     def structured_config(self, device: DeviceIntent, fabric: FabricIntent | None = None) -> dict[str, Any]:
         return structured_config(device)
